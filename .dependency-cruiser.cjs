@@ -1,0 +1,44 @@
+/** The architecture rule (STYLE.md): dependencies point inward, adapters stay apart. */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      comment: 'src/domain imports only itself and Node built-ins.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { pathNot: '^src/domain/', dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'application-needs-only-domain',
+      comment: 'src/application imports only itself and src/domain.',
+      severity: 'error',
+      from: { path: '^src/application/' },
+      to: { pathNot: '^src/(application|domain)/' },
+    },
+    {
+      name: 'adapters-stay-apart',
+      comment: 'An adapter never imports another adapter; the composition root joins them.',
+      severity: 'error',
+      from: { path: '^src/adapters/([^/]+)/' },
+      to: { path: '^src/adapters/([^/]+)/', pathNot: '^src/adapters/$1/' },
+    },
+    {
+      name: 'nothing-imports-the-roots',
+      severity: 'error',
+      from: { path: '^src/(domain|application|adapters)/' },
+      to: { path: '^src/(main|cli)\\.ts$' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

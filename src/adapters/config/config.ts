@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+
+/** The service's settings (decisions.md section 6), validated. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly storage: 'memory' | 'mysql';
+  /** Null means the bundled demo catalog. */
+  readonly catalogFile: string | null;
+  readonly databaseUrl: string | null;
+  readonly rateLimitStore: 'memory' | 'redis';
+  readonly redisUrl: string | null;
+  readonly rateLimitPerMinute: number;
+  readonly cacheTtlMs: number;
+  readonly logLevel: LogLevel;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** A bad setting; its message is the one line an operator sees, naming the variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Loads `.env` from the working directory (never overriding the real environment). */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+export function readConfig(env: Env): Config {
+  const storage = oneOf(env, 'STORAGE', ['memory', 'mysql'] as const, 'memory');
+  const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'] as const, 'memory');
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65_535),
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    storage,
+    catalogFile: text(env, 'CATALOG_FILE'),
+    databaseUrl: storage === 'mysql' ? requiredUrl(env, 'DATABASE_URL', 'mysql:', 'STORAGE=mysql') : optionalUrl(env, 'DATABASE_URL', 'mysql:'),
+    rateLimitStore,
+    redisUrl: rateLimitStore === 'redis' ? requiredUrl(env, 'REDIS_URL', 'redis:', 'RATE_LIMIT_STORE=redis') : optionalUrl(env, 'REDIS_URL', 'redis:'),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000_000),
+    cacheTtlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+  };
+}
+
+/** The variable's value, or null when unset or blank. */
+function text(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? null : value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = text(env, name);
+  if (value === null) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(name, `must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}`);
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = text(env, name);
+  if (value === null) return fallback;
+  const n = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}; got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+function optionalUrl(env: Env, name: string, protocol: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (!URL.canParse(value) || new URL(value).protocol !== protocol) {
+    // Never echo the value: a connection URL may hold a password.
+    throw new ConfigError(name, `must be a ${protocol}// URL`);
+  }
+  return value;
+}
+
+function requiredUrl(env: Env, name: string, protocol: string, because: string): string {
+  const value = optionalUrl(env, name, protocol);
+  if (value === null) throw new ConfigError(name, `is required with ${because}`);
+  return value;
+}

@@ -1,0 +1,41 @@
+import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
+import type { Principal } from '../../domain/api-key.js';
+import type { Catalog } from '../../domain/catalog.js';
+
+interface StoredKey extends Principal {
+  revoked: boolean;
+}
+
+/** Keys by SHA-256, as listed in the catalog file, plus keys issued while the process runs. */
+export class MemoryApiKeyStore implements ApiKeyStore {
+  private readonly byHash = new Map<string, StoredKey>();
+
+  constructor(catalog: Catalog) {
+    for (const partner of catalog.partners) {
+      for (const key of partner.apiKeys) {
+        this.add({ keyId: key.id, partnerId: partner.id, sha256: key.sha256, revoked: key.revoked });
+      }
+    }
+  }
+
+  add(key: { keyId: string; partnerId: string; sha256: string; revoked?: boolean }): void {
+    this.byHash.set(key.sha256, { keyId: key.keyId, partnerId: key.partnerId, revoked: key.revoked ?? false });
+  }
+
+  /** Revokes the key with this id; true if there was one. Takes effect on the next request. */
+  revoke(keyId: string): boolean {
+    let found = false;
+    for (const key of this.byHash.values()) {
+      if (key.keyId === keyId) {
+        key.revoked = true;
+        found = true;
+      }
+    }
+    return found;
+  }
+
+  findActiveByHash(sha256: string): Promise<Principal | null> {
+    const key = this.byHash.get(sha256);
+    return Promise.resolve(key === undefined || key.revoked ? null : { keyId: key.keyId, partnerId: key.partnerId });
+  }
+}

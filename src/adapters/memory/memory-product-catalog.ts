@@ -1,0 +1,57 @@
+import type { ProductCatalog } from '../../application/ports/product-catalog.js';
+import type { Catalog } from '../../domain/catalog.js';
+import { toLookupResult, type LookupResult } from '../../domain/lookup-result.js';
+import type { ProductId } from '../../domain/product-id.js';
+import type { Sku } from '../../domain/sku.js';
+
+interface Entry {
+  readonly partnerId: string;
+  readonly result: LookupResult;
+}
+
+/**
+ * A whole catalog held in process, for small and demo deployments and for tests.
+ * IDs are assigned in file order, so the same file gives the same IDs at every start.
+ */
+export class MemoryProductCatalog implements ProductCatalog {
+  private readonly bySku = new Map<string, Map<string, LookupResult>>();
+  private readonly byId = new Map<number, Entry>();
+
+  constructor(catalog: Catalog) {
+    let productId = 0;
+    let videoId = 0;
+    let pdpId = 0;
+    for (const partner of catalog.partners) {
+      const skus = new Map<string, LookupResult>();
+      this.bySku.set(partner.id, skus);
+      for (const product of partner.products) {
+        const ids = {
+          product: (productId += 1),
+          videos: product.videos.map(() => (videoId += 1)),
+          pdpUrls: product.pdpUrls.map(() => (pdpId += 1)),
+        };
+        const result = deepFreeze(toLookupResult(product, ids, partner.name));
+        skus.set(product.sku, result);
+        this.byId.set(ids.product, { partnerId: partner.id, result });
+      }
+    }
+  }
+
+  findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
+    return Promise.resolve(this.bySku.get(partnerId)?.get(sku) ?? null);
+  }
+
+  findById(partnerId: string, id: ProductId): Promise<LookupResult | null> {
+    const entry = this.byId.get(id);
+    return Promise.resolve(entry?.partnerId === partnerId ? entry.result : null);
+  }
+}
+
+/** Results are shared between requests, so none may change one. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,7 @@
+import type { Principal } from '../../domain/api-key.js';
+
+/** Where issued keys are known, by their SHA-256 only. */
+export interface ApiKeyStore {
+  /** The key's owner if a key with this hash exists and is not revoked, else null. */
+  findActiveByHash(sha256: string): Promise<Principal | null>;
+}

@@ -1,0 +1,69 @@
+/** The catalog as the service holds it: one partner's products, their videos and PDP entries. */
+
+export type ProductStatus = 'active' | 'inactive';
+
+export interface Creator {
+  readonly name: string;
+  readonly jobTitle: string;
+}
+
+export interface ProductProperty {
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface Video {
+  readonly ref: string;
+  readonly published: boolean;
+  readonly name: string | null;
+  readonly description: string | null;
+  readonly aspectRatio: string;
+  readonly length: number;
+  readonly language: string;
+  readonly familyFriendly: boolean;
+  readonly genre: readonly string[];
+  readonly keywords: readonly string[];
+  readonly creator: Creator;
+  readonly transcript: string | null;
+}
+
+export interface PdpEntry {
+  readonly pdpUrl: string;
+  readonly retailer: string | null;
+  readonly videoRef: string | null;
+  readonly videoFileUrl: string | null;
+}
+
+export interface Product {
+  readonly sku: string;
+  readonly status: ProductStatus;
+  readonly title: string;
+  readonly description: string | null;
+  readonly shortDescription: string;
+  readonly image: string;
+  readonly whatText: string;
+  readonly whoText: string;
+  readonly whyText: string;
+  readonly brand: string;
+  readonly properties: readonly ProductProperty[];
+  readonly videos: readonly Video[];
+  readonly pdpUrls: readonly PdpEntry[];
+}
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly sha256: string;
+  readonly revoked: boolean;
+}
+
+export interface Partner {
+  readonly id: string;
+  readonly name: string;
+  readonly apiKeys: readonly ApiKeyRecord[];
+  readonly products: readonly Product[];
+}
+
+/** A whole `partner-catalog/v1` document, validated. */
+export interface Catalog {
+  readonly partners: readonly Partner[];
+}

@@ -1,0 +1,31 @@
+import type { RateLimitStatus } from './rate-limit.js';
+
+/** Stable, machine-readable codes of the failures the domain and use cases can raise. */
+export type DomainErrorCode =
+  | 'invalid_sku'
+  | 'invalid_product_id'
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'sku_not_found'
+  | 'product_not_found'
+  | 'rate_limit_exceeded';
+
+/** A failure the caller caused or may act on; carries a stable code and no transport detail. */
+export class DomainError extends Error {
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+/** The key has used up its window; `status` feeds the RateLimit-* and Retry-After headers. */
+export class RateLimitExceeded extends DomainError {
+  constructor(readonly status: RateLimitStatus) {
+    const seconds = status.resetSeconds;
+    super('rate_limit_exceeded', `Rate limit exceeded: retry in ${seconds} second${seconds === 1 ? '' : 's'}.`);
+    this.name = 'RateLimitExceeded';
+  }
+}

@@ -1,0 +1,26 @@
+import { systemClock } from '../../src/application/ports/clock.js';
+import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
+import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { apiKeyStoreContract } from '../contracts/api-key-store.contract.js';
+import { productCatalogContract } from '../contracts/product-catalog.contract.js';
+import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
+
+const noop = (): Promise<void> => Promise.resolve();
+
+productCatalogContract('memory', (catalog) => Promise.resolve({ catalog: new MemoryProductCatalog(catalog), close: noop }));
+
+apiKeyStoreContract('memory', (catalog) => {
+  const store = new MemoryApiKeyStore(catalog);
+  return Promise.resolve({
+    store,
+    revoke: (keyId) => {
+      store.revoke(keyId);
+      return Promise.resolve();
+    },
+    close: noop,
+  });
+});
+
+rateLimiterContract('memory', ({ limit, windowMs }) =>
+  Promise.resolve({ limiter: new MemoryRateLimiter({ limit, windowMs, clock: systemClock }), close: noop }));

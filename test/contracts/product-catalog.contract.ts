@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
+import type { Catalog } from '../../src/domain/catalog.js';
+import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
+import type { ProductId } from '../../src/domain/product-id.js';
+import type { Sku } from '../../src/domain/sku.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+
+export interface CatalogUnderTest {
+  readonly catalog: ProductCatalog;
+  close(): Promise<void>;
+}
+
+/** Builds an adapter holding exactly the given catalog. */
+export type CatalogFactory = (catalog: Catalog) => Promise<CatalogUnderTest>;
+
+const sku = (s: string): Sku => s as Sku;
+const id = (n: number): ProductId => n as ProductId;
+
+/** Every ProductCatalog adapter must pass these, against the shared fixture. */
+export function productCatalogContract(adapterName: string, factory: CatalogFactory): void {
+  describe(`ProductCatalog contract: ${adapterName}`, function () {
+    const source = fixtureCatalog();
+    let subject: CatalogUnderTest;
+
+    before(async function () {
+      subject = await factory(source);
+    });
+    after(async function () {
+      await subject.close();
+    });
+
+    const mustFind = async (partnerId: string, s: string): Promise<LookupResult> => {
+      const found = await subject.catalog.findBySku(partnerId, sku(s));
+      if (found === null) throw new Error(`expected ${partnerId}/${s} to be found`);
+      return found;
+    };
+
+    /** The domain's view of the fixture product, with the IDs the adapter assigned. */
+    const expected = (partnerId: string, s: string, actual: LookupResult): LookupResult => {
+      const partner = source.partners.find((p) => p.id === partnerId)!;
+      const product = partner.products.find((p) => p.sku === s)!;
+      const allVideoIds = actual.product.videos.map((v) => v.id);
+      const videoIds: number[] = [];
+      let next = 0;
+      for (const v of product.videos) videoIds.push(v.published ? allVideoIds[next++]! : -1);
+      return toLookupResult(product, {
+        product: actual.product.id,
+        videos: videoIds,
+        pdpUrls: actual.product.pdp_urls.map((e) => e.id),
+      }, partner.name);
+    };
+
+    it('finds a product by exact SKU with every documented field and nothing else', async function () {
+      const found = await mustFind('acme', 'TENT-2P');
+      expect(found).to.deep.equal(expected('acme', 'TENT-2P', found));
+      expect(found.product.pdp_urls.map((e) => e.pdp_url)).to.deep.equal([
+        'https://shop.example/p/123', 'https://outlet.example/tent?id=9', 'https://shop.example/p/124',
+        'https://shop.example/p/125', 'https://shop.example/p/126', 'https://shop.example/p/127',
+      ]);
+    });
+
+    it('lists only published videos, in catalog order', async function () {
+      const found = await mustFind('acme', 'TENT-2P');
+      expect(found.product.videos.map((v) => v.name)).to.deep.equal(['Video tent-pitch', null, null]);
+      expect(found.product.videos[2]).to.include({ aspect_ratio: '9x16', length: 30 });
+    });
+
+    it('holds JSON-LD only where a published video with a transcript and a file URL is named', async function () {
+      const found = await mustFind('acme', 'TENT-2P');
+      const generated = found.product.pdp_urls.map((e) => e.json_ld !== null);
+      expect(generated).to.deep.equal([true, true, false, false, false, false]);
+      for (const entry of found.product.pdp_urls) {
+        if (entry.json_ld === null) continue;
+        expect(entry.json_ld['@id']).to.equal(entry.pdp_url);
+        expect(entry.json_ld.contentUrl).to.equal(entry.video_file_url);
+      }
+    });
+
+    it('matches SKUs case-sensitively', async function () {
+      expect((await mustFind('acme', 'abc-1')).product.title).to.equal('Title abc-1');
+      expect((await mustFind('acme', 'ABC-1')).product.title).to.equal('Upper-case ABC');
+      expect(await subject.catalog.findBySku('acme', sku('Abc-1'))).to.equal(null);
+      expect(await subject.catalog.findBySku('acme', sku('tent-2p'))).to.equal(null);
+    });
+
+    it('keeps each partner to its own catalog, even for a shared SKU', async function () {
+      const acme = await mustFind('acme', 'SHARED-1');
+      const globex = await mustFind('globex', 'SHARED-1');
+      expect(acme.product.title).to.equal('Acme shared');
+      expect(globex.product.title).to.equal('Globex shared');
+      expect(acme.product.id).to.not.equal(globex.product.id);
+      expect(globex.product.pdp_urls[0]?.json_ld?.publisher.name).to.equal('Globex Retail');
+      expect(await subject.catalog.findBySku('acme', sku('GLOBEX-ONLY'))).to.equal(null);
+      expect(await subject.catalog.findBySku('nobody', sku('SHARED-1'))).to.equal(null);
+    });
+
+    it('returns an inactive product with its status', async function () {
+      const found = await mustFind('acme', 'OLD.STOVE_1');
+      expect(found.status).to.equal('inactive');
+      expect(found).to.deep.equal(expected('acme', 'OLD.STOVE_1', found));
+    });
+
+    it('keeps a null description null', async function () {
+      expect((await mustFind('acme', 'abc-1')).product.description).to.equal(null);
+    });
+
+    it('finds a product by ID only within its own partner', async function () {
+      const acme = await mustFind('acme', 'TENT-2P');
+      const globexOnly = await mustFind('globex', 'GLOBEX-ONLY');
+      expect(await subject.catalog.findById('acme', id(acme.product.id))).to.deep.equal(acme);
+      expect(await subject.catalog.findById('globex', id(acme.product.id))).to.equal(null);
+      expect(await subject.catalog.findById('acme', id(globexOnly.product.id))).to.equal(null);
+      expect(await subject.catalog.findById('acme', id(Number.MAX_SAFE_INTEGER))).to.equal(null);
+    });
+
+    it('assigns distinct positive IDs to products, videos and PDP entries', async function () {
+      const all = await Promise.all([
+        ...['TENT-2P', 'abc-1', 'ABC-1', 'OLD.STOVE_1', 'SHARED-1'].map((s) => mustFind('acme', s)),
+        ...['SHARED-1', 'GLOBEX-ONLY'].map((s) => mustFind('globex', s)),
+      ]);
+      for (const ids of [
+        all.map((r) => r.product.id),
+        all.flatMap((r) => r.product.videos.map((v) => v.id)),
+        all.flatMap((r) => r.product.pdp_urls.map((e) => e.id)),
+      ]) {
+        expect(new Set(ids).size).to.equal(ids.length);
+        for (const n of ids) expect(Number.isSafeInteger(n) && n > 0).to.equal(true);
+      }
+    });
+  });
+}
