@@ -1,0 +1,122 @@
+import Koa, { type Context, type Next } from 'koa';
+import { Router } from '@koa/router';
+import helmet from 'koa-helmet';
+import type { Logger } from 'pino';
+import type { AuthenticateKey } from '../../application/authenticate-key.js';
+import type { EnforceRateLimit } from '../../application/enforce-rate-limit.js';
+import type { LookupById } from '../../application/lookup-by-id.js';
+import type { LookupBySku } from '../../application/lookup-by-sku.js';
+import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
+import type { Principal } from '../../domain/api-key.js';
+import { sendError, sendThrown } from './error-response.js';
+import { setRateLimitHeaders } from './rate-limit-headers.js';
+import { loggablePath, requestIdFrom } from './request-id.js';
+
+export interface HttpAppDependencies {
+  readonly authenticateKey: AuthenticateKey;
+  readonly enforceRateLimit: EnforceRateLimit;
+  readonly lookupBySku: LookupBySku;
+  readonly lookupById: LookupById;
+  readonly readiness: ReadinessProbe;
+  readonly logger: Logger;
+}
+
+interface State {
+  principal: Principal;
+}
+
+const API = '/api/v1/public';
+const ALLOWED = 'GET, HEAD';
+
+/** The Koa application: public API, operational endpoints, JSON errors for everything else. */
+export function createHttpApp(deps: HttpAppDependencies): Koa<State> {
+  const app = new Koa<State>();
+  app.proxy = false;
+  // Every error is answered by `answerErrors`; this only sees failures after the answer was sent.
+  app.on('error', (error: unknown) => deps.logger.error({ err: error }, 'response failed'));
+
+  const router = new Router<State>({ sensitive: true, strict: true });
+  const api = apiGuard(deps);
+  router.get(`${API}/sku/:sku`, api, async (ctx) => {
+    ctx.body = { data: await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: ctx.params.sku ?? '' }) };
+  });
+  router.get([`${API}/sku`, `${API}/sku/`], api, async (ctx) => {
+    ctx.body = { data: await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: '' }) };
+  });
+  router.get(`${API}/products/:id`, api, async (ctx) => {
+    ctx.body = { data: await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: ctx.params.id ?? '' }) };
+  });
+  router.get([`${API}/products`, `${API}/products/`], api, async (ctx) => {
+    ctx.body = { data: await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: '' }) };
+  });
+  router.get('/healthz', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    const ready = await deps.readiness.isReady().catch(() => false);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'unavailable' };
+  });
+
+  app.use(logRequests(deps.logger));
+  app.use(answerErrors(deps.logger));
+  app.use(helmet());
+  app.use(router.routes());
+  app.use((ctx) => {
+    if (router.match(ctx.path, ctx.method).path.length > 0) {
+      ctx.set('Allow', ALLOWED);
+      sendError(ctx, 405, 'method_not_allowed', `Method ${ctx.method} is not allowed here; use GET or HEAD.`);
+    } else {
+      sendError(ctx, 404, 'not_found', 'No such endpoint.');
+    }
+  });
+  return app;
+}
+
+/** Check order of decisions.md section 1: authentication, then the rate limit, then the route's own work. */
+function apiGuard(deps: HttpAppDependencies) {
+  return async (ctx: Context & { state: State }, next: Next): Promise<void> => {
+    const principal = await deps.authenticateKey.execute({
+      authorization: ctx.get('Authorization') || undefined,
+      apiKey: ctx.get('X-API-Key') || undefined,
+    });
+    ctx.state.principal = principal;
+    setRateLimitHeaders(ctx, await deps.enforceRateLimit.execute(principal));
+    await next();
+  };
+}
+
+function answerErrors(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+    } catch (error) {
+      if (!sendThrown(ctx, error)) logger.error({ err: error, reqId: ctx.state.requestId }, 'unexpected error');
+    }
+  };
+}
+
+/** One JSON line per request, with its ID; never a header value, query string or key. */
+function logRequests(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const started = performance.now();
+    const requestId = requestIdFrom(ctx.get('X-Request-Id') || undefined);
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      const principal = (ctx.state as Partial<State>).principal;
+      logger.info({
+        reqId: requestId,
+        method: ctx.method,
+        path: loggablePath(ctx.path),
+        status: ctx.status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        ...(principal === undefined ? {} : { partner: principal.partnerId, keyId: principal.keyId }),
+      }, 'request');
+    }
+  };
+}

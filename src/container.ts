@@ -1,0 +1,59 @@
+import { Container, type ServiceIdentifier } from 'inversify';
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { createHttpApp } from './adapters/http/app.js';
+import { AuthenticateKey } from './application/authenticate-key.js';
+import { EnforceRateLimit } from './application/enforce-rate-limit.js';
+import { LookupById } from './application/lookup-by-id.js';
+import { LookupBySku } from './application/lookup-by-sku.js';
+import type { ApiKeyStore } from './application/ports/api-key-store.js';
+import type { ProductCatalog } from './application/ports/product-catalog.js';
+import type { RateLimiter } from './application/ports/rate-limiter.js';
+import type { ReadinessProbe } from './application/ports/readiness-probe.js';
+
+/** The adapters a deployment chose, one per port. */
+export interface Infrastructure {
+  readonly catalog: ProductCatalog;
+  readonly keys: ApiKeyStore;
+  readonly limiter: RateLimiter;
+  readonly readiness: ReadinessProbe;
+  readonly logger: Logger;
+}
+
+export const TOKENS = {
+  ProductCatalog: Symbol.for('ProductCatalog') as ServiceIdentifier<ProductCatalog>,
+  ApiKeyStore: Symbol.for('ApiKeyStore') as ServiceIdentifier<ApiKeyStore>,
+  RateLimiter: Symbol.for('RateLimiter') as ServiceIdentifier<RateLimiter>,
+  ReadinessProbe: Symbol.for('ReadinessProbe') as ServiceIdentifier<ReadinessProbe>,
+  Logger: Symbol.for('Logger') as ServiceIdentifier<Logger>,
+  AuthenticateKey: Symbol.for('AuthenticateKey') as ServiceIdentifier<AuthenticateKey>,
+  EnforceRateLimit: Symbol.for('EnforceRateLimit') as ServiceIdentifier<EnforceRateLimit>,
+  LookupBySku: Symbol.for('LookupBySku') as ServiceIdentifier<LookupBySku>,
+  LookupById: Symbol.for('LookupById') as ServiceIdentifier<LookupById>,
+  HttpApp: Symbol.for('HttpApp') as ServiceIdentifier<Koa>,
+};
+
+/** Binds the chosen adapters to their ports and the use cases to them; a fresh container each call. */
+export function createContainer(infrastructure: Infrastructure): Container {
+  const container = new Container({ defaultScope: 'Singleton' });
+  container.bind(TOKENS.ProductCatalog).toConstantValue(infrastructure.catalog);
+  container.bind(TOKENS.ApiKeyStore).toConstantValue(infrastructure.keys);
+  container.bind(TOKENS.RateLimiter).toConstantValue(infrastructure.limiter);
+  container.bind(TOKENS.ReadinessProbe).toConstantValue(infrastructure.readiness);
+  container.bind(TOKENS.Logger).toConstantValue(infrastructure.logger);
+  container.bind(TOKENS.AuthenticateKey).toResolvedValue((keys: ApiKeyStore) => new AuthenticateKey(keys), [TOKENS.ApiKeyStore]);
+  container.bind(TOKENS.EnforceRateLimit).toResolvedValue((limiter: RateLimiter) => new EnforceRateLimit(limiter), [TOKENS.RateLimiter]);
+  container.bind(TOKENS.LookupBySku).toResolvedValue((catalog: ProductCatalog) => new LookupBySku(catalog), [TOKENS.ProductCatalog]);
+  container.bind(TOKENS.LookupById).toResolvedValue((catalog: ProductCatalog) => new LookupById(catalog), [TOKENS.ProductCatalog]);
+  container.bind(TOKENS.HttpApp).toResolvedValue(
+    (authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, lookupBySku: LookupBySku, lookupById: LookupById, readiness: ReadinessProbe, logger: Logger) =>
+      createHttpApp({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readiness, logger }),
+    [TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadinessProbe, TOKENS.Logger],
+  );
+  return container;
+}
+
+/** The HTTP application over the given adapters. */
+export function createApp(infrastructure: Infrastructure): Koa {
+  return createContainer(infrastructure).get(TOKENS.HttpApp);
+}

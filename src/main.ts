@@ -1,0 +1,88 @@
+import { startHttpServer } from './adapters/http/server.js';
+import { ConfigError, loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
+import { createLogger, type Logger } from './adapters/logging/logger.js';
+import { alwaysReady } from './adapters/memory/always-ready.js';
+import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from './adapters/memory/catalog-file.js';
+import { MemoryApiKeyStore } from './adapters/memory/memory-api-key-store.js';
+import { MemoryProductCatalog } from './adapters/memory/memory-product-catalog.js';
+import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
+import { systemClock } from './application/ports/clock.js';
+import { generateApiKey, hashApiKey } from './domain/api-key.js';
+import { CatalogSourceError } from './domain/catalog-source.js';
+import { createApp, type Infrastructure } from './container.js';
+
+/** What a deployment opened and must close on shutdown. */
+interface Opened {
+  readonly infrastructure: Infrastructure;
+  close(): Promise<void>;
+  /** Printed once the server listens, with its real address. */
+  banner?: (url: string) => string;
+}
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  loadDotEnv();
+  const config = readConfig(process.env);
+  const logger = createLogger(config.logLevel);
+  const opened = await openInfrastructure(config, logger);
+  const server = await startHttpServer(createApp(opened.infrastructure), config);
+  logger.info({ url: server.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
+  if (opened.banner) process.stdout.write(opened.banner(server.url));
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    // A hung close must not keep the process alive past the grace period.
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 5_000).unref();
+    void server.close(SHUTDOWN_GRACE_MS)
+      .then(() => opened.close())
+      .then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+async function openInfrastructure(config: Config, logger: Logger): Promise<Opened> {
+  const limiter = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock });
+  if (config.storage === 'mysql' || config.rateLimitStore === 'redis') {
+    throw new ConfigError(config.storage === 'mysql' ? 'STORAGE' : 'RATE_LIMIT_STORE', 'is not available in this build');
+  }
+  const catalog = await readCatalogFile(config.catalogFile ?? DEMO_CATALOG_FILE);
+  const keys = new MemoryApiKeyStore(catalog);
+  const opened: Opened = {
+    infrastructure: { catalog: new MemoryProductCatalog(catalog), keys, limiter, readiness: alwaysReady, logger },
+    close: () => Promise.resolve(),
+  };
+  if (config.catalogFile !== null) return opened;
+  const demoKey = generateApiKey();
+  keys.add({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(demoKey) });
+  return { ...opened, banner: (url) => demoBanner(url, demoKey) };
+}
+
+/** The one place a key is ever printed by the server: the demo's, to its own terminal. */
+function demoBanner(url: string, key: string): string {
+  return [
+    '',
+    'Demo catalog loaded. This key for the demo partner is shown once and lives until the process stops:',
+    `  ${key}`,
+    'Try it:',
+    `  curl -s -H 'Authorization: Bearer ${key}' ${url}/api/v1/public/sku/TENT-2P`,
+    '',
+    '',
+  ].join('\n');
+}
+
+main().catch((error: unknown) => {
+  // One clear reason, no stack: a bad variable, an unreadable or invalid catalog.
+  const reason = error instanceof ConfigError || error instanceof CatalogSourceError || error instanceof Error
+    ? error.message
+    : String(error);
+  process.stderr.write(`partner-catalog-api: failed to start: ${reason}\n`);
+  process.exit(1);
+});
