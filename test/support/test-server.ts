@@ -1,0 +1,76 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Writable } from 'node:stream';
+import { startHttpServer, type RunningServer } from '../../src/adapters/http/server.js';
+import { createLogger } from '../../src/adapters/logging/logger.js';
+import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
+import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
+import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { systemClock } from '../../src/application/ports/clock.js';
+import type { Infrastructure } from '../../src/container.js';
+import { createApp } from '../../src/container.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+
+export interface Response {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+  /** The body parsed as JSON; throws if it is not JSON. */
+  json(): unknown;
+}
+
+/** A real server on an ephemeral port, over the given adapters, with its log lines captured. */
+export interface TestServer {
+  readonly url: string;
+  readonly logs: string[];
+  request(path: string, options?: { method?: string; headers?: Record<string, string> }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(infrastructure: Omit<Infrastructure, 'logger'>): Promise<TestServer> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      done();
+    },
+  });
+  const app = createApp({ ...infrastructure, logger: createLogger('info', sink) });
+  const server: RunningServer = await startHttpServer(app, { port: 0, host: '127.0.0.1' });
+  return {
+    url: server.url,
+    logs,
+    request: (path, options = {}) => send(server.url, path, options.method ?? 'GET', options.headers ?? {}),
+    close: () => server.close(1_000),
+  };
+}
+
+/** The memory adapters over the shared fixture; `keys` is exposed so a test can revoke. */
+export function memoryInfrastructure(options: { limit?: number } = {}) {
+  const catalog = fixtureCatalog();
+  const keys = new MemoryApiKeyStore(catalog);
+  return {
+    catalog: new MemoryProductCatalog(catalog),
+    keys,
+    limiter: new MemoryRateLimiter({ limit: options.limit ?? 100, clock: systemClock }),
+    readiness: alwaysReady,
+  };
+}
+
+/** Sends the path exactly as written: no normalisation, no re-encoding. */
+function send(base: string, path: string, method: string, headers: Record<string, string>): Promise<Response> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, path, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) as unknown });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
