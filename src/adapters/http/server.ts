@@ -46,8 +46,10 @@ export async function startHttpServer(app: Koa, options: { port: number; host: s
 
 async function closeGracefully(server: Server, graceMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
+  // Keep-alive sockets become idle as their last response ends; close each as soon as it does.
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
   const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
   await closed;
+  clearInterval(sweep);
   clearTimeout(deadline);
 }

@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import { ConfigError, readConfig } from '../../src/adapters/config/config.js';
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    readConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', function () {
+  it('has the defaults of decisions.md section 6', function () {
+    expect(readConfig({})).to.deep.equal({
+      port: 3000, host: '127.0.0.1', storage: 'memory', catalogFile: null, databaseUrl: null,
+      rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000, logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', function () {
+    const config = readConfig({
+      PORT: '8080', HOST: '0.0.0.0', STORAGE: 'mysql', DATABASE_URL: 'mysql://u:p@db:3306/catalog', CATALOG_FILE: 'c.json',
+      RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379', RATE_LIMIT_PER_MINUTE: '500', CACHE_TTL_MS: '0', LOG_LEVEL: 'warn',
+    });
+    expect(config).to.include({ port: 8080, host: '0.0.0.0', storage: 'mysql', rateLimitStore: 'redis', rateLimitPerMinute: 500, cacheTtlMs: 0, logLevel: 'warn' });
+  });
+
+  const bad: [Record<string, string>, string][] = [
+    [{ PORT: 'eighty' }, 'PORT: must be a whole number'],
+    [{ PORT: '70000' }, 'PORT: must be a whole number from 0 to 65535'],
+    [{ STORAGE: 'postgres' }, 'STORAGE: must be one of memory, mysql'],
+    [{ STORAGE: 'mysql' }, 'DATABASE_URL: is required with STORAGE=mysql'],
+    [{ STORAGE: 'mysql', DATABASE_URL: 'postgres://x' }, 'DATABASE_URL: must be a mysql:// URL'],
+    [{ RATE_LIMIT_STORE: 'redis' }, 'REDIS_URL: is required with RATE_LIMIT_STORE=redis'],
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE: must be a whole number from 1'],
+    [{ RATE_LIMIT_PER_MINUTE: '1.5' }, 'RATE_LIMIT_PER_MINUTE: must be a whole number'],
+    [{ CACHE_TTL_MS: '-1' }, 'CACHE_TTL_MS: must be a whole number'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of'],
+  ];
+  for (const [env, message] of bad) {
+    it(`refuses ${JSON.stringify(env)} naming the variable`, function () {
+      expect(errorOf(env).message).to.satisfy((m: string) => m.startsWith(message));
+    });
+  }
+
+  it('never echoes a connection URL, which may hold a password', function () {
+    expect(errorOf({ STORAGE: 'mysql', DATABASE_URL: 'http://user:s3cret@db' }).message).to.not.include('s3cret');
+  });
+});

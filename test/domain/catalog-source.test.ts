@@ -1,0 +1,87 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { CatalogSourceError, parseCatalogSource, parseCatalogSourceText } from '../../src/domain/catalog-source.js';
+import { fixtureDocument } from '../fixtures/catalog-fixture.js';
+
+type Doc = Record<string, any>;
+
+function problemsOf(document: unknown): readonly string[] {
+  try {
+    parseCatalogSource(document);
+  } catch (error) {
+    if (error instanceof CatalogSourceError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the document to be refused');
+}
+
+function broken(edit: (doc: Doc) => void): Doc {
+  const doc = fixtureDocument() as Doc;
+  edit(doc);
+  return doc;
+}
+
+describe('catalog source (partner-catalog/v1)', function () {
+  it('accepts the fixture and the bundled demo catalog', function () {
+    expect(parseCatalogSource(fixtureDocument()).partners.map((p) => p.id)).to.deep.equal(['acme', 'globex']);
+    const demo = parseCatalogSourceText(readFileSync('catalogs/demo-catalog.json', 'utf8'));
+    expect(demo.partners[0]?.products.length).to.be.greaterThan(3);
+  });
+
+  it('reads left-out nullable fields as null and optional lists as empty', function () {
+    const catalog = parseCatalogSource(broken((doc) => {
+      const product = doc.partners[1].products[1];
+      delete product.description;
+      delete product.videos;
+      delete product.pdp_urls;
+      delete product.properties;
+    }));
+    const product = catalog.partners[1]!.products[1]!;
+    expect(product).to.include({ description: null });
+    expect(product.videos).to.deep.equal([]);
+    expect(product.pdpUrls).to.deep.equal([]);
+  });
+
+  const cases: [string, (doc: Doc) => void, string][] = [
+    ['a wrong format', (d) => { d.format = 'partner-catalog/v2'; }, 'format: must be "partner-catalog/v1"'],
+    ['a bad partner slug', (d) => { d.partners[0].id = 'Acme Co'; }, 'partners[0].id: must be a slug'],
+    ['a duplicate partner', (d) => { d.partners[1].id = 'acme'; }, 'partners[1].id: duplicate partner id "acme", first at partners[0].id'],
+    ['a bad key hash', (d) => { d.partners[0].api_keys[0].sha256 = 'ABC'; }, 'partners[0].api_keys[0].sha256: must be 64 lowercase hexadecimal characters'],
+    ['a duplicate key id', (d) => { d.partners[1].api_keys[0].id = 'acme-prod'; }, 'partners[1].api_keys[0].id: duplicate API key id "acme-prod"'],
+    ['an invalid SKU', (d) => { d.partners[0].products[3].sku = 'BAD SKU'; }, 'partners[0].products[3].sku: must be 1 to 50'],
+    ['a duplicate SKU', (d) => { d.partners[0].products[1].sku = 'TENT-2P'; }, 'partners[0].products[1].sku: duplicate sku "TENT-2P", first at partners[0].products[0].sku'],
+    ['a bad status', (d) => { d.partners[0].products[0].status = 'retired'; }, 'partners[0].products[0].status: must be "active" or "inactive"'],
+    ['a relative image URL', (d) => { d.partners[0].products[0].image = '/img.jpg'; }, 'partners[0].products[0].image: must be an absolute http(s) URL'],
+    ['a javascript: URL', (d) => { d.partners[0].products[0].pdp_urls[0].pdp_url = 'javascript:alert(1)'; }, 'partners[0].products[0].pdp_urls[0].pdp_url: must be an absolute http(s) URL'],
+    ['a bad aspect ratio', (d) => { d.partners[0].products[0].videos[0].aspect_ratio = '16:9'; }, 'partners[0].products[0].videos[0].aspect_ratio: must be <width>x<height>'],
+    ['a negative length', (d) => { d.partners[0].products[0].videos[0].length = -1; }, 'partners[0].products[0].videos[0].length: must be a non-negative number'],
+    ['a duplicate video ref within a partner', (d) => { d.partners[0].products[1].videos = [d.partners[0].products[0].videos[0]]; }, 'partners[0].products[1].videos[0].ref: duplicate video ref "tent-pitch"'],
+    ['a dangling video_ref', (d) => { d.partners[0].products[0].pdp_urls[0].video_ref = 'nope'; }, 'partners[0].products[0].pdp_urls[0].video_ref: names no video of this product: "nope"'],
+    ['a duplicate pdp_url', (d) => { d.partners[0].products[0].pdp_urls[1].pdp_url = 'https://shop.example/p/123'; }, 'partners[0].products[0].pdp_urls[1].pdp_url: duplicate pdp_url'],
+    ['a missing required field', (d) => { delete d.partners[0].products[0].title; }, 'partners[0].products[0].title: is required'],
+    ['an unknown field', (d) => { d.partners[0].products[0].colour = 'green'; }, 'partners[0].products[0].colour: is not a known field'],
+    ['a non-string keyword', (d) => { d.partners[0].products[0].videos[0].keywords = ['ok', 3]; }, 'partners[0].products[0].videos[0].keywords[1]: must be a string'],
+    ['a missing creator job title', (d) => { delete d.partners[0].products[0].videos[0].creator.job_title; }, 'partners[0].products[0].videos[0].creator.job_title: is required'],
+  ];
+  for (const [what, edit, expected] of cases) {
+    it(`refuses ${what}, naming the JSON path`, function () {
+      expect(problemsOf(broken(edit)).some((p) => p.startsWith(expected)), problemsOf(broken(edit)).join('\n')).to.equal(true);
+    });
+  }
+
+  it('lists every problem of a file, not just the first', function () {
+    const problems = problemsOf(broken((d) => {
+      d.partners[0].products[0].sku = '';
+      d.partners[0].products[2].image = 'ftp://x';
+      d.partners[1].name = 42;
+    }));
+    expect(problems).to.have.length(3);
+    expect(problems.join('\n')).to.include('partners[0].products[0].sku').and.include('partners[0].products[2].image').and.include('partners[1].name');
+  });
+
+  it('refuses a document that is not JSON, or not an object', function () {
+    expect(() => parseCatalogSourceText('{ "format": ')).to.throw(CatalogSourceError, /\$: not valid JSON/);
+    expect(problemsOf([])).to.deep.equal(['$: must be an object']);
+    expect(problemsOf({ format: 'partner-catalog/v1' })).to.deep.equal(['partners: is required']);
+  });
+});

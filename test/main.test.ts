@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LookupResult } from '../src/domain/lookup-result.js';
+import { fixtureDocument, KEYS } from './fixtures/catalog-fixture.js';
+import { startService, type ServiceProcess } from './support/service-process.js';
+
+describe('the service as a user starts it', function () {
+  this.timeout(30_000);
+  const running: ServiceProcess[] = [];
+  const start = (env: Record<string, string> = {}): ServiceProcess => {
+    const service = startService(env);
+    running.push(service);
+    return service;
+  };
+  afterEach(function () {
+    for (const service of running.splice(0)) service.kill();
+  });
+
+  it('on the embedded default, prints a demo key and a curl line that answers 200 with a populated json_ld', async function () {
+    const service = start();
+    const [, url, path] = await service.waitFor(/curl -s -H 'Authorization: Bearer pcat_live_[A-Za-z0-9]{40}' (http:\/\/[^\s/]+)(\S+)/);
+    const [, key] = /(pcat_live_[A-Za-z0-9]{40})/.exec(service.stdout())!;
+    const response = await fetch(`${url!}${path!}`, { headers: { Authorization: `Bearer ${key!}` } });
+    expect(response.status).to.equal(200);
+    const { data } = (await response.json()) as { data: LookupResult };
+    expect(data.product.pdp_urls.some((e) => e.json_ld !== null)).to.equal(true);
+    expect(data.product.videos.length).to.be.greaterThan(0);
+    // The key is printed once, for the person at the terminal, and never in a log line.
+    const logLines = service.stdout().split('\n').filter((l) => l.startsWith('{'));
+    expect(logLines.join('\n')).to.not.include(key!);
+  });
+
+  it('serves the catalog named by CATALOG_FILE, without a demo key', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'pcat-'));
+    const file = join(dir, 'catalog.json');
+    writeFileSync(file, JSON.stringify(fixtureDocument()));
+    const service = start({ CATALOG_FILE: file });
+    const [, url] = await service.waitFor(/"url":"(http:\/\/[^"]+)"/);
+    const response = await fetch(`${url!}/api/v1/public/sku/GLOBEX-ONLY`, { headers: { 'X-API-Key': KEYS.globex } });
+    expect(response.status).to.equal(200);
+    expect(service.stdout()).to.not.include('Demo catalog loaded');
+  });
+
+  it('refuses to start on a bad variable, naming it in one line', async function () {
+    const service = start({ RATE_LIMIT_PER_MINUTE: 'lots' });
+    expect(await service.exited()).to.not.equal(0);
+    expect(service.stderr().trim().split('\n')).to.have.length(1);
+    expect(service.stderr()).to.include('RATE_LIMIT_PER_MINUTE: must be a whole number');
+  });
+
+  it('refuses to start on a bad catalog file, listing every problem by JSON path', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'pcat-'));
+    const file = join(dir, 'bad.json');
+    const document = fixtureDocument() as { partners: { products: Record<string, unknown>[] }[] };
+    document.partners[0]!.products[0]!.sku = 'BAD SKU';
+    document.partners[1]!.products[1]!.image = 'not a url';
+    writeFileSync(file, JSON.stringify(document));
+    const service = start({ CATALOG_FILE: file });
+    expect(await service.exited()).to.not.equal(0);
+    expect(service.stderr()).to.include('partners[0].products[0].sku: must be 1 to 50').and.include('partners[1].products[1].image: must be an absolute http(s) URL');
+    expect(service.stderr()).to.not.match(/\n\s+at /);
+  });
+
+  it('refuses to start on a missing catalog file', async function () {
+    const service = start({ CATALOG_FILE: '/nonexistent/catalog.json' });
+    expect(await service.exited()).to.not.equal(0);
+    expect(service.stderr()).to.include('cannot read catalog file /nonexistent/catalog.json: ENOENT');
+  });
+
+  it('on SIGTERM, finishes requests in flight and exits 0', async function () {
+    const service = start();
+    const [, url] = await service.waitFor(/"url":"(http:\/\/[^"]+)"/);
+    const [, key] = await service.waitFor(/(pcat_live_[A-Za-z0-9]{40})/);
+    const inFlight = Array.from({ length: 20 }, () => fetch(`${url!}/api/v1/public/sku/TENT-2P`, { headers: { 'X-API-Key': key! } }));
+    await new Promise((r) => setTimeout(r, 5));
+    service.child.kill('SIGTERM');
+    const statuses = await Promise.allSettled(inFlight);
+    expect(await service.exited()).to.equal(0);
+    // Every request either completed with 200 or was never accepted; none was cut off with an error status.
+    for (const s of statuses) if (s.status === 'fulfilled') expect(s.value.status).to.equal(200);
+    expect(service.stdout()).to.include('"msg":"stopped"');
+  });
+});
