@@ -329,6 +329,48 @@ describe('HTTP: public API on in-memory storage', function () {
     });
   });
 
+  describe('conditional requests', function () {
+    it('sends a strong ETag, private revalidation and Vary on every 200, the same for the same product', async function () {
+      const first = await server.request(`${API}/sku/TENT-2P`, { headers: ACME });
+      const id = data(first).product.id;
+      const byId = await server.request(`${API}/products/${id}`, { headers: bearer(KEYS.acmeSecond) });
+      expect(first.headers.etag).to.match(/^"[A-Za-z0-9_-]{32}"$/);
+      expect(byId.headers.etag).to.equal(first.headers.etag);
+      expect(first.headers['cache-control']).to.equal('private, max-age=0, must-revalidate');
+      expect(first.headers.vary).to.equal('Authorization, X-API-Key');
+      const other = await server.request(`${API}/sku/SHARED-1`, { headers: ACME });
+      expect(other.headers.etag).to.not.equal(first.headers.etag);
+    });
+
+    it('answers If-None-Match with the current tag 304 and no body, still counting the request', async function () {
+      const first = await server.request(`${API}/sku/TENT-2P`, { headers: ACME });
+      const etag = first.headers.etag!;
+      for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        const revalidated = await server.request(`${API}/sku/TENT-2P`, { headers: { ...ACME, 'If-None-Match': ifNoneMatch } });
+        expect(revalidated.status, ifNoneMatch).to.equal(304);
+        expect(revalidated.text).to.equal('');
+        expect(revalidated.headers.etag).to.equal(etag);
+        expect(revalidated.headers['cache-control']).to.equal('private, max-age=0, must-revalidate');
+        expect(revalidated.headers['ratelimit-remaining']).to.be.a('string');
+      }
+      expect((await server.request(`${API}/sku/TENT-2P`, { headers: ACME })).headers['ratelimit-remaining']).to.equal('94');
+    });
+
+    it('answers a stale or foreign tag with the full body', async function () {
+      const acme = await server.request(`${API}/sku/SHARED-1`, { headers: ACME });
+      const globex = await server.request(`${API}/sku/SHARED-1`, { headers: { ...GLOBEX, 'If-None-Match': acme.headers.etag! } });
+      expect(data(globex).product.title).to.equal('Globex shared');
+      const stale = await server.request(`${API}/sku/SHARED-1`, { headers: { ...ACME, 'If-None-Match': '"stale"' } });
+      expect(stale.status).to.equal(200);
+    });
+
+    it('never turns an error into a 304', async function () {
+      const missing = await server.request(`${API}/sku/NOPE`, { headers: { ...ACME, 'If-None-Match': '*' } });
+      expectError(missing, 404, 'sku_not_found');
+      expect(missing.headers.etag).to.equal(undefined);
+    });
+  });
+
   describe('operational endpoints and headers', function () {
     it('answers /healthz and /readyz without a key', async function () {
       expect((await server.request('/healthz')).json()).to.deep.equal({ status: 'ok' });

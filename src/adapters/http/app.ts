@@ -9,6 +9,7 @@ import type { LookupBySku } from '../../application/lookup-by-sku.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
 import type { Principal } from '../../domain/api-key.js';
 import { sendError, sendThrown } from './error-response.js';
+import { sendLookupResult } from './lookup-response.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
 import { loggablePath, requestIdFrom } from './request-id.js';
 
@@ -38,16 +39,16 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<State> {
   const router = new Router<State>({ sensitive: true, strict: true });
   const api = apiGuard(deps);
   router.get(`${API}/sku/:sku`, api, async (ctx) => {
-    ctx.body = { data: await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: ctx.params.sku ?? '' }) };
+    sendLookupResult(ctx, await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: ctx.params.sku ?? '' }));
   });
   router.get([`${API}/sku`, `${API}/sku/`], api, async (ctx) => {
-    ctx.body = { data: await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: '' }) };
+    sendLookupResult(ctx, await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: '' }));
   });
   router.get(`${API}/products/:id`, api, async (ctx) => {
-    ctx.body = { data: await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: ctx.params.id ?? '' }) };
+    sendLookupResult(ctx, await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: ctx.params.id ?? '' }));
   });
   router.get([`${API}/products`, `${API}/products/`], api, async (ctx) => {
-    ctx.body = { data: await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: '' }) };
+    sendLookupResult(ctx, await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: '' }));
   });
   router.get('/healthz', (ctx) => {
     ctx.set('Cache-Control', 'no-store');

@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'koa';
+import type { LookupResult } from '../../domain/lookup-result.js';
+
+interface Serialized {
+  readonly body: Buffer;
+  readonly etag: string;
+}
+
+/**
+ * Bodies by result object: storage hands out the same object for as long as it is current
+ * (in-memory always, MySQL for the response cache's TTL), so each is serialized and hashed once.
+ */
+const serialized = new WeakMap<LookupResult, Serialized>();
+
+function serialize(result: LookupResult): Serialized {
+  let entry = serialized.get(result);
+  if (entry === undefined) {
+    const body = Buffer.from(`{"data":${JSON.stringify(result)}}`, 'utf8');
+    entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
+    serialized.set(result, entry);
+  }
+  return entry;
+}
+
+/**
+ * Answers a lookup: the body as bytes with a strong ETag, or 304 with no body when the
+ * caller's If-None-Match already names it. Answers depend on the key, hence Vary.
+ */
+export function sendLookupResult(ctx: Context, result: LookupResult): void {
+  const { body, etag } = serialize(result);
+  ctx.set('ETag', etag);
+  ctx.set('Cache-Control', 'private, max-age=0, must-revalidate');
+  ctx.set('Vary', 'Authorization, X-API-Key');
+  if (ifNoneMatchNames(ctx.get('If-None-Match'), etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.body = body;
+  ctx.type = 'application/json';
+}
+
+/** RFC 9110 13.1.2: weak comparison, a list of tags, or `*`. */
+export function ifNoneMatchNames(header: string, etag: string): boolean {
+  if (header === '') return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => {
+    const trimmed = tag.trim();
+    return (trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed) === etag;
+  });
+}
