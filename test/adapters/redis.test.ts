@@ -1,0 +1,223 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino, type Logger } from 'pino';
+import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { createRedisRateLimiter, type RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { systemClock } from '../../src/application/ports/clock.js';
+import type { RateLimiter } from '../../src/application/ports/rate-limiter.js';
+import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
+import { deleteKeys, freePort, requireRedis, startRedisServer, TEST_REDIS_URL, type RedisServerProcess } from '../support/redis.js';
+
+const PREFIX = `pcat:rl:test:${process.pid}-${Date.now()}:`;
+
+/** Fails the test if the limiter ever leaves Redis, so a pass proves Redis did the counting. */
+const mustNotFallBack: RateLimiter = {
+  consume: () => Promise.reject(new Error('the fallback answered although Redis should have')),
+};
+
+const memoryFallback = (limit: number): RateLimiter => new MemoryRateLimiter({ limit, clock: systemClock });
+
+function capturedLogger(): { logger: Logger; lines: () => { level: number; msg: string }[] } {
+  const raw: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      raw.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, sink), lines: () => raw.map((l) => JSON.parse(l) as { level: number; msg: string }) };
+}
+
+const WARN = 40;
+const INFO = 30;
+
+async function consumeMany(limiter: RateLimiter, key: string, times: number): Promise<boolean[]> {
+  const allowed: boolean[] = [];
+  for (let i = 0; i < times; i += 1) allowed.push((await limiter.consume(key)).allowed);
+  return allowed;
+}
+
+/** Polls until `check` holds, failing after `timeoutMs`; the deadline keeps the test bounded. */
+async function eventually(check: () => Promise<boolean>, timeoutMs = 8_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+describe('Redis rate limiter on the machine\'s Redis', function () {
+  const opened: RedisRateLimiter[] = [];
+  let available = false;
+  const open = async (options: { limit: number; windowMs?: number }): Promise<RedisRateLimiter> => {
+    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, fallback: mustNotFallBack, keyPrefix: PREFIX, ...options });
+    opened.push(limiter);
+    await limiter.ready();
+    return limiter;
+  };
+
+  before(async function () {
+    await requireRedis(this);
+    available = true;
+  });
+  after(async function () {
+    await Promise.all(opened.map((l) => l.close()));
+    if (available) await deleteKeys(TEST_REDIS_URL, PREFIX);
+  });
+
+  rateLimiterContract('redis', async ({ limit, windowMs }) => {
+    const limiter = await open({ limit, windowMs });
+    return { limiter, close: () => Promise.resolve() };
+  });
+
+  it('keeps one expiring counter per key id under the prefix', async function () {
+    const limiter = await open({ limit: 10, windowMs: 30_000 });
+    await consumeMany(limiter, 'key-a', 2);
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      expect(await redis.get(`${PREFIX}key-a`)).to.equal('2');
+      expect(await redis.pttl(`${PREFIX}key-a`)).to.be.within(1, 30_000);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('gives a counter left without an expiry a fresh window rather than blocking the key for good', async function () {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      await redis.set(`${PREFIX}stuck`, '50');
+      const limiter = await open({ limit: 3, windowMs: 30_000 });
+      const status = await limiter.consume('stuck');
+      expect(status.allowed).to.equal(false);
+      expect(status.resetSeconds).to.be.within(1, 30);
+      expect(await redis.pttl(`${PREFIX}stuck`)).to.be.within(1, 30_000);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('shares one count between two instances: 3 requests on A and 3 on B, the 6th is refused', async function () {
+    const [a, b] = [await open({ limit: 5 }), await open({ limit: 5 })];
+    expect(await consumeMany(a, 'shared', 3)).to.deep.equal([true, true, true]);
+    expect(await consumeMany(b, 'shared', 3)).to.deep.equal([true, true, false]);
+    expect(await a.consume('shared')).to.include({ allowed: false, remaining: 0 });
+  });
+});
+
+describe('Redis rate limiter when Redis is lost', function () {
+  it('answers every request from the fallback when Redis cannot be reached, warning once', async function () {
+    const { logger, lines } = capturedLogger();
+    const limiter = createRedisRateLimiter({
+      url: `redis://127.0.0.1:${await freePort()}`,
+      limit: 3,
+      fallback: memoryFallback(3),
+      logger,
+      coolDownMs: 50,
+    });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 200; i += 1) statuses.push(await limiter.consume('key-a'));
+      expect(statuses.slice(0, 4).map((s) => [s.allowed, s.remaining])).to.deep.equal([[true, 2], [true, 1], [true, 0], [false, 0]]);
+      expect(statuses.every((s) => s.limit === 3)).to.equal(true);
+      await sleep(300);
+      expect((await limiter.consume('key-b')).allowed).to.equal(true);
+      const warnings = lines().filter((l) => l.level === WARN);
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]!.msg).to.match(/Redis unavailable/);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  describe('on a redis-server of its own, stopped and started', function () {
+    let server: RedisServerProcess | undefined;
+    let port = 0;
+    const opened: RedisRateLimiter[] = [];
+
+    before(async function () {
+      await requireRedis(this);
+      port = await freePort();
+    });
+    beforeEach(async function () {
+      server = await startRedisServer(port);
+    });
+    afterEach(async function () {
+      await Promise.all(opened.splice(0).map((l) => l.close()));
+      server?.resume();
+      await server?.kill();
+    });
+
+    const open = async (logger?: Logger): Promise<RedisRateLimiter> => {
+      const limiter = createRedisRateLimiter({
+        url: `redis://127.0.0.1:${port}`,
+        limit: 5,
+        fallback: memoryFallback(5),
+        coolDownMs: 200,
+        ...(logger === undefined ? {} : { logger }),
+      });
+      opened.push(limiter);
+      await limiter.ready();
+      return limiter;
+    };
+
+    it('limits in-process while Redis is down and shares the count again once it returns', async function () {
+      const { logger, lines } = capturedLogger();
+      const a = await open(logger);
+      const b = await open();
+      await consumeMany(a, 'before', 3);
+      expect(await consumeMany(b, 'before', 3)).to.deep.equal([true, true, false]);
+
+      await server!.kill();
+      const during = [];
+      for (let i = 0; i < 50; i += 1) during.push(await a.consume('during'));
+      // A's own in-process count: 5 allowed, whatever B does meanwhile.
+      expect(during.filter((s) => s.allowed)).to.have.length(5);
+      expect(lines().filter((l) => l.level === WARN)).to.have.length(1);
+
+      server = await startRedisServer(port);
+      const direct = new Redis(server.url);
+      try {
+        await eventually(async () => {
+          await a.consume('probe');
+          return (await direct.exists('pcat:rl:probe')) === 1;
+        });
+        await eventually(async () => {
+          await b.consume('probe');
+          return (await direct.get('pcat:rl:probe')) !== '1';
+        });
+      } finally {
+        await direct.quit();
+      }
+      expect(await consumeMany(a, 'after', 3)).to.deep.equal([true, true, true]);
+      expect(await consumeMany(b, 'after', 3)).to.deep.equal([true, true, false]);
+      expect(lines().filter((l) => l.level === INFO && /Redis is back/.test(l.msg))).to.have.length(1);
+      expect(lines().filter((l) => l.level === WARN)).to.have.length(1);
+    });
+
+    it('keeps answering while Redis hangs without closing the connection', async function () {
+      const { logger, lines } = capturedLogger();
+      const limiter = await open(logger);
+      expect(await consumeMany(limiter, 'hang', 2)).to.deep.equal([true, true]);
+      server!.pause();
+      const during = [];
+      for (let i = 0; i < 20; i += 1) during.push(await limiter.consume('hang'));
+      expect(during.filter((s) => s.allowed)).to.have.length(5);
+      expect(lines().filter((l) => l.level === WARN)).to.have.length(1);
+      server!.resume();
+      await eventually(async () => {
+        await limiter.consume('hang');
+        return lines().some((l) => l.level === INFO && /Redis is back/.test(l.msg));
+      });
+      const direct = new Redis(server!.url);
+      try {
+        const counted = Number(await direct.get('pcat:rl:hang'));
+        await limiter.consume('hang');
+        expect(Number(await direct.get('pcat:rl:hang'))).to.equal(counted + 1);
+      } finally {
+        await direct.quit();
+      }
+    });
+  });
+});

@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+/** The machine's Redis (STACK-NOTES.md); `.ci/run` makes sure it is up. */
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+let reachable: Promise<boolean> | undefined;
+
+/**
+ * Skips the calling suite, with one loud line per run, when the machine's Redis is down;
+ * under CI=true a missing Redis fails instead, so CI never passes by skipping.
+ */
+export async function requireRedis(context: Mocha.Context): Promise<void> {
+  let firstAsk = false;
+  if (reachable === undefined) {
+    firstAsk = true;
+    reachable = ping(TEST_REDIS_URL);
+  }
+  if (await reachable) return;
+  const reason = `Redis is not reachable at ${TEST_REDIS_URL}`;
+  if (process.env.CI === 'true') throw new Error(`${reason} (CI=true: Redis tests must run)`);
+  if (firstAsk) process.stderr.write(`\n*** SKIPPING Redis tests: ${reason}. Start it: redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no ***\n\n`);
+  context.skip();
+}
+
+async function ping(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Deletes the keys under `prefix` only, leaving everyone else's alone. */
+export async function deleteKeys(url: string, prefix: string): Promise<void> {
+  const client = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
+      if (keys.length > 0) await client.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    await client.quit();
+  }
+}
+
+/** A TCP port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return address.port;
+}
+
+/** A throwaway redis-server of this test's own, so it can be stopped and started at will. */
+export interface RedisServerProcess {
+  readonly url: string;
+  /** SIGKILL, as a crash or a lost host would look. */
+  kill(): Promise<void>;
+  pause(): void;
+  resume(): void;
+}
+
+export async function startRedisServer(port: number): Promise<RedisServerProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await untilReady(child);
+  const exited = once(child, 'exit');
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
+  };
+}
+
+function untilReady(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onOutput = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) settle();
+    };
+    const onError = (error: Error): void => settle(error);
+    const onExit = (code: number | null): void => settle(new Error(`redis-server exited ${code}: ${output}`));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      settle(new Error(`redis-server did not start within 5 s: ${output}`));
+    }, 5_000);
+    function settle(error?: Error): void {
+      clearTimeout(timer);
+      child.stdout?.off('data', onOutput);
+      child.stderr?.off('data', onOutput);
+      child.off('error', onError);
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolve();
+    }
+    child.stdout?.on('data', onOutput);
+    child.stderr?.on('data', onOutput);
+    child.once('error', onError);
+    child.once('exit', onExit);
+  });
+}
