@@ -6,7 +6,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['*.js', '.dependency-cruiser.cjs'] }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['*.js', '.dependency-cruiser.cjs', 'bench/*.mjs'] }, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
       '@typescript-eslint/no-non-null-assertion': 'off',
@@ -26,6 +26,7 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
     },
   },
-  { files: ['*.js', '*.cjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['*.js', '*.cjs', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly' } } },
   { files: ['*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
 );

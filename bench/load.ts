@@ -1,0 +1,75 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BenchContext } from './target.js';
+
+export interface Load {
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly errors: number;
+}
+
+const CONNECTIONS = 50;
+/** Requests rotate through this many SKUs; keys rotate through all of the catalog's keys. */
+const SKUS_IN_ROTATION = 100;
+
+/** wrk (C, one thread) when installed, since it leaves the most CPU to measure; else autocannon. */
+export function loadGenerator(): 'wrk' | 'autocannon' {
+  return spawnSync('wrk', ['--version']).error === undefined ? 'wrk' : 'autocannon';
+}
+
+export async function drive(generator: 'wrk' | 'autocannon', base: string, context: BenchContext, seconds: number, pinned: boolean): Promise<Load> {
+  return generator === 'wrk' ? driveWrk(base, context, seconds, pinned) : driveAutocannon(base, context, seconds, pinned);
+}
+
+function rotation(context: BenchContext): { paths: string[]; keys: readonly string[] } {
+  return { paths: context.catalog.skus.slice(0, SKUS_IN_ROTATION).map((s) => `/api/v1/public/sku/${s}`), keys: context.catalog.keys };
+}
+
+async function driveWrk(base: string, context: BenchContext, seconds: number, pinned: boolean): Promise<Load> {
+  const { paths, keys } = rotation(context);
+  const script = join(context.dir, 'rotate.lua');
+  writeFileSync(script, `
+local paths = {${paths.map((p) => `"${p}"`).join(',')}}
+local keys = {${keys.map((k) => `"Bearer ${k}"`).join(',')}}
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i % #paths) + 1], { ["Authorization"] = keys[(i % #keys) + 1] })
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('\\nRESULT {"requests":%d,"us":%d,"p50":%d,"p99":%d,"errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.timeout + e.status))
+end
+`);
+  const wrk = ['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, base];
+  const output = await run(pinned ? ['taskset', '-c', '1', ...wrk] : wrk);
+  const json = /RESULT (\{.*\})/.exec(output)?.[1];
+  if (json === undefined) throw new Error(`wrk printed no result: ${output}`);
+  const r = JSON.parse(json) as { requests: number; us: number; p50: number; p99: number; errors: number };
+  return { rps: r.requests / (r.us / 1e6), p50Ms: r.p50 / 1000, p99Ms: r.p99 / 1000, errors: r.errors };
+}
+
+async function driveAutocannon(base: string, context: BenchContext, seconds: number, pinned: boolean): Promise<Load> {
+  const { paths, keys } = rotation(context);
+  const requests = keys.map((key, i) => ({ method: 'GET', path: paths[i % paths.length]!, headers: { Authorization: `Bearer ${key}` } }));
+  const file = join(context.dir, 'autocannon.json');
+  writeFileSync(file, JSON.stringify({ url: base, connections: CONNECTIONS, duration: seconds, requests }));
+  const runner = [process.execPath, 'bench/autocannon-runner.mjs', file];
+  const output = await run(pinned ? ['taskset', '-c', '1', ...runner] : runner);
+  const r = JSON.parse(output) as { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; non2xx: number };
+  return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+function run(command: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command.join(' ')} exited ${code}`))));
+  });
+}

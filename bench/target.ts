@@ -1,0 +1,20 @@
+import type { BenchCatalog } from './bench-catalog.js';
+
+/** One row of the table: a server script started fresh for every run. */
+export interface Target {
+  readonly name: string;
+  readonly script: string;
+  readonly env: Record<string, string>;
+  /** The row every ratio is taken against. */
+  readonly reference?: boolean;
+  cleanup?(): Promise<void>;
+}
+
+export interface BenchContext {
+  readonly dir: string;
+  readonly catalog: BenchCatalog;
+  readonly generator: 'wrk' | 'autocannon';
+  /** The service's own answer for one product, written by the bare servers. */
+  readonly bodyFile: string;
+  readonly serviceEnv: Record<string, string>;
+}
