@@ -8,6 +8,7 @@ import type { LookupById } from '../../application/lookup-by-id.js';
 import type { LookupBySku } from '../../application/lookup-by-sku.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
 import type { Principal } from '../../domain/api-key.js';
+import { registerDocsRoutes } from './docs-routes.js';
 import { sendError, sendThrown } from './error-response.js';
 import { sendLookupResult } from './lookup-response.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
@@ -50,6 +51,7 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<State> {
   router.get([`${API}/products`, `${API}/products/`], api, async (ctx) => {
     sendLookupResult(ctx, await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: '' }));
   });
+  registerDocsRoutes(router);
   router.get('/healthz', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { status: 'ok' };

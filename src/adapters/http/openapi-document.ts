@@ -1,0 +1,402 @@
+import { demoTentLookupExample } from './openapi-examples.js';
+
+/*
+ * The OpenAPI 3.1 description of everything the HTTP app serves. The test suite validates
+ * every response it sees against this object, so a change to a route, a field, a header or
+ * an error code that is not made here too fails the tests.
+ */
+
+const API = '/api/v1/public';
+const MAX_PRODUCT_ID = Number.MAX_SAFE_INTEGER;
+
+const header = (description: string, schema: Record<string, unknown>, required = true) => ({ description, required, schema });
+
+const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+const RATE_LIMIT = {
+  'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
+  'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
+  'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
+};
+const ERROR_CACHING = { 'Cache-Control': header('Errors are never cached.', { const: 'no-store' }) };
+const LOOKUP_CACHING = {
+  ETag: { $ref: '#/components/headers/ETag' },
+  'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
+  Vary: { $ref: '#/components/headers/Vary' },
+};
+
+/** An error answer whose `error` is one of `codes`; each code gets an example of its own. */
+function errorResponse(description: string, examples: Record<string, string>, headers: Record<string, unknown>) {
+  return {
+    description,
+    headers: { ...headers, ...ERROR_CACHING },
+    content: {
+      'application/json': {
+        schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error: { enum: Object.keys(examples) } } }] },
+        examples: Object.fromEntries(
+          Object.entries(examples).map(([code, message]) => [code, { summary: code, value: { error: code, message } }]),
+        ),
+      },
+    },
+  };
+}
+
+const unauthorized = errorResponse(
+  'No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`).',
+  {
+    missing_api_key: 'An API key is required, in "Authorization: Bearer <key>" or in "X-API-Key: <key>".',
+    invalid_api_key: 'The API key is not valid or has been revoked.',
+  },
+  { ...REQUEST_ID, 'WWW-Authenticate': header('Always `Bearer`.', { const: 'Bearer' }) },
+);
+
+const rateLimited = errorResponse(
+  'More requests than the key\'s limit in the current window. Wait `Retry-After` seconds; the message states the same number.',
+  { rate_limit_exceeded: 'Rate limit exceeded: retry in 42 seconds.' },
+  { ...REQUEST_ID, ...RATE_LIMIT, 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+);
+
+// Before the key is known a failure carries no rate-limit headers, so they are optional here.
+const internalError = errorResponse(
+  'Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier.',
+  { internal_error: 'Unexpected server error; please retry later.' },
+  {
+    ...REQUEST_ID,
+    'RateLimit-Limit': header('As on every authenticated answer, when the key was checked before the failure.', { type: 'integer', minimum: 1 }, false),
+    'RateLimit-Remaining': header('See RateLimit-Limit.', { type: 'integer', minimum: 0 }, false),
+    'RateLimit-Reset': header('See RateLimit-Limit.', { type: 'integer', minimum: 1 }, false),
+  },
+);
+
+const lookupSuccess = {
+  description: 'The product. Carries a strong `ETag`: send it back in `If-None-Match` to revalidate a cached copy.',
+  headers: { ...REQUEST_ID, ...RATE_LIMIT, ...LOOKUP_CACHING },
+  content: {
+    'application/json': {
+      schema: { $ref: '#/components/schemas/LookupResponse' },
+      examples: { 'TENT-2P': { summary: 'Demo catalog: TENT-2P', value: demoTentLookupExample } },
+    },
+  },
+};
+
+const notModified = {
+  description: 'The `If-None-Match` header named the current `ETag`: the cached copy is still current. No body.',
+  headers: { ...REQUEST_ID, ...RATE_LIMIT, ...LOOKUP_CACHING },
+};
+
+const ifNoneMatch = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'The `ETag` of a cached copy (or a list of them, or `*`). When it names the current one the answer is 304 with no body.',
+  schema: { type: 'string' },
+};
+
+/** The two lookups share everything but their parameter, their 400 and their 404. */
+function lookupOperation(options: {
+  operationId: string;
+  summary: string;
+  description: string;
+  parameter: Record<string, unknown>;
+  invalid: Record<string, string>;
+  notFound: Record<string, string>;
+}) {
+  return {
+    operationId: options.operationId,
+    tags: ['Lookup'],
+    summary: options.summary,
+    description: options.description,
+    security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+    parameters: [options.parameter, ifNoneMatch],
+    responses: {
+      200: lookupSuccess,
+      304: notModified,
+      400: errorResponse('The path parameter is malformed.', options.invalid, { ...REQUEST_ID, ...RATE_LIMIT }),
+      401: unauthorized,
+      404: errorResponse('Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.', options.notFound, { ...REQUEST_ID, ...RATE_LIMIT }),
+      429: rateLimited,
+      500: internalError,
+    },
+  };
+}
+
+const statusBody = (values: string[], example: string) => ({
+  'application/json': {
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['status'],
+      properties: { status: { enum: values } },
+    },
+    example: { status: example },
+  },
+});
+
+/** Operations that need no key: health, readiness and these docs. */
+function serviceOperation(operationId: string, summary: string, responses: Record<string, unknown>) {
+  return { get: { operationId, tags: ['Service'], summary, security: [], responses } };
+}
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Partner Catalog Lookup API',
+    version: '1.0.0',
+    summary: 'Read-only, partner-scoped product content, videos and schema.org VideoObject JSON-LD.',
+    description: [
+      'Look a product up by your own SKU or by its numeric ID and get its marketing copy, its published videos and its retailer product-page (PDP) entries, each with a schema.org `VideoObject` (`json_ld`) to embed on that page.',
+      '',
+      '**Keys.** Send `Authorization: Bearer <key>` or `X-API-Key: <key>`; a non-blank `Authorization` always wins. Keys are never read from the query string. Call the API from server-side code only.',
+      '',
+      '**Check order.** Routing (404 `not_found` for any other path, 405 `method_not_allowed` with `Allow: GET, HEAD` for another method on a known path), then the key (401), the rate limit (429), the input (400) and the lookup (404). `HEAD` answers like `GET` without a body.',
+      '',
+      '**Rate limit.** 100 requests per key in a fixed 60-second window that starts with the key\'s first request. Every authenticated answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
+      '',
+      '**Caching.** Every 200 lookup carries a strong `ETag`, `Cache-Control: private, max-age=0, must-revalidate` and `Vary: Authorization, X-API-Key`. Keep the body with its ETag (a daily cache is enough), and revalidate with `If-None-Match: <etag>`: 304 with no body means your copy is current. A revalidation counts against the rate limit like any request.',
+      '',
+      '**Embedding.** Embed only the `json_ld` of the entry whose `pdp_url` equals the page being rendered, in a `<script type="application/ld+json">` element, with `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\uXXXX` so that no value can end the element. The client package\'s `jsonLdScriptFor` does exactly that.',
+      '',
+      '**Errors.** Every error is `{ "error": <code>, "message": <text> }` as `application/json`. Besides the codes of each operation: 404 `not_found` for any path not described here, 405 `method_not_allowed` for another method on a described path (`components/responses`).',
+    ].join('\n'),
+  },
+  servers: [{ url: '/', description: 'This server' }],
+  tags: [
+    { name: 'Lookup', description: 'The public API; every request needs a key.' },
+    { name: 'Service', description: 'Operational endpoints and these docs; no key.' },
+  ],
+  security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+  paths: {
+    [`${API}/sku/{sku}`]: {
+      // Routes that stand for this path with an empty parameter: they answer 400 invalid_sku.
+      'x-empty-parameter-paths': [`${API}/sku`, `${API}/sku/`],
+      get: lookupOperation({
+        operationId: 'getProductBySku',
+        summary: 'Get a product by SKU',
+        description: 'Looks the SKU up in the calling key\'s partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`.',
+        parameter: {
+          name: 'sku',
+          in: 'path',
+          required: true,
+          description: '1 to 50 letters, digits, `-`, `_` or `.`. Anything else, malformed percent-encoding or an encoded `/` is 400 `invalid_sku`.',
+          schema: { type: 'string', minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9._-]+$' },
+          example: 'TENT-2P',
+        },
+        invalid: { invalid_sku: 'SKU may contain only letters, digits, hyphen, underscore and period.' },
+        notFound: { sku_not_found: 'No product with SKU "NO-SUCH-SKU" in your catalog.' },
+      }),
+    },
+    [`${API}/products/{id}`]: {
+      'x-empty-parameter-paths': [`${API}/products`, `${API}/products/`],
+      get: lookupOperation({
+        operationId: 'getProductById',
+        summary: 'Get a product by ID',
+        description: 'Looks a product up by its service-assigned ID (`data.product.id`). The answer is the same body as the SKU lookup, with `data.sku` the product\'s SKU in the caller\'s catalog.',
+        parameter: {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: `A positive integer without leading zeros, at most ${MAX_PRODUCT_ID}. Anything else is 400 \`invalid_product_id\`.`,
+          schema: { type: 'string', pattern: '^[1-9][0-9]*$', maxLength: 16 },
+          example: '1',
+        },
+        invalid: { invalid_product_id: `Product ID must be a positive integer without leading zeros, at most ${MAX_PRODUCT_ID}.` },
+        notFound: { product_not_found: 'No product with ID 999999 in your catalog.' },
+      }),
+    },
+    '/healthz': serviceOperation('getHealth', 'Process is up', {
+      200: { description: 'The process is up.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { const: 'no-store' }) }, content: statusBody(['ok'], 'ok') },
+    }),
+    '/readyz': serviceOperation('getReadiness', 'Storage is reachable', {
+      200: { description: 'Storage is reachable.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { const: 'no-store' }) }, content: statusBody(['ready'], 'ready') },
+      503: { description: 'Storage is unreachable.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { const: 'no-store' }) }, content: statusBody(['unavailable'], 'unavailable') },
+    }),
+    '/openapi.json': serviceOperation('getOpenApiDocument', 'This OpenAPI document', {
+      200: { description: 'This document.', headers: REQUEST_ID, content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
+    }),
+    '/docs': serviceOperation('getDocs', 'Reference documentation (this page)', {
+      200: { description: 'An HTML page rendering this document with Swagger UI, served from the service itself.', headers: REQUEST_ID, content: { 'text/html': { schema: { type: 'string' } } } },
+    }),
+    '/docs/{asset}': {
+      get: {
+        operationId: 'getDocsAsset',
+        tags: ['Service'],
+        summary: 'A script or style sheet of the docs page',
+        security: [],
+        parameters: [{ name: 'asset', in: 'path', required: true, schema: { enum: ['swagger-ui-bundle.js', 'swagger-ui.css', 'docs.js'] } }],
+        responses: {
+          200: {
+            description: 'The file.',
+            headers: REQUEST_ID,
+            content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } },
+          },
+          404: { $ref: '#/components/responses/UnknownPath' },
+        },
+      },
+    },
+  },
+  components: {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: '`Authorization: Bearer <key>`; the scheme name in any letter case. Keys are `pcat_live_` followed by 32 to 64 letters and digits.',
+      },
+      apiKeyHeader: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-API-Key',
+        description: '`X-API-Key: <key>`; used only when `Authorization` is absent or blank.',
+      },
+    },
+    headers: {
+      'X-Request-Id': header('Yours if it is 1 to 128 of `A-Z a-z 0-9 . _ : -`, else a fresh UUID; the request\'s log line holds it.', { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' }),
+      'RateLimit-Limit': header('Requests allowed per window for this key.', { type: 'integer', minimum: 1 }),
+      'RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer', minimum: 0 }),
+      'RateLimit-Reset': header('Whole seconds until the window ends.', { type: 'integer', minimum: 1 }),
+      'Retry-After': header('Whole seconds to wait before retrying.', { type: 'integer', minimum: 1, maximum: 60 }),
+      ETag: header('Strong entity tag of the body.', { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' }),
+      'Cache-Control': header('Store privately, revalidate before each use.', { const: 'private, max-age=0, must-revalidate' }),
+      Vary: header('The answer depends on the key.', { const: 'Authorization, X-API-Key' }),
+    },
+    responses: {
+      UnknownPath: errorResponse('Any path this document does not describe.', { not_found: 'No such endpoint.' }, REQUEST_ID),
+      MethodNotAllowed: errorResponse(
+        'Another method than GET or HEAD on a described path.',
+        { method_not_allowed: 'Method POST is not allowed here; use GET or HEAD.' },
+        { ...REQUEST_ID, Allow: header('The methods the path accepts.', { const: 'GET, HEAD' }) },
+      ),
+    },
+    schemas: {
+      LookupResponse: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['data'],
+        properties: { data: { $ref: '#/components/schemas/LookupResult' } },
+      },
+      LookupResult: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['sku', 'status', 'product'],
+        properties: {
+          sku: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,50}$', description: 'The SKU requested, or the product\'s SKU for a lookup by ID.' },
+          status: { enum: ['active', 'inactive'], description: '`inactive`: deactivated in the service, still returned.' },
+          product: { $ref: '#/components/schemas/Product' },
+        },
+      },
+      Product: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'title', 'description', 'short_description', 'image', 'what_text', 'who_text', 'why_text', 'videos', 'pdp_urls'],
+        properties: {
+          id: { type: 'integer', minimum: 1, maximum: MAX_PRODUCT_ID, description: 'Service-assigned; usable with `getProductById`.' },
+          title: { type: 'string' },
+          description: { type: ['string', 'null'], description: 'Full marketing description.' },
+          short_description: { type: 'string', description: 'Short summary for cards and previews.' },
+          image: { type: 'string', format: 'uri', description: 'URL of the primary product image.' },
+          what_text: { type: 'string', description: 'Expert copy: what the product is.' },
+          who_text: { type: 'string', description: 'Expert copy: who the product is for.' },
+          why_text: { type: 'string', description: 'Expert copy: why it matters.' },
+          videos: { type: 'array', items: { $ref: '#/components/schemas/Video' }, description: 'Published videos only; empty when none.' },
+          pdp_urls: { type: 'array', items: { $ref: '#/components/schemas/PdpEntry' }, description: 'Retailer product-page entries; empty when none.' },
+        },
+      },
+      Video: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'name', 'aspect_ratio', 'length'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          name: { type: ['string', 'null'] },
+          aspect_ratio: { type: 'string', pattern: '^[1-9][0-9]*x[1-9][0-9]*$', examples: ['16x9', '9x16', '1x1'] },
+          length: { type: 'number', minimum: 0, description: 'Duration in seconds.' },
+        },
+      },
+      PdpEntry: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'pdp_url', 'video_file_url', 'retailer', 'json_ld'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          pdp_url: { type: 'string', format: 'uri', description: 'The retailer page this entry, and its `json_ld`, belong to.' },
+          video_file_url: { type: ['string', 'null'], format: 'uri', description: 'Equals the `contentUrl` of the JSON-LD.' },
+          retailer: { type: ['string', 'null'] },
+          json_ld: {
+            description: '`null` until it is generated; regenerated when the transcript changes, so re-fetch at render time or on a daily cache.',
+            oneOf: [{ $ref: '#/components/schemas/VideoObject' }, { type: 'null' }],
+          },
+        },
+      },
+      VideoObject: {
+        type: 'object',
+        description: 'A schema.org VideoObject anchored to the entry\'s `pdp_url` (`@id`, `embedUrl`, `about.@id`, `isPartOf.@id`, `isPartOf.url`).',
+        additionalProperties: false,
+        required: ['@context', '@type', '@id', 'name', 'description', 'transcript', 'inLanguage', 'isFamilyFriendly', 'contentUrl', 'embedUrl', 'genre', 'keywords', 'creator', 'publisher', 'about', 'isPartOf'],
+        properties: {
+          '@context': { const: 'https://schema.org' },
+          '@type': { const: 'VideoObject' },
+          '@id': { type: 'string', format: 'uri' },
+          name: { type: 'string' },
+          description: { type: 'string' },
+          transcript: { type: 'string' },
+          inLanguage: { type: 'string' },
+          isFamilyFriendly: { type: 'boolean' },
+          contentUrl: { type: 'string', format: 'uri' },
+          embedUrl: { type: 'string', format: 'uri' },
+          genre: { type: 'array', items: { type: 'string' } },
+          keywords: { type: 'array', items: { type: 'string' } },
+          creator: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['@type', 'name', 'jobTitle'],
+            properties: { '@type': { const: 'Person' }, name: { type: 'string' }, jobTitle: { type: 'string' } },
+          },
+          publisher: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['@type', 'name'],
+            properties: { '@type': { const: 'Organization' }, name: { type: 'string' } },
+          },
+          about: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['@type', '@id', 'brand', 'additionalProperty'],
+            properties: {
+              '@type': { const: 'Product' },
+              '@id': { type: 'string', format: 'uri' },
+              brand: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['@type', 'name'],
+                properties: { '@type': { const: 'Brand' }, name: { type: 'string' } },
+              },
+              additionalProperty: {
+                type: 'array',
+                description: 'In the catalog\'s order; names may repeat.',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['@type', 'name', 'value'],
+                  properties: { '@type': { const: 'PropertyValue' }, name: { type: 'string' }, value: { type: 'string' } },
+                },
+              },
+            },
+          },
+          isPartOf: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['@type', '@id', 'url'],
+            properties: { '@type': { const: 'WebPage' }, '@id': { type: 'string', format: 'uri' }, url: { type: 'string', format: 'uri' } },
+          },
+        },
+      },
+      Error: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['error', 'message'],
+        properties: {
+          error: { type: 'string', description: 'Machine-readable code.' },
+          message: { type: 'string', minLength: 1, description: 'Human-readable text.' },
+        },
+      },
+    },
+  },
+};
