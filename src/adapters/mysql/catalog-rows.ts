@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { Insertable } from 'kysely';
+import type { PdpEntry, Product, Video } from '../../domain/catalog.js';
+import type { VideoObjectJsonLd } from '../../domain/json-ld.js';
+import type { PdpEntriesTable, ProductsTable, VideosTable } from './database.js';
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Hash of a row's values in column order, so an unchanged source gives the same hash on every import. */
+function contentHash(values: readonly unknown[]): string {
+  return sha256Hex(JSON.stringify(values));
+}
+
+export type ProductRow = Insertable<ProductsTable> & { content_hash: string };
+export type VideoRow = Insertable<VideosTable> & { content_hash: string };
+export type PdpEntryRow = Insertable<PdpEntriesTable> & { content_hash: string; json_ld_hash: string | null };
+
+export function productRow(partnerId: string, product: Product): ProductRow {
+  const row = {
+    partner_id: partnerId,
+    sku: product.sku,
+    status: product.status,
+    title: product.title,
+    description: product.description,
+    short_description: product.shortDescription,
+    image: product.image,
+    what_text: product.whatText,
+    who_text: product.whoText,
+    why_text: product.whyText,
+    brand: product.brand,
+    properties: JSON.stringify(product.properties.map((p) => ({ name: p.name, value: p.value }))),
+  };
+  return { ...row, content_hash: contentHash(Object.values(row)) };
+}
+
+export function videoRow(partnerId: string, productId: number, position: number, video: Video): VideoRow {
+  const row = {
+    partner_id: partnerId,
+    ref: video.ref,
+    product_id: productId,
+    position,
+    published: video.published,
+    name: video.name,
+    description: video.description,
+    aspect_ratio: video.aspectRatio,
+    length: video.length,
+    language: video.language,
+    family_friendly: video.familyFriendly,
+    genre: JSON.stringify(video.genre),
+    keywords: JSON.stringify(video.keywords),
+    creator_name: video.creator.name,
+    creator_job_title: video.creator.jobTitle,
+    transcript: video.transcript,
+  };
+  return { ...row, content_hash: contentHash(Object.values(row)) };
+}
+
+/** The entry as stored, with the JSON-LD generated from its current sources. */
+export function pdpEntryRow(productId: number, position: number, entry: PdpEntry, jsonLd: VideoObjectJsonLd | null): PdpEntryRow {
+  const jsonLdText = jsonLd === null ? null : JSON.stringify(jsonLd);
+  const row = {
+    product_id: productId,
+    pdp_url_hash: sha256Hex(entry.pdpUrl),
+    position,
+    pdp_url: entry.pdpUrl,
+    retailer: entry.retailer,
+    video_ref: entry.videoRef,
+    video_file_url: entry.videoFileUrl,
+    json_ld: jsonLdText,
+    json_ld_hash: jsonLdText === null ? null : sha256Hex(jsonLdText),
+  };
+  return { ...row, content_hash: contentHash(Object.values(row)) };
+}
+
+/** Rough bytes a row adds to an INSERT statement, to keep each batch well under max_allowed_packet. */
+export function approximateSize(row: object): number {
+  let size = 16;
+  for (const value of Object.values(row)) size += typeof value === 'string' ? value.length * 2 + 4 : 16;
+  return size;
+}

@@ -1,0 +1,195 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Catalog, Partner } from '../../domain/catalog.js';
+import { generateJsonLd } from '../../domain/json-ld.js';
+import { pdpEntryRow, productRow, videoRow, type PdpEntryRow, type VideoRow } from './catalog-rows.js';
+import type { Database } from './database.js';
+import { emptyCounts, type ImportCounts, type ImportReport } from './import-report.js';
+import { deleteByIds, upsertRows } from './upsert.js';
+
+interface Stored {
+  readonly id: number;
+  readonly content_hash: string;
+}
+
+/** Which rows an import writes, and which stored rows it leaves behind. */
+interface Plan<R> {
+  readonly write: R[];
+  readonly counts: ImportCounts;
+  readonly obsoleteIds: number[];
+}
+
+/** Sorts file rows against stored rows by identity and content hash. */
+function plan<R extends { content_hash: string }>(rows: readonly R[], identity: (row: R) => string, stored: ReadonlyMap<string, Stored>): Plan<R> {
+  const counts = emptyCounts();
+  const write: R[] = [];
+  const seen = new Set<number>();
+  for (const row of rows) {
+    const existing = stored.get(identity(row));
+    if (existing === undefined) counts.created += 1;
+    else {
+      seen.add(existing.id);
+      if (existing.content_hash === row.content_hash) {
+        counts.unchanged += 1;
+        continue;
+      }
+      counts.updated += 1;
+    }
+    write.push(row);
+  }
+  const obsoleteIds = [...stored.values()].map((s) => s.id).filter((id) => !seen.has(id));
+  counts.deleted = obsoleteIds.length;
+  return { write, counts, obsoleteIds };
+}
+
+const byIdentity = <S>(rows: readonly S[], identity: (row: S) => string): Map<string, S> =>
+  new Map(rows.map((row) => [identity(row), row]));
+
+const productKey = (row: { partner_id: string; sku: string }): string => `${row.partner_id}/${row.sku}`;
+const videoKey = (row: { partner_id: string; ref: string }): string => `${row.partner_id}/${row.ref}`;
+const entryKey = (row: { product_id: number; pdp_url_hash: string }): string => `${String(row.product_id)}/${row.pdp_url_hash}`;
+
+/**
+ * Imports a validated catalog in one transaction: it lands whole or not at all.
+ *
+ * Rows are upserted by the identities of decisions.md section 4, so IDs survive re-imports;
+ * rows whose content hash is unchanged are not written. For every partner in the file, the
+ * file is the whole truth: its products, videos and PDP entries that the file no longer lists
+ * are deleted, and its file-listed keys that the file no longer lists are revoked. Partners
+ * absent from the file, and keys issued by the CLI, are left alone. A key revoked once stays
+ * revoked: a re-import never brings it back.
+ */
+export async function importCatalog(db: Kysely<Database>, catalog: Catalog, now = new Date()): Promise<ImportReport> {
+  return db.transaction().execute((trx) => runImport(trx, catalog, now));
+}
+
+async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date): Promise<ImportReport> {
+  const report: ImportReport = {
+    partners: { created: 0, updated: 0, unchanged: 0 },
+    api_keys: { created: 0, updated: 0, unchanged: 0, revoked: 0 },
+    products: emptyCounts(),
+    videos: emptyCounts(),
+    pdp_entries: { ...emptyCounts(), regenerated: 0 },
+  };
+  const partnerIds = catalog.partners.map((p) => p.id);
+  if (partnerIds.length === 0) return report;
+
+  report.partners = await importPartners(trx, catalog.partners);
+  report.api_keys = await importApiKeys(trx, catalog.partners, partnerIds, now);
+
+  const products = plan(
+    catalog.partners.flatMap((partner) => partner.products.map((product) => productRow(partner.id, product))),
+    productKey,
+    byIdentity(await trx.selectFrom('products').select(['id', 'partner_id', 'sku', 'content_hash']).where('partner_id', 'in', partnerIds).execute(), productKey),
+  );
+  await upsertRows(trx, 'products', products.write, [
+    'status', 'title', 'description', 'short_description', 'image', 'what_text', 'who_text', 'why_text', 'brand', 'properties', 'content_hash',
+  ]);
+  const productIds = new Map(
+    (await trx.selectFrom('products').select(['id', 'partner_id', 'sku']).where('partner_id', 'in', partnerIds).execute())
+      .map((row) => [productKey(row), row.id]),
+  );
+  const videoRows: VideoRow[] = [];
+  const entryRows: PdpEntryRow[] = [];
+  for (const partner of catalog.partners) {
+    for (const product of partner.products) {
+      const productId = productIds.get(productKey({ partner_id: partner.id, sku: product.sku }));
+      if (productId === undefined) throw new Error(`product ${partner.id}/${product.sku} was not stored`);
+      product.videos.forEach((video, i) => videoRows.push(videoRow(partner.id, productId, i, video)));
+      product.pdpUrls.forEach((entry, i) => entryRows.push(pdpEntryRow(productId, i, entry, generateJsonLd(entry, product, partner.name))));
+    }
+  }
+
+  // Videos move to their product before obsolete products go, so a video that changed product keeps its id.
+  const videos = plan(
+    videoRows,
+    videoKey,
+    byIdentity(await trx.selectFrom('videos').select(['id', 'partner_id', 'ref', 'content_hash']).where('partner_id', 'in', partnerIds).execute(), videoKey),
+  );
+  await upsertRows(trx, 'videos', videos.write, [
+    'product_id', 'position', 'published', 'name', 'description', 'aspect_ratio', 'length', 'language', 'family_friendly',
+    'genre', 'keywords', 'creator_name', 'creator_job_title', 'transcript', 'content_hash',
+  ]);
+
+  const storedEntries = await trx
+    .selectFrom('pdp_entries')
+    .innerJoin('products', 'products.id', 'pdp_entries.product_id')
+    .select(['pdp_entries.id', 'pdp_entries.product_id', 'pdp_entries.pdp_url_hash', 'pdp_entries.content_hash', 'pdp_entries.json_ld_hash'])
+    .where('products.partner_id', 'in', partnerIds)
+    .execute();
+  const entriesByIdentity = byIdentity(storedEntries, entryKey);
+  const entries = plan(entryRows, entryKey, entriesByIdentity);
+  await upsertRows(trx, 'pdp_entries', entries.write, [
+    'position', 'pdp_url', 'retailer', 'video_ref', 'video_file_url', 'json_ld', 'json_ld_hash', 'content_hash',
+  ]);
+  const regenerated = entries.write.filter((row) => row.json_ld_hash !== null && row.json_ld_hash !== entriesByIdentity.get(entryKey(row))?.json_ld_hash);
+
+  await deleteByIds(trx, 'pdp_entries', entries.obsoleteIds);
+  await deleteByIds(trx, 'videos', videos.obsoleteIds);
+  await deleteByIds(trx, 'products', products.obsoleteIds);
+
+  report.products = products.counts;
+  report.videos = videos.counts;
+  report.pdp_entries = { ...entries.counts, regenerated: regenerated.length };
+  return report;
+}
+
+async function importPartners(trx: Transaction<Database>, partners: readonly Partner[]): Promise<ImportReport['partners']> {
+  const stored = new Map(
+    (await trx.selectFrom('partners').select(['id', 'name']).where('id', 'in', partners.map((p) => p.id)).execute())
+      .map((row) => [row.id, row.name]),
+  );
+  const counts = { created: 0, updated: 0, unchanged: 0 };
+  const write = partners.filter((partner) => {
+    const name = stored.get(partner.id);
+    if (name === undefined) counts.created += 1;
+    else if (name === partner.name) counts.unchanged += 1;
+    else counts.updated += 1;
+    return name !== partner.name;
+  });
+  await upsertRows(trx, 'partners', write.map((p) => ({ id: p.id, name: p.name })), ['name']);
+  return counts;
+}
+
+async function importApiKeys(trx: Transaction<Database>, partners: readonly Partner[], partnerIds: readonly string[], now: Date): Promise<ImportReport['api_keys']> {
+  const listed = partners.flatMap((partner) => partner.apiKeys.map((key) => ({ ...key, partnerId: partner.id })));
+  const listedIds = new Set(listed.map((key) => key.id));
+  const stored = await trx
+    .selectFrom('api_keys')
+    .select(['id', 'partner_id', 'sha256', 'origin', 'revoked_at'])
+    .where((eb) => eb.or([
+      eb.and([eb('partner_id', 'in', partnerIds), eb('origin', '=', 'catalog')]),
+      ...(listed.length === 0 ? [] : [eb('id', 'in', [...listedIds])]),
+    ]))
+    .execute();
+  const storedById = byIdentity(stored, (row) => row.id);
+  const counts = { created: 0, updated: 0, unchanged: 0, revoked: 0 };
+  const write = listed.filter((key) => {
+    const row = storedById.get(key.id);
+    if (row === undefined) {
+      counts.created += 1;
+      return true;
+    }
+    const same = row.partner_id === key.partnerId && row.sha256 === key.sha256 && row.origin === 'catalog'
+      && (row.revoked_at !== null || !key.revoked);
+    if (same) counts.unchanged += 1;
+    else counts.updated += 1;
+    return !same;
+  });
+  await upsertRows(trx, 'api_keys', write.map((key) => ({
+    id: key.id,
+    partner_id: key.partnerId,
+    sha256: key.sha256,
+    origin: 'catalog' as const,
+    created_at: now,
+    revoked_at: key.revoked ? now : null,
+  })), ['partner_id', 'sha256', 'origin']);
+  // A revocation is never undone by a file: keep the stored time, or take the file's.
+  const revokedInFile = write.filter((key) => key.revoked && storedById.get(key.id)?.revoked_at === null).map((key) => key.id);
+  const dropped = stored.filter((row) => row.origin === 'catalog' && row.revoked_at === null && !listedIds.has(row.id)).map((row) => row.id);
+  counts.revoked = dropped.length;
+  const toRevoke = [...revokedInFile, ...dropped];
+  if (toRevoke.length > 0) {
+    await trx.updateTable('api_keys').set({ revoked_at: now }).where('id', 'in', toRevoke).where('revoked_at', 'is', null).execute();
+  }
+  return counts;
+}

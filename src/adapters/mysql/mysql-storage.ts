@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
+import type { ProductCatalog } from '../../application/ports/product-catalog.js';
+import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
+import type { Database } from './database.js';
+import { MysqlApiKeyStore } from './mysql-api-key-store.js';
+import { createMysqlDatabase, type MysqlDatabaseOptions } from './mysql-database.js';
+import { MysqlProductCatalog } from './mysql-product-catalog.js';
+import { MysqlReadinessProbe } from './mysql-readiness-probe.js';
+
+export interface MysqlStorage {
+  readonly catalog: ProductCatalog;
+  readonly keys: ApiKeyStore;
+  readonly readiness: ReadinessProbe;
+  readonly db: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+/**
+ * The MySQL adapters for serving requests, over one pool with short timeouts. Opening does
+ * not connect: a database that is down at start makes `/readyz` fail until it comes up.
+ */
+export function openMysqlStorage(options: { url: string; logger?: Logger } & MysqlDatabaseOptions): Promise<MysqlStorage> {
+  const db = createMysqlDatabase(options.url, options);
+  return Promise.resolve({
+    catalog: new MysqlProductCatalog(db),
+    keys: new MysqlApiKeyStore(db),
+    readiness: new MysqlReadinessProbe(db, { logger: options.logger }),
+    db,
+    close: () => db.destroy(),
+  });
+}

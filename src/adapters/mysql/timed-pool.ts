@@ -1,0 +1,49 @@
+import type { MysqlPool, MysqlPoolConnection, MysqlQueryResult } from 'kysely';
+import type { Pool, PoolConnection, QueryError } from 'mysql2';
+
+/**
+ * A mysql2 pool as Kysely wants it, where every query carries a client-side timeout.
+ * A query that times out leaves its connection mid-protocol, so that connection is
+ * destroyed rather than returned to the pool; the pool opens a fresh one when needed.
+ */
+export function withQueryTimeout(pool: Pool, timeoutMs: number): MysqlPool {
+  // Kysely keys its per-connection state on the object it is given: one wrapper per raw connection.
+  const wrappers = new WeakMap<PoolConnection, MysqlPoolConnection>();
+  const wrap = (raw: PoolConnection): MysqlPoolConnection => {
+    let wrapper = wrappers.get(raw);
+    if (wrapper === undefined) {
+      wrapper = timedConnection(raw, timeoutMs);
+      wrappers.set(raw, wrapper);
+    }
+    return wrapper;
+  };
+  return {
+    getConnection: (callback) => {
+      pool.getConnection((error, raw) => {
+        // On error there is no connection to wrap, and Kysely reads none.
+        callback(error, error === null ? wrap(raw) : (undefined as never));
+      });
+    },
+    end: (callback) => {
+      pool.end(callback);
+    },
+  };
+}
+
+function timedConnection(raw: PoolConnection, timeoutMs: number): MysqlPoolConnection {
+  function query(sql: string, parameters: unknown[]): ReturnType<PoolConnection['query']>;
+  function query(sql: string, parameters: unknown[], callback: (error: unknown, result: MysqlQueryResult) => void): void;
+  function query(
+    sql: string,
+    parameters: unknown[],
+    callback?: (error: unknown, result: MysqlQueryResult) => void,
+  ): ReturnType<PoolConnection['query']> | undefined {
+    if (callback === undefined) return raw.query({ sql, timeout: timeoutMs }, parameters);
+    raw.query({ sql, timeout: timeoutMs }, parameters, (error: QueryError | null, result) => {
+      if (error?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') raw.destroy();
+      callback(error, result as MysqlQueryResult);
+    });
+    return undefined;
+  }
+  return { query, release: () => raw.release() };
+}
