@@ -6,7 +6,9 @@ import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from './adapters/
 import { MemoryApiKeyStore } from './adapters/memory/memory-api-key-store.js';
 import { MemoryProductCatalog } from './adapters/memory/memory-product-catalog.js';
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
+import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { systemClock } from './application/ports/clock.js';
+import type { RateLimiter } from './application/ports/rate-limiter.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
 import { CatalogSourceError } from './domain/catalog-source.js';
 import { createApp, type Infrastructure } from './container.js';
@@ -20,6 +22,7 @@ interface Opened {
 }
 
 const SHUTDOWN_GRACE_MS = 10_000;
+const REDIS_START_WAIT_MS = 2_000;
 
 async function main(): Promise<void> {
   loadDotEnv();
@@ -49,20 +52,32 @@ async function main(): Promise<void> {
 }
 
 async function openInfrastructure(config: Config, logger: Logger): Promise<Opened> {
-  const limiter = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock });
-  if (config.storage === 'mysql' || config.rateLimitStore === 'redis') {
-    throw new ConfigError(config.storage === 'mysql' ? 'STORAGE' : 'RATE_LIMIT_STORE', 'is not available in this build');
+  const rateLimiting = await openRateLimiter(config, logger);
+  if (config.storage === 'mysql') {
+    throw new ConfigError('STORAGE', 'is not available in this build');
   }
   const catalog = await readCatalogFile(config.catalogFile ?? DEMO_CATALOG_FILE);
   const keys = new MemoryApiKeyStore(catalog);
   const opened: Opened = {
-    infrastructure: { catalog: new MemoryProductCatalog(catalog), keys, limiter, readiness: alwaysReady, logger },
-    close: () => Promise.resolve(),
+    infrastructure: { catalog: new MemoryProductCatalog(catalog), keys, limiter: rateLimiting.limiter, readiness: alwaysReady, logger },
+    close: () => rateLimiting.close(),
   };
   if (config.catalogFile !== null) return opened;
   const demoKey = generateApiKey();
   keys.add({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(demoKey) });
   return { ...opened, banner: (url) => demoBanner(url, demoKey) };
+}
+
+/** In-process, or shared through Redis with the in-process limiter standing in while Redis is away. */
+async function openRateLimiter(config: Config, logger: Logger): Promise<{ limiter: RateLimiter; close(): Promise<void> }> {
+  const local = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock });
+  if (config.rateLimitStore === 'memory' || config.redisUrl === null) return { limiter: local, close: () => Promise.resolve() };
+  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, fallback: local, logger });
+  // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns.
+  await shared.ready(REDIS_START_WAIT_MS).catch((error: unknown) => {
+    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start; limiting in this process until it is');
+  });
+  return { limiter: shared, close: () => shared.close() };
 }
 
 /** The one place a key is ever printed by the server: the demo's, to its own terminal. */
