@@ -10,6 +10,7 @@ import { systemClock } from '../../src/application/ports/clock.js';
 import type { Infrastructure } from '../../src/container.js';
 import { createApp } from '../../src/container.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import { checkAgainstOpenApi } from './openapi-check.js';
 
 export interface Response {
   readonly status: number;
@@ -40,7 +41,13 @@ export async function startTestServer(infrastructure: Omit<Infrastructure, 'logg
   return {
     url: server.url,
     logs,
-    request: (path, options = {}) => send(server.url, path, options.method ?? 'GET', options.headers ?? {}),
+    // Every response any HTTP test sees must be one the OpenAPI document describes.
+    request: async (path, options = {}) => {
+      const method = options.method ?? 'GET';
+      const response = await send(server.url, path, method, options.headers ?? {});
+      checkAgainstOpenApi({ method, path, ...response });
+      return response;
+    },
     close: () => server.close(1_000),
   };
 }

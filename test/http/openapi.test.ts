@@ -1,0 +1,153 @@
+import { expect } from 'chai';
+import type { Router } from '@koa/router';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
+import { createLogger } from '../../src/adapters/logging/logger.js';
+import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../../src/adapters/memory/catalog-file.js';
+import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { createApp } from '../../src/container.js';
+import { parseSku } from '../../src/domain/sku.js';
+import { checkAgainstOpenApi, schemaAt, type ObservedExchange } from '../support/openapi-check.js';
+import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
+
+const document = openApiDocument as Record<string, any>;
+
+/** Every `[pointer, node]` of the document, depth first. */
+function* walk(node: unknown, pointer = ''): Generator<[string, Record<string, any>]> {
+  if (node === null || typeof node !== 'object') return;
+  yield [pointer, node as Record<string, any>];
+  for (const [key, child] of Object.entries(node)) yield* walk(child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+}
+
+describe('OpenAPI document', function () {
+  it('is a valid OpenAPI 3.1 document', async function () {
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors, JSON.stringify(result.errors, null, 2)).to.equal(undefined);
+    expect(result.valid).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+  });
+
+  it('describes both lookups with both auth schemes and every error code of each', function () {
+    const codes = (op: any, status: number): unknown => op.responses[status].content['application/json'].schema.allOf[1].properties.error.enum;
+    const bySku = document.paths['/api/v1/public/sku/{sku}'].get;
+    const byId = document.paths['/api/v1/public/products/{id}'].get;
+    for (const op of [bySku, byId]) {
+      expect(op.security).to.deep.equal([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+      expect(Object.keys(op.responses as object)).to.deep.equal(['200', '304', '400', '401', '404', '429', '500']);
+      expect(codes(op, 401)).to.deep.equal(['missing_api_key', 'invalid_api_key']);
+      expect(codes(op, 429)).to.deep.equal(['rate_limit_exceeded']);
+      expect(codes(op, 500)).to.deep.equal(['internal_error']);
+    }
+    expect([codes(bySku, 400), codes(bySku, 404)]).to.deep.equal([['invalid_sku'], ['sku_not_found']]);
+    expect([codes(byId, 400), codes(byId, 404)]).to.deep.equal([['invalid_product_id'], ['product_not_found']]);
+    expect(document.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
+    expect(document.components.securitySchemes.apiKeyHeader).to.include({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  });
+
+  it('closes every object schema with additionalProperties: false', function () {
+    for (const [pointer, node] of walk(document.components.schemas, '/components/schemas')) {
+      if (node.type === 'object' && node.properties !== undefined) expect(node.additionalProperties, pointer).to.equal(false);
+    }
+  });
+
+  it('holds examples that match their own schemas', function () {
+    let checked = 0;
+    for (const [pointer, node] of walk(document)) {
+      if (node.schema === undefined || node.examples === undefined || typeof node.examples !== 'object' || Array.isArray(node.examples)) continue;
+      const validate = schemaAt(`${pointer}/schema`);
+      for (const [name, example] of Object.entries(node.examples as Record<string, { value: unknown }>)) {
+        expect(validate(example.value), `${pointer} example ${name}: ${JSON.stringify(validate.errors)}`).to.equal(true);
+        checked += 1;
+      }
+    }
+    expect(checked).to.be.greaterThan(10);
+  });
+
+  it('shows the demo catalog\'s TENT-2P exactly as the service answers it', async function () {
+    const catalog = new MemoryProductCatalog(await readCatalogFile(DEMO_CATALOG_FILE));
+    const example = document.paths['/api/v1/public/sku/{sku}'].get.responses[200].content['application/json'].examples['TENT-2P'].value;
+    expect(example).to.deep.equal({ data: await catalog.findBySku(DEMO_PARTNER_ID, parseSku('TENT-2P')) });
+  });
+
+  it('describes every route of the router, and the router serves every path it describes', function () {
+    const app = createApp({ ...memoryInfrastructure(), logger: createLogger('silent') });
+    const router = app.middleware.map((m) => (m as { router?: Router }).router).find((r) => r !== undefined);
+    expect(router, 'the router middleware').to.not.equal(undefined);
+    const aliases = new Map<string, string>();
+    for (const [template, item] of Object.entries(document.paths as Record<string, any>)) {
+      for (const alias of (item['x-empty-parameter-paths'] ?? []) as string[]) aliases.set(alias, template);
+    }
+    const routed = new Map<string, string[]>();
+    for (const layer of router!.stack) {
+      const path = String(layer.path);
+      const template = aliases.get(path) ?? path.replace(/:(\w+)/g, '{$1}');
+      routed.set(template, [...new Set([...(routed.get(template) ?? []), ...layer.methods.map((m) => m.toLowerCase())])].sort());
+    }
+    const documented = new Map(Object.entries(document.paths as Record<string, any>).map(([template, item]) => [
+      template,
+      Object.keys(item as object).filter((k) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(k)).concat(item.get ? ['head'] : []).sort(),
+    ]));
+    expect(Object.fromEntries(routed)).to.deep.equal(Object.fromEntries(documented));
+  });
+});
+
+describe('OpenAPI response check', function () {
+  const ok: ObservedExchange = {
+    method: 'GET',
+    path: '/healthz',
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'abc', 'cache-control': 'no-store' },
+    text: '{"status":"ok"}',
+  };
+
+  it('accepts a documented exchange and refuses each kind of drift', function () {
+    expect(() => checkAgainstOpenApi(ok)).to.not.throw();
+    expect(() => checkAgainstOpenApi({ ...ok, text: '{"status":"ok","uptime":1}' })).to.throw(/additional properties/);
+    expect(() => checkAgainstOpenApi({ ...ok, status: 418 })).to.throw(/status 418 is not documented/);
+    expect(() => checkAgainstOpenApi({ ...ok, headers: { ...ok.headers, 'x-request-id': undefined } })).to.throw(/X-Request-Id is required/);
+    expect(() => checkAgainstOpenApi({ ...ok, headers: { ...ok.headers, 'content-type': 'text/plain' } })).to.throw(/Content-Type/);
+    expect(() => checkAgainstOpenApi({ ...ok, path: '/metrics' })).to.throw(/promises 404/);
+    expect(() => checkAgainstOpenApi({ ...ok, method: 'POST' })).to.throw(/promises 405/);
+    expect(() => checkAgainstOpenApi({ ...ok, method: 'HEAD' })).to.throw(/a body was sent/);
+  });
+});
+
+describe('HTTP: /openapi.json and /docs', function () {
+  let server: TestServer;
+
+  before(async function () {
+    server = await startTestServer(memoryInfrastructure());
+  });
+  after(async function () {
+    await server.close();
+  });
+
+  it('serves the document at /openapi.json without a key', async function () {
+    const response = await server.request('/openapi.json');
+    expect(response.status).to.equal(200);
+    expect(response.json()).to.deep.equal(JSON.parse(JSON.stringify(openApiDocument)));
+  });
+
+  it('serves a docs page that runs under the default CSP: same-origin scripts only, none inline', async function () {
+    const page = await server.request('/docs');
+    expect(page.status).to.equal(200);
+    expect(page.headers['content-type']).to.match(/^text\/html/);
+    expect(page.headers['content-security-policy']).to.include("script-src 'self'");
+    const scripts = [...page.text.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.map((s) => s[1]?.trim())).to.deep.equal(['src="docs/swagger-ui-bundle.js"', 'src="docs/docs.js"']);
+    expect(scripts.every((s) => s[2] === '')).to.equal(true);
+    expect(page.text).to.not.match(/https?:\/\//);
+  });
+
+  it('serves the Swagger UI files from the installed package, and not_found for any other', async function () {
+    const bundle = await server.request('/docs/swagger-ui-bundle.js');
+    expect(bundle.headers['content-type']).to.match(/^text\/javascript/);
+    expect(bundle.text).to.include('SwaggerUIBundle');
+    expect((await server.request('/docs/swagger-ui.css')).headers['content-type']).to.match(/^text\/css/);
+    expect((await server.request('/docs/docs.js')).text).to.include("url: 'openapi.json'");
+    const missing = await server.request('/docs/index.html');
+    expect(missing.status).to.equal(404);
+    expect(missing.json()).to.deep.equal({ error: 'not_found', message: 'No such endpoint.' });
+  });
+});
