@@ -73,9 +73,10 @@ async function openRateLimiter(config: Config, logger: Logger): Promise<{ limite
   const local = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock });
   if (config.rateLimitStore === 'memory' || config.redisUrl === null) return { limiter: local, close: () => Promise.resolve() };
   const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, fallback: local, logger });
-  // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns.
+  // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
+  // and warns once on the first request it cannot count in Redis.
   await shared.ready(REDIS_START_WAIT_MS).catch((error: unknown) => {
-    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start; limiting in this process until it is');
+    logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
   });
   return { limiter: shared, close: () => shared.close() };
 }

@@ -124,3 +124,28 @@ describe('several instances sharing one Redis', function () {
     expectNoKeyInOutput(services);
   });
 });
+
+/* A key sent as X-Request-Id matches the plain-ID pattern; it must be neither echoed nor logged. */
+describe('a key in the wrong header', function () {
+  this.timeout(30_000);
+  const services: ServiceProcess[] = [];
+  afterEach(function () {
+    for (const service of services.splice(0)) service.kill();
+  });
+
+  it('is not written to the log even when sent as X-Request-Id (it matches the "sane request id" pattern)', async function () {
+    const service = startService({});
+    services.push(service);
+    const [, url] = await service.waitFor(/"url":"(http:\/\/[^"]+)"/);
+    const [, demoKey] = await service.waitFor(/(pcat_live_[A-Za-z0-9]{40})/);
+    for (const key of [KEYS.acme, demoKey!]) {
+      const response = await fetch(`${url!}/api/v1/public/sku/TENT-2P`, { headers: { 'X-API-Key': demoKey!, 'X-Request-Id': key } });
+      await response.arrayBuffer();
+      expect(response.status).to.equal(200);
+    }
+    expectNoKeyInOutput([service]);
+    const logs = logLines(service);
+    expect(logs.filter((l) => l.msg === 'request')).to.have.length(2);
+    expect(JSON.stringify(logs)).to.not.include(demoKey!);
+  });
+});
