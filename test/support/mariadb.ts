@@ -1,12 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { createConnection, type Connection } from 'mysql2/promise';
+import type { Database } from '../../src/adapters/mysql/database.js';
+import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
+import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
 
 /** The MariaDB server of the machine (STACK-NOTES.md); override with TEST_MARIADB_URL. */
 const SERVER_URL = process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 
+/** This suite's own database, migrated; read its fields inside hooks and tests only. */
 export interface TestDatabase {
-  /** `mysql://` URL of this suite's own database; read it inside hooks and tests only. */
   readonly url: string;
+  /** A handle the helper opens and closes. */
+  readonly db: Kysely<Database>;
 }
 
 let warned = false;
@@ -25,31 +31,40 @@ async function connectToServer(): Promise<Connection | null> {
 }
 
 /**
- * Registers hooks on the enclosing `describe`: a freshly created, uniquely named database
- * before its tests, dropped after them. Without a reachable MariaDB the tests are skipped,
+ * Registers hooks on the enclosing `describe`: a freshly created, uniquely named and migrated
+ * database before its tests, dropped after them. Without a reachable MariaDB the tests are skipped,
  * except under CI=true, where they fail.
  */
 export function useTestDatabase(): TestDatabase {
   const name = `pcat_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  let url: string | undefined;
+  let opened: TestDatabase | undefined;
   let server: Connection | null = null;
 
   before(async function () {
     server = await connectToServer();
     if (server === null) this.skip();
     await server.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
-    url = `${SERVER_URL.replace(/\/$/, '')}/${name}`;
+    const url = `${SERVER_URL.replace(/\/$/, '')}/${name}`;
+    opened = { url, db: createMysqlDatabase(url) };
+    await migrateToLatest(opened.db);
   });
   after(async function () {
+    await opened?.db.destroy();
     if (server === null) return;
     await server.query(`drop database if exists \`${name}\``);
     await server.end();
   });
 
+  const current = (): TestDatabase => {
+    if (opened === undefined) throw new Error('the test database exists only inside hooks and tests');
+    return opened;
+  };
   return {
-    get url(): string {
-      if (url === undefined) throw new Error('the test database exists only inside hooks and tests');
-      return url;
+    get url() {
+      return current().url;
+    },
+    get db() {
+      return current().db;
     },
   };
 }

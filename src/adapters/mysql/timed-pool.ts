@@ -17,15 +17,26 @@ export function withQueryTimeout(pool: Pool, timeoutMs: number): MysqlPool {
     }
     return wrapper;
   };
+  // mysql2 throws an uncaught error if the pool ends while a connection is still being opened.
+  const opening = new Set<Promise<void>>();
   return {
     getConnection: (callback) => {
+      let opened = (): void => undefined;
+      const attempt = new Promise<void>((resolve) => {
+        opened = resolve;
+      });
+      opening.add(attempt);
       pool.getConnection((error, raw) => {
+        opening.delete(attempt);
+        opened();
         // On error there is no connection to wrap, and Kysely reads none.
         callback(error, error === null ? wrap(raw) : (undefined as never));
       });
     },
     end: (callback) => {
-      pool.end(callback);
+      void Promise.all(opening).then(() => {
+        pool.end(callback);
+      });
     },
   };
 }

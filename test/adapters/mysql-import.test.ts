@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/adapters/mysql/database.js';
+import { importCatalog } from '../../src/adapters/mysql/import-catalog.js';
+import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
+import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
+import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
+import { hashApiKey } from '../../src/domain/api-key.js';
+import { parseCatalogSource } from '../../src/domain/catalog-source.js';
+import type { LookupResult } from '../../src/domain/lookup-result.js';
+import type { Sku } from '../../src/domain/sku.js';
+import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
+import { useTestDatabase } from '../support/mariadb.js';
+
+type Doc = ReturnType<typeof fixtureDocument> & { partners: any[] };
+
+const doc = (): Doc => fixtureDocument() as Doc;
+const acmeProducts = (d: Doc): any[] => (d.partners[0] as { products: any[] }).products;
+const tent = (d: Doc): any => acmeProducts(d).find((p: any) => p.sku === 'TENT-2P');
+
+describe('MySQL import', function () {
+  const testDb = useTestDatabase();
+  let db: Kysely<Database>;
+  let catalog: MysqlProductCatalog;
+
+  const lookup = async (partnerId: string, sku: string): Promise<LookupResult> => {
+    const found = await catalog.findBySku(partnerId, sku as Sku);
+    if (found === null) throw new Error(`${partnerId}/${sku} not found`);
+    return found;
+  };
+  const importDoc = (d: Doc) => importCatalog(db, parseCatalogSource(d));
+  const rowCounts = async (): Promise<number[]> => Promise.all(
+    (['partners', 'api_keys', 'products', 'videos', 'pdp_entries'] as const).map(async (table) =>
+      Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)),
+  );
+
+  before(function () {
+    db = testDb.db;
+    catalog = new MysqlProductCatalog(db);
+  });
+  beforeEach(async function () {
+    for (const table of ['api_keys', 'pdp_entries', 'videos', 'products', 'partners'] as const) await db.deleteFrom(table).execute();
+  });
+
+  it('migrates idempotently: a second run applies nothing', async function () {
+    expect(await migrateToLatest(db)).to.deep.equal([]);
+  });
+
+  it('reports what a first import created', async function () {
+    const report = await importDoc(doc());
+    expect(report).to.deep.equal({
+      partners: { created: 2, updated: 0, unchanged: 0 },
+      api_keys: { created: 4, updated: 0, unchanged: 0, revoked: 0 },
+      products: { created: 7, updated: 0, unchanged: 0, deleted: 0 },
+      videos: { created: 5, updated: 0, unchanged: 0, deleted: 0 },
+      pdp_entries: { created: 7, updated: 0, unchanged: 0, deleted: 0, regenerated: 3 },
+    });
+  });
+
+  it('keeps every ID on a re-import of the same file, writes nothing and regenerates nothing', async function () {
+    await importDoc(doc());
+    const before = await lookup('acme', 'TENT-2P');
+    const report = await importDoc(doc());
+    expect(report).to.deep.equal({
+      partners: { created: 0, updated: 0, unchanged: 2 },
+      api_keys: { created: 0, updated: 0, unchanged: 4, revoked: 0 },
+      products: { created: 0, updated: 0, unchanged: 7, deleted: 0 },
+      videos: { created: 0, updated: 0, unchanged: 5, deleted: 0 },
+      pdp_entries: { created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 },
+    });
+    expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before);
+  });
+
+  it('regenerates the JSON-LD of every entry using a video whose transcript changed, keeping IDs', async function () {
+    await importDoc(doc());
+    const before = await lookup('acme', 'TENT-2P');
+    const changed = doc();
+    tent(changed).videos[0].transcript = 'A refined transcript.';
+    tent(changed).videos[2].transcript = 'Now it has one.';
+    const report = await importDoc(changed);
+    expect(report.videos).to.deep.equal({ created: 0, updated: 2, unchanged: 3, deleted: 0 });
+    expect(report.pdp_entries).to.include({ updated: 2, regenerated: 2 });
+    const after = await lookup('acme', 'TENT-2P');
+    expect(after.product.id).to.equal(before.product.id);
+    expect(after.product.pdp_urls.map((e) => e.id)).to.deep.equal(before.product.pdp_urls.map((e) => e.id));
+    expect(after.product.pdp_urls[0]?.json_ld?.transcript).to.equal('A refined transcript.');
+    // The entry on p/124 was "not generated yet" and now is.
+    expect(before.product.pdp_urls[2]?.json_ld).to.equal(null);
+    expect(after.product.pdp_urls[2]?.json_ld?.transcript).to.equal('Now it has one.');
+  });
+
+  it('regenerates JSON-LD when the partner name, brand or properties change', async function () {
+    await importDoc(doc());
+    const changed = doc();
+    changed.partners[0].name = 'Acme Outdoor Group';
+    tent(changed).brand = 'Acme Pro';
+    tent(changed).properties = [{ name: 'Color', value: 'Blue' }];
+    const report = await importDoc(changed);
+    expect(report.partners).to.deep.equal({ created: 0, updated: 1, unchanged: 1 });
+    expect(report.pdp_entries.regenerated).to.equal(2);
+    const jsonLd = (await lookup('acme', 'TENT-2P')).product.pdp_urls[0]?.json_ld;
+    expect(jsonLd?.publisher.name).to.equal('Acme Outdoor Group');
+    expect(jsonLd?.about.brand.name).to.equal('Acme Pro');
+    expect(jsonLd?.about.additionalProperty).to.deep.equal([{ '@type': 'PropertyValue', name: 'Color', value: 'Blue' }]);
+  });
+
+  it('makes an imported partner match the file: absent products, videos and entries go, others keep their IDs', async function () {
+    await importDoc(doc());
+    const shared = await lookup('acme', 'SHARED-1');
+    const pitch = (await lookup('acme', 'TENT-2P')).product.videos[0]!;
+    const changed = doc();
+    changed.partners[0].products = acmeProducts(changed).filter((p: any) => p.sku !== 'abc-1');
+    const tentDoc = tent(changed);
+    // tent-pitch moves to SHARED-1; TENT-2P drops its entries that named it.
+    const movedVideo = tentDoc.videos.shift();
+    tentDoc.pdp_urls = tentDoc.pdp_urls.filter((e: any) => e.video_ref !== 'tent-pitch');
+    acmeProducts(changed).find((p: any) => p.sku === 'SHARED-1').videos = [movedVideo];
+    const report = await importDoc(changed);
+    expect(report.products).to.deep.equal({ created: 0, updated: 0, unchanged: 6, deleted: 1 });
+    expect(report.pdp_entries).to.include({ deleted: 2 });
+    expect(await catalog.findBySku('acme', 'abc-1' as Sku)).to.equal(null);
+    const sharedAfter = await lookup('acme', 'SHARED-1');
+    expect(sharedAfter.product.id).to.equal(shared.product.id);
+    expect(sharedAfter.product.videos).to.deep.equal([pitch]);
+    expect((await lookup('globex', 'SHARED-1')).product.title).to.equal('Globex shared');
+  });
+
+  it('leaves partners absent from the file alone', async function () {
+    await importDoc(doc());
+    const globexOnly = doc();
+    globexOnly.partners = [globexOnly.partners[1]];
+    const report = await importDoc(globexOnly);
+    expect(report.products).to.deep.equal({ created: 0, updated: 0, unchanged: 2, deleted: 0 });
+    expect((await lookup('acme', 'TENT-2P')).product.title).to.equal('Title TENT-2P');
+  });
+
+  it('changes nothing when a file fails part-way: the import is one transaction', async function () {
+    await importDoc(doc());
+    const before = { rows: await rowCounts(), tent: await lookup('acme', 'TENT-2P') };
+    const failing = doc();
+    tent(failing).title = 'Changed title';
+    acmeProducts(failing).push({ ...acmeProducts(failing)[1], sku: 'NEW-1' });
+    // Passes validation, but a video ref longer than its column is refused after the products are written.
+    tent(failing).videos.push({ ...tent(failing).videos[0], ref: 'r'.repeat(300) });
+    let failure: unknown;
+    try {
+      await importDoc(failing);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(Error);
+    expect(await rowCounts()).to.deep.equal(before.rows);
+    expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before.tent);
+  });
+
+  describe('API keys', function () {
+    it('stores only hashes: no column of any key row holds a plaintext key', async function () {
+      await importDoc(doc());
+      const rows = await sql<Record<string, unknown>>`select * from api_keys`.execute(db);
+      expect(rows.rows).to.have.length(4);
+      const dump = JSON.stringify(rows.rows);
+      expect(dump).to.not.include('pcat_live_');
+      for (const key of Object.values(KEYS)) expect(dump).to.not.include(key.slice(10));
+    });
+
+    it('never brings back a revoked key on re-import, and revokes file keys the file dropped', async function () {
+      await importDoc(doc());
+      const store = new MysqlApiKeyStore(db);
+      await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', 'acme-prod').execute();
+      const dropped = doc();
+      dropped.partners[0].api_keys = dropped.partners[0].api_keys.filter((k: any) => k.id !== 'acme-staging');
+      const report = await importDoc(dropped);
+      expect(report.api_keys).to.deep.equal({ created: 0, updated: 0, unchanged: 3, revoked: 1 });
+      expect(await store.findActiveByHash(hashApiKey(KEYS.acme))).to.equal(null);
+      expect(await store.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.equal(null);
+      expect(await store.findActiveByHash(hashApiKey(KEYS.globex))).to.deep.equal({ keyId: 'globex-prod', partnerId: 'globex' });
+    });
+
+    it('leaves keys issued by the CLI alone on re-import', async function () {
+      await importDoc(doc());
+      await db.insertInto('api_keys').values({ id: 'cli-key', partner_id: 'acme', sha256: hashApiKey(KEYS.unknown), label: null, origin: 'cli', revoked_at: null }).execute();
+      await importDoc(doc());
+      expect(await new MysqlApiKeyStore(db).findActiveByHash(hashApiKey(KEYS.unknown))).to.deep.equal({ keyId: 'cli-key', partnerId: 'acme' });
+    });
+  });
+});
