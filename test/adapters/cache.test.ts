@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CachedProductCatalog, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
+import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
+import type { LookupResult } from '../../src/domain/lookup-result.js';
+import type { ProductId } from '../../src/domain/product-id.js';
+import type { Sku } from '../../src/domain/sku.js';
+import { productCatalogContract } from '../contracts/product-catalog.contract.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+
+const sku = (s: string): Sku => s as Sku;
+
+/** The memory catalog, counting the lookups that reach it; `fail` makes the next one throw. */
+class CountingCatalog implements ProductCatalog {
+  calls = 0;
+  fail = false;
+  constructor(private readonly inner: ProductCatalog) {}
+  findBySku(partnerId: string, s: Sku): Promise<LookupResult | null> {
+    return this.count(() => this.inner.findBySku(partnerId, s));
+  }
+  findById(partnerId: string, id: ProductId): Promise<LookupResult | null> {
+    return this.count(() => this.inner.findById(partnerId, id));
+  }
+  private count(lookup: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
+    this.calls += 1;
+    if (this.fail) {
+      this.fail = false;
+      return Promise.reject(new Error('storage down'));
+    }
+    return lookup();
+  }
+}
+
+productCatalogContract('memory behind the response cache', (catalog) =>
+  Promise.resolve({ catalog: new CachedProductCatalog(new MemoryProductCatalog(catalog), { ttlMs: 60_000 }), close: () => Promise.resolve() }));
+
+describe('response cache', function () {
+  let backing: CountingCatalog;
+  beforeEach(function () {
+    backing = new CountingCatalog(new MemoryProductCatalog(fixtureCatalog()));
+  });
+
+  it('answers a repeated lookup from memory, by SKU and by ID', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    const first = await cache.findBySku('acme', sku('TENT-2P'));
+    expect(await cache.findBySku('acme', sku('TENT-2P'))).to.deep.equal(first);
+    expect(backing.calls).to.equal(1);
+    const id = first!.product.id as ProductId;
+    await cache.findById('acme', id);
+    await cache.findById('acme', id);
+    expect(backing.calls).to.equal(2);
+  });
+
+  it('never hands one partner the answer cached for another, nor a SKU the answer of another case', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    expect((await cache.findBySku('acme', sku('SHARED-1')))?.product.title).to.equal('Acme shared');
+    expect((await cache.findBySku('globex', sku('SHARED-1')))?.product.title).to.equal('Globex shared');
+    expect(await cache.findBySku('nobody', sku('SHARED-1'))).to.equal(null);
+    expect((await cache.findBySku('acme', sku('ABC-1')))?.product.title).to.equal('Upper-case ABC');
+    expect((await cache.findBySku('acme', sku('abc-1')))?.product.title).to.equal('Title abc-1');
+    const acmeId = (await cache.findBySku('acme', sku('TENT-2P')))!.product.id as ProductId;
+    expect(await cache.findById('acme', acmeId)).to.not.equal(null);
+    expect(await cache.findById('globex', acmeId)).to.equal(null);
+  });
+
+  it('remembers a miss for the TTL, then asks again', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 100 });
+    expect(await cache.findBySku('acme', sku('NOPE'))).to.equal(null);
+    expect(await cache.findBySku('acme', sku('NOPE'))).to.equal(null);
+    expect(backing.calls).to.equal(1);
+    await sleep(150);
+    await cache.findBySku('acme', sku('NOPE'));
+    expect(backing.calls).to.equal(2);
+  });
+
+  it('never caches a failure', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    backing.fail = true;
+    let failed = false;
+    await cache.findBySku('acme', sku('TENT-2P')).catch(() => (failed = true));
+    expect(failed).to.equal(true);
+    expect(await cache.findBySku('acme', sku('TENT-2P'))).to.not.equal(null);
+  });
+
+  it('holds at most maxEntries answers', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxEntries: 2 });
+    for (const s of ['TENT-2P', 'abc-1', 'ABC-1']) await cache.findBySku('acme', sku(s));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(backing.calls).to.equal(4);
+  });
+
+  it('shares answers frozen, so no caller can change what the next one sees', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    const found = await cache.findBySku('acme', sku('TENT-2P'));
+    expect(Object.isFrozen(found)).to.equal(true);
+    expect(Object.isFrozen(found?.product.pdp_urls[0]?.json_ld)).to.equal(true);
+  });
+
+  it('is no cache at all with a TTL of 0', function () {
+    expect(withResponseCache(backing, { ttlMs: 0 })).to.equal(backing);
+    expect(withResponseCache(backing, { ttlMs: 1 })).to.be.instanceOf(CachedProductCatalog);
+  });
+});
