@@ -31,11 +31,11 @@ async function connectToServer(): Promise<Connection | null> {
 }
 
 /**
- * Registers hooks on the enclosing `describe`: a freshly created, uniquely named and migrated
- * database before its tests, dropped after them. Without a reachable MariaDB the tests are skipped,
+ * Registers hooks on the enclosing `describe`: a freshly created, uniquely named database,
+ * migrated unless told otherwise, before its tests, dropped after them. Without a reachable MariaDB the tests are skipped,
  * except under CI=true, where they fail.
  */
-export function useTestDatabase(): TestDatabase {
+export function useTestDatabase(options: { migrated?: boolean } = {}): TestDatabase {
   const name = `pcat_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   let opened: TestDatabase | undefined;
   let server: Connection | null = null;
@@ -46,7 +46,7 @@ export function useTestDatabase(): TestDatabase {
     await server.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
     const url = `${SERVER_URL.replace(/\/$/, '')}/${name}`;
     opened = { url, db: createMysqlDatabase(url) };
-    await migrateToLatest(opened.db);
+    if (options.migrated ?? true) await migrateToLatest(opened.db);
   });
   after(async function () {
     await opened?.db.destroy();

@@ -1,0 +1,107 @@
+import { readFile } from 'node:fs/promises';
+import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
+import { CatalogSourceError, parseCatalogSourceText } from '../../domain/catalog-source.js';
+import type { Catalog } from '../../domain/catalog.js';
+import type { KeyListing, OperatorStore } from './operator-store.js';
+import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
+
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  /** Opened only by commands that need the database; `keys generate` never does. */
+  openStore(): Promise<OperatorStore>;
+}
+
+/** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommand(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr.write(`error: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    io.stdout.write(await execute(command, io));
+    return 0;
+  } catch (error) {
+    io.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+/** Runs the command and returns what it prints: one JSON document with --json, else text. */
+async function execute(command: Command, io: CliIo): Promise<string> {
+  switch (command.name) {
+    case 'help':
+      return USAGE;
+    case 'keys generate': {
+      const key = generateApiKey();
+      const generated = { key, sha256: hashApiKey(key) };
+      return command.json ? json(generated) : `key:    ${generated.key}\nsha256: ${generated.sha256}\n`;
+    }
+    case 'import': {
+      // The file is read and validated before the database is touched: a bad file changes nothing.
+      const catalog = await readCatalog(command.file);
+      const summary = await withStore(io, (store) => store.importCatalog(catalog));
+      if (command.json) return json(summary);
+      const lines = Object.entries(summary).map(([kind, counts]) =>
+        `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
+      return `imported ${command.file}\n${lines.join('\n')}\n`;
+    }
+    case 'migrate': {
+      const applied = await withStore(io, (store) => store.migrate());
+      if (command.json) return json({ applied });
+      return applied.length === 0 ? 'schema is up to date\n' : applied.map((name) => `applied ${name}\n`).join('');
+    }
+    case 'keys issue': {
+      const issued = await withStore(io, (store) => store.issueKey(command.partner, command.label));
+      if (command.json) return json({ ...issued, created_at: issued.created_at.toISOString() });
+      return `issued key ${issued.id} for partner ${issued.partner}; it is shown only now, store it as a secret:\n${issued.key}\n`;
+    }
+    case 'keys revoke': {
+      const revoked = await withStore(io, (store) => store.revokeKey(command.keyId));
+      if (command.json) return json({ id: revoked.id, revoked_at: revoked.revoked_at.toISOString() });
+      return `revoked key ${revoked.id} (since ${revoked.revoked_at.toISOString()})\n`;
+    }
+    case 'keys list': {
+      const keys = (await withStore(io, (store) => store.listKeys(command.partner))).map(listing);
+      if (command.json) return json(keys);
+      if (keys.length === 0) return `partner ${command.partner} has no keys\n`;
+      return keys.map((k) => `${k.id}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
+    }
+  }
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function listing(key: KeyListing) {
+  return { id: key.id, label: key.label, created_at: key.created_at.toISOString(), revoked_at: key.revoked_at?.toISOString() ?? null };
+}
+
+async function withStore<T>(io: CliIo, work: (store: OperatorStore) => Promise<T>): Promise<T> {
+  const store = await io.openStore();
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function readCatalog(file: string): Promise<Catalog> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}`);
+  }
+  try {
+    return parseCatalogSourceText(text);
+  } catch (error) {
+    if (error instanceof CatalogSourceError) throw new Error(`${file}: ${error.message}`);
+    throw error;
+  }
+}

@@ -1,0 +1,31 @@
+import { loadDotEnv, readConfig } from './adapters/config/config.js';
+import type { OperatorStore } from './adapters/cli/operator-store.js';
+import { runCli } from './adapters/cli/run-command.js';
+import { issueApiKey, listApiKeys, revokeApiKey } from './adapters/mysql/api-key-admin.js';
+import { importCatalog } from './adapters/mysql/import-catalog.js';
+import { migrateToLatest } from './adapters/mysql/migrate.js';
+import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
+
+/** Operator commands work on large catalogs: connect fast, but let a statement run long. */
+const OPERATOR_TIMEOUTS = { connectTimeoutMs: 5_000, queryTimeoutMs: 600_000 };
+
+function openOperatorStore(): Promise<OperatorStore> {
+  const { databaseUrl } = readConfig(process.env);
+  if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
+  const db = createMysqlDatabase(databaseUrl, OPERATOR_TIMEOUTS);
+  return Promise.resolve({
+    migrate: () => migrateToLatest(db),
+    importCatalog: (catalog) => importCatalog(db, catalog),
+    issueKey: (partnerId, label) => issueApiKey(db, partnerId, label),
+    revokeKey: (keyId) => revokeApiKey(db, keyId),
+    listKeys: (partnerId) => listApiKeys(db, partnerId),
+    close: () => db.destroy(),
+  });
+}
+
+loadDotEnv();
+process.exitCode = await runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  openStore: openOperatorStore,
+});

@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { MysqlApiKeyStore } from '../src/adapters/mysql/mysql-api-key-store.js';
+import { hashApiKey, isWellFormedApiKey } from '../src/domain/api-key.js';
+import { fixtureDocument } from './fixtures/catalog-fixture.js';
+import { useTestDatabase } from './support/mariadb.js';
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  json(): unknown;
+}
+
+interface IssuedJson { id: string; partner: string; label: string | null; key: string; created_at: string }
+interface ListedJson { id: string; label: string | null; created_at: string; revoked_at: string | null }
+interface ImportJson { products: object; pdp_entries: object }
+
+/** Runs the real CLI as an operator would, with only the environment given here. */
+function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { ...base, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) as unknown });
+    });
+  });
+}
+
+describe('operator CLI', function () {
+  this.timeout(60_000);
+
+  it('generates a key and its sha256 without any database', async function () {
+    const run = await cli(['keys', 'generate', '--json'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });
+    expect(run.code).to.equal(0);
+    const generated = run.json() as { key: string; sha256: string };
+    expect(Object.keys(generated)).to.deep.equal(['key', 'sha256']);
+    expect(isWellFormedApiKey(generated.key)).to.equal(true);
+    expect(generated.sha256).to.equal(hashApiKey(generated.key));
+  });
+
+  it('refuses an unknown command with exit 2 and the usage', async function () {
+    const run = await cli(['keys', 'rotate']);
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.match(/^error: unknown command "keys rotate"/);
+    expect(run.stdout).to.equal('');
+  });
+
+  it('names DATABASE_URL when a database command has none', async function () {
+    const run = await cli(['migrate']);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.equal('error: DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)\n');
+  });
+
+  describe('on MySQL', function () {
+    const testDb = useTestDatabase({ migrated: false });
+    let dir: string;
+    let env: Record<string, string>;
+    const keyCount = async (): Promise<number> =>
+      Number((await testDb.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+    before(async function () {
+      env = { DATABASE_URL: testDb.url };
+      dir = await mkdtemp(join(tmpdir(), 'pcat-cli-'));
+      await writeFile(join(dir, 'catalog.json'), JSON.stringify(fixtureDocument()));
+      const bad = fixtureDocument() as { partners: { id: string; products: { sku: string }[] }[] };
+      bad.partners[0]!.id = 'Not A Slug';
+      bad.partners[0]!.products[1]!.sku = 'has space';
+      await writeFile(join(dir, 'bad.json'), JSON.stringify(bad));
+    });
+    after(async function () {
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('migrates, and a second run applies nothing', async function () {
+      const first = await cli(['migrate', '--json'], env);
+      expect(first.code).to.equal(0);
+      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema'] });
+      expect((await cli(['migrate', '--json'], env)).json()).to.deep.equal({ applied: [] });
+    });
+
+    it('refuses a bad catalog file whole, listing every problem by JSON path, and changes nothing', async function () {
+      const run = await cli(['import', join(dir, 'bad.json'), '--json'], env);
+      expect(run.code).to.equal(1);
+      expect(run.stdout).to.equal('');
+      expect(run.stderr).to.include('partners[0].id: must be a slug');
+      expect(run.stderr).to.include('partners[0].products[1].sku: must be 1 to 50');
+      expect(await keyCount()).to.equal(0);
+      expect(await testDb.db.selectFrom('products').select('id').execute()).to.deep.equal([]);
+    });
+
+    it('imports a catalog and reports counts; a re-import reports it unchanged', async function () {
+      const first = await cli(['import', join(dir, 'catalog.json'), '--json'], env);
+      expect(first.code, first.stderr).to.equal(0);
+      expect((first.json() as ImportJson).products).to.deep.equal({ created: 7, updated: 0, unchanged: 0, deleted: 0 });
+      const second = await cli(['import', join(dir, 'catalog.json'), '--json'], env);
+      expect((second.json() as ImportJson).pdp_entries).to.deep.equal({ created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 });
+    });
+
+    it('issues a key shown once, stores only its hash, lists it and revokes it from the next lookup', async function () {
+      const issued = await cli(['keys', 'issue', '--partner', 'acme', '--label', 'shop backend', '--json'], env);
+      expect(issued.code, issued.stderr).to.equal(0);
+      const key = issued.json() as IssuedJson;
+      expect(Object.keys(key)).to.deep.equal(['id', 'partner', 'label', 'key', 'created_at']);
+      expect(key).to.include({ partner: 'acme', label: 'shop backend' });
+      expect(isWellFormedApiKey(key.key)).to.equal(true);
+      expect(new Date(key.created_at).toISOString()).to.equal(key.created_at);
+
+      const store = new MysqlApiKeyStore(testDb.db);
+      expect(await store.findActiveByHash(hashApiKey(key.key))).to.deep.equal({ keyId: key.id, partnerId: 'acme' });
+      const everything = JSON.stringify((await sql`select * from api_keys`.execute(testDb.db)).rows);
+      expect(everything).to.not.include(key.key);
+      expect(everything).to.not.include(key.key.slice('pcat_live_'.length));
+
+      const listed = await cli(['keys', 'list', '--partner', 'acme', '--json'], env);
+      const mine = (listed.json() as ListedJson[]).find((k) => k.id === key.id);
+      expect(mine).to.deep.equal({ id: key.id, label: 'shop backend', created_at: key.created_at, revoked_at: null });
+      expect(listed.stdout).to.not.include(key.key);
+      expect(listed.stdout).to.not.include(hashApiKey(key.key));
+      for (const entry of listed.json() as ListedJson[]) expect(Object.keys(entry)).to.deep.equal(['id', 'label', 'created_at', 'revoked_at']);
+
+      const revoked = await cli(['keys', 'revoke', key.id, '--json'], env);
+      expect(revoked.code, revoked.stderr).to.equal(0);
+      expect(await store.findActiveByHash(hashApiKey(key.key))).to.equal(null);
+      const after = ((await cli(['keys', 'list', '--partner', 'acme', '--json'], env)).json() as ListedJson[]).find((k) => k.id === key.id);
+      expect(after?.revoked_at).to.equal((revoked.json() as { revoked_at: string }).revoked_at);
+    });
+
+    it('fails with one clear line for an unknown key or partner', async function () {
+      const revoke = await cli(['keys', 'revoke', 'no-such-key'], env);
+      expect(revoke.code).to.equal(1);
+      expect(revoke.stderr).to.equal('error: no API key with id "no-such-key"\n');
+      const issue = await cli(['keys', 'issue', '--partner', 'nobody'], env);
+      expect(issue.code).to.equal(1);
+      expect(issue.stderr).to.equal('error: no partner with id "nobody"; import its catalog first\n');
+    });
+  });
+});
