@@ -1,16 +1,17 @@
+import { withResponseCache } from './adapters/cache/cached-product-catalog.js';
 import { startHttpServer } from './adapters/http/server.js';
-import { ConfigError, loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
+import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
 import { alwaysReady } from './adapters/memory/always-ready.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from './adapters/memory/catalog-file.js';
 import { MemoryApiKeyStore } from './adapters/memory/memory-api-key-store.js';
 import { MemoryProductCatalog } from './adapters/memory/memory-product-catalog.js';
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
+import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
 import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { systemClock } from './application/ports/clock.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
-import { CatalogSourceError } from './domain/catalog-source.js';
 import { createApp, type Infrastructure } from './container.js';
 
 /** What a deployment opened and must close on shutdown. */
@@ -53,8 +54,21 @@ async function main(): Promise<void> {
 
 async function openInfrastructure(config: Config, logger: Logger): Promise<Opened> {
   const rateLimiting = await openRateLimiter(config, logger);
-  if (config.storage === 'mysql') {
-    throw new ConfigError('STORAGE', 'is not available in this build');
+  if (config.storage === 'mysql' && config.databaseUrl !== null) {
+    const storage = await openMysqlStorage({ url: config.databaseUrl, logger });
+    return {
+      infrastructure: {
+        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs }),
+        keys: storage.keys,
+        limiter: rateLimiting.limiter,
+        readiness: storage.readiness,
+        logger,
+      },
+      close: async () => {
+        await rateLimiting.close();
+        await storage.close();
+      },
+    };
   }
   const catalog = await readCatalogFile(config.catalogFile ?? DEMO_CATALOG_FILE);
   const keys = new MemoryApiKeyStore(catalog);
@@ -96,9 +110,6 @@ function demoBanner(url: string, key: string): string {
 
 main().catch((error: unknown) => {
   // One clear reason, no stack: a bad variable, an unreadable or invalid catalog.
-  const reason = error instanceof ConfigError || error instanceof CatalogSourceError || error instanceof Error
-    ? error.message
-    : String(error);
-  process.stderr.write(`partner-catalog-api: failed to start: ${reason}\n`);
+  process.stderr.write(`partner-catalog-api: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { LookupResult } from '../../src/domain/lookup-result.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
+import { STORAGES, type OpenedStorage } from '../support/storages.js';
 import { memoryInfrastructure, startTestServer, type Response, type TestServer } from '../support/test-server.js';
 
 const API = '/api/v1/public';
@@ -29,16 +30,18 @@ function expectError(response: Response, status: number, code: string): void {
   expect(body.message).to.be.a('string').and.not.equal('');
 }
 
-describe('HTTP: public API on in-memory storage', function () {
+for (const [storageName, useStorage] of STORAGES) describe(`HTTP: public API on ${storageName} storage`, function () {
+  const storage = useStorage();
   let server: TestServer;
-  let infrastructure: ReturnType<typeof memoryInfrastructure>;
+  let opened: OpenedStorage;
 
   beforeEach(async function () {
-    infrastructure = memoryInfrastructure();
-    server = await startTestServer(infrastructure);
+    opened = await storage.open();
+    server = await startTestServer(opened.infrastructure);
   });
   afterEach(async function () {
     await server.close();
+    await opened.reset();
   });
 
   describe('lookup by SKU', function () {
@@ -254,7 +257,7 @@ describe('HTTP: public API on in-memory storage', function () {
 
     it('refuses a key on the very next request after it is revoked', async function () {
       data(await server.request(`${API}/sku/TENT-2P`, { headers: ACME }));
-      infrastructure.keys.revoke('acme-prod');
+      await opened.revoke('acme-prod');
       expectError(await server.request(`${API}/sku/TENT-2P`, { headers: ACME }), 401, 'invalid_api_key');
       data(await server.request(`${API}/sku/TENT-2P`, { headers: bearer(KEYS.acmeSecond) }));
     });
