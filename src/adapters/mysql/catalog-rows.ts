@@ -57,9 +57,24 @@ export function videoRow(partnerId: string, productId: number, position: number,
   return { ...row, content_hash: contentHash(Object.values(row)) };
 }
 
-/** The entry as stored, with the JSON-LD generated from its current sources. */
-export function pdpEntryRow(productId: number, position: number, entry: PdpEntry, jsonLd: VideoObjectJsonLd | null): PdpEntryRow {
-  const jsonLdText = jsonLd === null ? null : JSON.stringify(jsonLd);
+/**
+ * A PDP entry before its JSON-LD exists. Its content hash covers the hashes of everything its
+ * JSON-LD is made from, so the JSON-LD is generated only for entries whose sources changed.
+ */
+export interface PdpEntryDraft {
+  readonly product_id: number;
+  readonly pdp_url_hash: string;
+  readonly content_hash: string;
+  complete(): PdpEntryRow;
+}
+
+export function pdpEntryDraft(
+  productId: number,
+  position: number,
+  entry: PdpEntry,
+  jsonLdSources: readonly (string | null)[],
+  generate: () => VideoObjectJsonLd | null,
+): PdpEntryDraft {
   const row = {
     product_id: productId,
     pdp_url_hash: sha256Hex(entry.pdpUrl),
@@ -68,10 +83,18 @@ export function pdpEntryRow(productId: number, position: number, entry: PdpEntry
     retailer: entry.retailer,
     video_ref: entry.videoRef,
     video_file_url: entry.videoFileUrl,
-    json_ld: jsonLdText,
-    json_ld_hash: jsonLdText === null ? null : sha256Hex(jsonLdText),
   };
-  return { ...row, content_hash: contentHash(Object.values(row)) };
+  const content_hash = contentHash([...Object.values(row), ...jsonLdSources]);
+  return {
+    product_id: row.product_id,
+    pdp_url_hash: row.pdp_url_hash,
+    content_hash,
+    complete: () => {
+      const jsonLd = generate();
+      const text = jsonLd === null ? null : JSON.stringify(jsonLd);
+      return { ...row, json_ld: text, json_ld_hash: text === null ? null : sha256Hex(text), content_hash };
+    },
+  };
 }
 
 /** Rough bytes a row adds to an INSERT statement, to keep each batch well under max_allowed_packet. */

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Catalog, Partner } from '../../domain/catalog.js';
+import type { Catalog, Partner, Product } from '../../domain/catalog.js';
 import { generateJsonLd } from '../../domain/json-ld.js';
-import { pdpEntryRow, productRow, videoRow, type PdpEntryRow, type VideoRow } from './catalog-rows.js';
+import { pdpEntryDraft, productRow, videoRow, type PdpEntryDraft, type ProductRow, type VideoRow } from './catalog-rows.js';
 import type { Database } from './database.js';
 import { emptyCounts, type ImportCounts, type ImportReport } from './import-report.js';
 import { deleteByIds, upsertRows } from './upsert.js';
@@ -76,8 +76,10 @@ async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date
   report.partners = await importPartners(trx, catalog.partners);
   report.api_keys = await importApiKeys(trx, catalog.partners, partnerIds, now);
 
+  const productRows = new Map<Product, ProductRow>();
+  for (const partner of catalog.partners) for (const product of partner.products) productRows.set(product, productRow(partner.id, product));
   const products = plan(
-    catalog.partners.flatMap((partner) => partner.products.map((product) => productRow(partner.id, product))),
+    [...productRows.values()],
     productKey,
     byIdentity(await trx.selectFrom('products').select(['id', 'partner_id', 'sku', 'content_hash']).where('partner_id', 'in', partnerIds).execute(), productKey),
   );
@@ -89,13 +91,22 @@ async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date
       .map((row) => [productKey(row), row.id]),
   );
   const videoRows: VideoRow[] = [];
-  const entryRows: PdpEntryRow[] = [];
+  const entryDrafts: PdpEntryDraft[] = [];
   for (const partner of catalog.partners) {
     for (const product of partner.products) {
       const productId = productIds.get(productKey({ partner_id: partner.id, sku: product.sku }));
-      if (productId === undefined) throw new Error(`product ${partner.id}/${product.sku} was not stored`);
-      product.videos.forEach((video, i) => videoRows.push(videoRow(partner.id, productId, i, video)));
-      product.pdpUrls.forEach((entry, i) => entryRows.push(pdpEntryRow(productId, i, entry, generateJsonLd(entry, product, partner.name))));
+      const productHash = productRows.get(product)?.content_hash;
+      if (productId === undefined || productHash === undefined) throw new Error(`product ${partner.id}/${product.sku} was not stored`);
+      const videoHashes = new Map<string, string>();
+      product.videos.forEach((video, i) => {
+        const row = videoRow(partner.id, productId, i, video);
+        videoHashes.set(video.ref, row.content_hash);
+        videoRows.push(row);
+      });
+      product.pdpUrls.forEach((entry, i) => {
+        const sources = [partner.name, productHash, entry.videoRef === null ? null : videoHashes.get(entry.videoRef) ?? null];
+        entryDrafts.push(pdpEntryDraft(productId, i, entry, sources, () => generateJsonLd(entry, product, partner.name)));
+      });
     }
   }
 
@@ -117,11 +128,12 @@ async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date
     .where('products.partner_id', 'in', partnerIds)
     .execute();
   const entriesByIdentity = byIdentity(storedEntries, entryKey);
-  const entries = plan(entryRows, entryKey, entriesByIdentity);
-  await upsertRows(trx, 'pdp_entries', entries.write, [
+  const entries = plan(entryDrafts, entryKey, entriesByIdentity);
+  const entryRows = entries.write.map((draft) => draft.complete());
+  await upsertRows(trx, 'pdp_entries', entryRows, [
     'position', 'pdp_url', 'retailer', 'video_ref', 'video_file_url', 'json_ld', 'json_ld_hash', 'content_hash',
   ]);
-  const regenerated = entries.write.filter((row) => row.json_ld_hash !== null && row.json_ld_hash !== entriesByIdentity.get(entryKey(row))?.json_ld_hash);
+  const regenerated = entryRows.filter((row) => row.json_ld_hash !== null && row.json_ld_hash !== entriesByIdentity.get(entryKey(row))?.json_ld_hash);
 
   await deleteByIds(trx, 'pdp_entries', entries.obsoleteIds);
   await deleteByIds(trx, 'videos', videos.obsoleteIds);
