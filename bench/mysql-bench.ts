@@ -1,0 +1,130 @@
+/**
+ * MySQL storage figures: import throughput, and SKU-lookup latency and throughput with the
+ * response cache off, at 10,000 and at 1,000,000 products. Prints figures; asserts nothing.
+ * Uses its own database on TEST_MARIADB_URL (default the machine's MariaDB) and drops it after.
+ */
+import { performance } from 'node:perf_hooks';
+import { sql, type Kysely } from 'kysely';
+import { createConnection } from 'mysql2/promise';
+import type { Database } from '../src/adapters/mysql/database.js';
+import { importCatalog } from '../src/adapters/mysql/import-catalog.js';
+import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
+import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
+import { MysqlProductCatalog } from '../src/adapters/mysql/mysql-product-catalog.js';
+import type { Catalog, Product } from '../src/domain/catalog.js';
+import type { Sku } from '../src/domain/sku.js';
+
+const SERVER_URL = process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
+const IMPORT_SIZES = [10_000, 100_000];
+const LOOKUP_SIZES = [10_000, 1_000_000];
+const LOOKUP_SECONDS = 5;
+const CONCURRENCY = 8;
+
+const transcript = 'Lay the footprint down first, then cross the poles and clip the body to them. '.repeat(6);
+
+function product(i: number, variant: string): Product {
+  const sku = `B-${i}`;
+  return {
+    sku, status: 'active', title: `Bench product ${i}`, description: 'A freestanding three-season tent for two.',
+    shortDescription: 'Freestanding 2-person tent.', image: `https://img.example/${i}.jpg`,
+    whatText: 'A light tent.', whoText: 'Backpackers.', whyText: 'It saves weight.', brand: 'Bench',
+    properties: [{ name: 'Capacity', value: '2 people' }, { name: 'Weight', value: '2.1 kg' }],
+    videos: [{
+      ref: `v-${i}`, published: true, name: 'Pitching the tent', description: null, aspectRatio: '16x9', length: 92.5,
+      language: 'en', familyFriendly: true, genre: ['How-to'], keywords: ['tent'],
+      creator: { name: 'Dana Reyes', jobTitle: 'Gear Specialist' }, transcript: `${transcript}${variant}`,
+    }],
+    pdpUrls: [
+      { pdpUrl: `https://shop.example/p/${i}`, retailer: 'Shop', videoRef: `v-${i}`, videoFileUrl: `https://cdn.example/${i}.mp4` },
+      { pdpUrl: `https://outlet.example/p/${i}`, retailer: null, videoRef: `v-${i}`, videoFileUrl: `https://cdn.example/${i}.mp4` },
+    ],
+  };
+}
+
+function catalogOf(partnerId: string, size: number, variant = ''): Catalog {
+  return { partners: [{ id: partnerId, name: `Partner ${partnerId}`, apiKeys: [], products: Array.from({ length: size }, (_, i) => product(i, variant)) }] };
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = performance.now();
+  const value = await work();
+  return { ms: performance.now() - start, value };
+}
+
+const print = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+const perSecond = (count: number, ms: number): string => Math.round((count * 1000) / ms).toLocaleString('en-US');
+
+async function measureImports(db: Kysely<Database>): Promise<void> {
+  for (const size of IMPORT_SIZES) {
+    const partner = `import-${size}`;
+    const first = await timed(() => importCatalog(db, catalogOf(partner, size)));
+    const again = await timed(() => importCatalog(db, catalogOf(partner, size)));
+    const changed = await timed(() => importCatalog(db, catalogOf(partner, size, ' Refined.')));
+    print(`import ${size.toLocaleString('en-US')} products (1 video, 2 PDP entries each):`);
+    print(`  first import      ${(first.ms / 1000).toFixed(1)} s  ${perSecond(size, first.ms)} products/s`);
+    print(`  unchanged again   ${(again.ms / 1000).toFixed(1)} s  ${perSecond(size, again.ms)} products/s  (${again.value.pdp_entries.regenerated} regenerated)`);
+    print(`  every transcript  ${(changed.ms / 1000).toFixed(1)} s  ${perSecond(size, changed.ms)} products/s  (${changed.value.pdp_entries.regenerated.toLocaleString('en-US')} regenerated)`);
+  }
+}
+
+/** Copies one imported product `size` times in SQL: seeding a million through the importer would take minutes. */
+async function seedBySql(db: Kysely<Database>, partnerId: string, size: number): Promise<void> {
+  await importCatalog(db, catalogOf(partnerId, 1));
+  const seq = sql.raw(`seq_1_to_${size - 1}`);
+  await sql`insert into products (partner_id, sku, status, title, description, short_description, image, what_text, who_text, why_text, brand, properties, content_hash)
+    select p.partner_id, concat('B-', s.seq), p.status, p.title, p.description, p.short_description, p.image, p.what_text, p.who_text, p.why_text, p.brand, p.properties, p.content_hash
+    from products p join ${seq} s where p.partner_id = ${partnerId}`.execute(db);
+  await sql`insert into videos (partner_id, ref, product_id, position, published, name, description, aspect_ratio, length, language, family_friendly, genre, keywords, creator_name, creator_job_title, transcript, content_hash)
+    select v.partner_id, concat('v-', p.id), p.id, 0, v.published, v.name, v.description, v.aspect_ratio, v.length, v.language, v.family_friendly, v.genre, v.keywords, v.creator_name, v.creator_job_title, v.transcript, v.content_hash
+    from products p join videos v on v.partner_id = p.partner_id and v.ref = 'v-0' where p.partner_id = ${partnerId} and p.sku <> 'B-0'`.execute(db);
+  await sql`insert into pdp_entries (product_id, pdp_url_hash, position, pdp_url, retailer, video_ref, video_file_url, json_ld, json_ld_hash, content_hash)
+    select p.id, sha2(concat(e.pdp_url, p.id), 256), e.position, concat(e.pdp_url, '?', p.id), e.retailer, e.video_ref, e.video_file_url, e.json_ld, e.json_ld_hash, e.content_hash
+    from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0' join pdp_entries e on e.product_id = p0.id
+    where p.partner_id = ${partnerId} and p.sku <> 'B-0'`.execute(db);
+}
+
+async function measureLookups(db: Kysely<Database>, partnerId: string, size: number): Promise<void> {
+  const catalog = new MysqlProductCatalog(db);
+  const randomSku = (): Sku => `B-${Math.floor(Math.random() * size)}` as Sku;
+  const latencies: number[] = [];
+  const deadline = performance.now() + LOOKUP_SECONDS * 1000;
+  let misses = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      const start = performance.now();
+      if ((await catalog.findBySku(partnerId, randomSku())) === null) misses += 1;
+      latencies.push(performance.now() - start);
+    }
+  };
+  const run = await timed(() => Promise.all(Array.from({ length: CONCURRENCY }, worker)));
+  latencies.sort((a, b) => a - b);
+  const at = (q: number): string => (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(2);
+  print(`SKU lookups on ${size.toLocaleString('en-US')} products, cache off, ${CONCURRENCY} concurrent for ${LOOKUP_SECONDS} s:`);
+  print(`  ${perSecond(latencies.length, run.ms)} lookups/s  p50 ${at(0.5)} ms  p90 ${at(0.9)} ms  p99 ${at(0.99)} ms  (${misses} not found)`);
+}
+
+async function main(): Promise<void> {
+  const name = `pcat_bench_${process.pid}`;
+  const server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
+  await server.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
+  const db = createMysqlDatabase(`${SERVER_URL.replace(/\/$/, '')}/${name}`, { queryTimeoutMs: 600_000 });
+  try {
+    await migrateToLatest(db);
+    await measureImports(db);
+    for (const size of LOOKUP_SIZES) {
+      const partnerId = `lookup-${size}`;
+      const seeded = await timed(() => seedBySql(db, partnerId, size));
+      print(`seeded ${size.toLocaleString('en-US')} products in SQL in ${(seeded.ms / 1000).toFixed(1)} s`);
+      await measureLookups(db, partnerId, size);
+    }
+  } finally {
+    await db.destroy();
+    await server.query(`drop database if exists \`${name}\``);
+    await server.end();
+  }
+}
+
+await main();
