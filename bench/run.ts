@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { writeBenchCatalog } from './bench-catalog.js';
 import { drive, loadGenerator, type Load } from './load.js';
 import { type BenchContext, type Target } from './target.js';
+import { mysqlTargets } from './targets-mysql.js';
 
 const { values } = parseArgs({
   options: {
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
     { name: 'bare node:http, JSON.stringify per request', script: 'bench/bare-server.ts', env: { MODE: 'stringify' } },
     { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
     { name: 'service, memory storage', script: 'src/main.ts', env: serviceEnv },
+    ...(await mysqlTargets(context)),
   ];
 
   process.stdout.write(`bench: ${targets.length} rows x ${rounds} rounds x ${durationS}s, ${catalog.skus.length} products, ${catalog.keys.length} keys, ` +
