@@ -126,6 +126,16 @@ describe('MySQL import', function () {
     expect((await lookup('globex', 'SHARED-1')).product.title).to.equal('Globex shared');
   });
 
+  it('runs two imports at once one after the other: both land, the second finds nothing to change', async function () {
+    const [first, second] = await Promise.all([importDoc(doc()), importDoc(doc())]);
+    const reports = [first, second].sort((a, b) => b.products.created - a.products.created);
+    expect(reports[0]!.products).to.include({ created: 7, unchanged: 0 });
+    expect(reports[1]!.products).to.include({ created: 0, unchanged: 7 });
+    expect(reports[1]!.pdp_entries.regenerated).to.equal(0);
+    await importDoc(doc());
+    expect(await rowCounts()).to.deep.equal([2, 4, 7, 5, 7]);
+  });
+
   it('leaves partners absent from the file alone', async function () {
     await importDoc(doc());
     const globexOnly = doc();

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Catalog, Partner, Product } from '../../domain/catalog.js';
 import { generateJsonLd } from '../../domain/json-ld.js';
 import { pdpEntryDraft, productRow, videoRow, type PdpEntryDraft, type ProductRow, type VideoRow } from './catalog-rows.js';
@@ -58,8 +58,21 @@ const entryKey = (row: { product_id: number; pdp_url_hash: string }): string => 
  * absent from the file, and keys issued by the CLI, are left alone. A key revoked once stays
  * revoked: a re-import never brings it back.
  */
+const IMPORT_LOCK = 'partner_catalog_import';
+const IMPORT_LOCK_WAIT_S = 600;
+
 export async function importCatalog(db: Kysely<Database>, catalog: Catalog, now = new Date()): Promise<ImportReport> {
-  return db.transaction().execute((trx) => runImport(trx, catalog, now));
+  // Imports take turns: a second one waits for the first to commit, then plans against what it wrote.
+  // The lock is held on the transaction's own connection until after the commit.
+  return db.connection().execute(async (connection) => {
+    const { rows } = await sql<{ acquired: number | null }>`select get_lock(${IMPORT_LOCK}, ${IMPORT_LOCK_WAIT_S}) as acquired`.execute(connection);
+    if (rows[0]?.acquired !== 1) throw new Error(`another import has been running for over ${IMPORT_LOCK_WAIT_S} s; try again later`);
+    try {
+      return await connection.transaction().execute((trx) => runImport(trx, catalog, now));
+    } finally {
+      await sql`select release_lock(${IMPORT_LOCK})`.execute(connection);
+    }
+  });
 }
 
 async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date): Promise<ImportReport> {
