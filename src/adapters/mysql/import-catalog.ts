@@ -48,6 +48,9 @@ const productKey = (row: { partner_id: string; sku: string }): string => `${row.
 const videoKey = (row: { partner_id: string; ref: string }): string => `${row.partner_id}/${row.ref}`;
 const entryKey = (row: { product_id: number; pdp_url_hash: string }): string => `${String(row.product_id)}/${row.pdp_url_hash}`;
 
+const IMPORT_LOCK = 'partner_catalog_import';
+const IMPORT_LOCK_WAIT_S = 600;
+
 /**
  * Imports a validated catalog in one transaction: it lands whole or not at all.
  *
@@ -58,9 +61,6 @@ const entryKey = (row: { product_id: number; pdp_url_hash: string }): string => 
  * absent from the file, and keys issued by the CLI, are left alone. A key revoked once stays
  * revoked: a re-import never brings it back.
  */
-const IMPORT_LOCK = 'partner_catalog_import';
-const IMPORT_LOCK_WAIT_S = 600;
-
 export async function importCatalog(db: Kysely<Database>, catalog: Catalog, now = new Date()): Promise<ImportReport> {
   // Imports take turns: a second one waits for the first to commit, then plans against what it wrote.
   // The lock is held on the transaction's own connection until after the commit.
