@@ -1,3 +1,4 @@
+import { readCatalogFile } from './adapters/catalog-file/catalog-file.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import type { OperatorStore } from './adapters/cli/operator-store.js';
 import { runCli } from './adapters/cli/run-command.js';
@@ -28,4 +29,5 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   openStore: openOperatorStore,
+  readCatalog: readCatalogFile,
 });

@@ -3,7 +3,7 @@ import { startHttpServer } from './adapters/http/server.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
 import { alwaysReady } from './adapters/memory/always-ready.js';
-import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from './adapters/memory/catalog-file.js';
+import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from './adapters/catalog-file/catalog-file.js';
 import { MemoryApiKeyStore } from './adapters/memory/memory-api-key-store.js';
 import { MemoryProductCatalog } from './adapters/memory/memory-product-catalog.js';
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';

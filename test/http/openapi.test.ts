@@ -3,7 +3,7 @@ import type { Router } from '@koa/router';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
-import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../../src/adapters/memory/catalog-file.js';
+import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../../src/adapters/catalog-file/catalog-file.js';
 import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
 import { createApp } from '../../src/container.js';
 import { parseSku } from '../../src/domain/sku.js';

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
+import { deepFreeze } from '../../domain/deep-freeze.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
@@ -55,11 +56,3 @@ export function withResponseCache(catalog: ProductCatalog, options: ResponseCach
   return options.ttlMs === 0 ? catalog : new CachedProductCatalog(catalog, options);
 }
 
-/** Cached answers are shared between requests, so none may change one. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}

@@ -1,6 +1,4 @@
-import { readFile } from 'node:fs/promises';
 import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
-import { CatalogSourceError, parseCatalogSourceText } from '../../domain/catalog-source.js';
 import type { Catalog } from '../../domain/catalog.js';
 import type { KeyListing, OperatorStore } from './operator-store.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
@@ -10,6 +8,8 @@ export interface CliIo {
   readonly stderr: NodeJS.WritableStream;
   /** Opened only by commands that need the database; `keys generate` never does. */
   openStore(): Promise<OperatorStore>;
+  /** Reads and validates a catalog file, listing every problem by JSON path. */
+  readCatalog(file: string): Promise<Catalog>;
 }
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong. */
@@ -43,7 +43,7 @@ async function execute(command: Command, io: CliIo): Promise<string> {
     }
     case 'import': {
       // The file is read and validated before the database is touched: a bad file changes nothing.
-      const catalog = await readCatalog(command.file);
+      const catalog = await io.readCatalog(command.file);
       const summary = await withStore(io, (store) => store.importCatalog(catalog));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
@@ -88,20 +88,5 @@ async function withStore<T>(io: CliIo, work: (store: OperatorStore) => Promise<T
     return await work(store);
   } finally {
     await store.close();
-  }
-}
-
-async function readCatalog(file: string): Promise<Catalog> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new Error(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}`);
-  }
-  try {
-    return parseCatalogSourceText(text);
-  } catch (error) {
-    if (error instanceof CatalogSourceError) throw new Error(`${file}: ${error.message}`);
-    throw error;
   }
 }

@@ -1,5 +1,6 @@
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { Catalog } from '../../domain/catalog.js';
+import { deepFreeze } from '../../domain/deep-freeze.js';
 import { toLookupResult, type LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
@@ -47,11 +48,3 @@ export class MemoryProductCatalog implements ProductCatalog {
   }
 }
 
-/** Results are shared between requests, so none may change one. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
