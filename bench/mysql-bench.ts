@@ -84,6 +84,22 @@ async function seedBySql(db: Kysely<Database>, partnerId: string, size: number):
     select p.id, sha2(concat(e.pdp_url, p.id), 256), e.position, concat(e.pdp_url, '?', p.id), e.retailer, e.video_ref, e.video_file_url, e.json_ld, e.json_ld_hash, e.content_hash
     from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0' join pdp_entries e on e.product_id = p0.id
     where p.partner_id = ${partnerId} and p.sku <> 'B-0'`.execute(db);
+  // Each copy's stored lookup answer is B-0's with the copy's own SKU, IDs and URLs; in id ranges,
+  // as one statement over a million rows overflows InnoDB's lock table.
+  const { first, last } = await db.selectFrom('products').where('partner_id', '=', partnerId)
+    .select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('id').as('last')]).executeTakeFirstOrThrow();
+  for (let from = first; from <= last; from += 50_000) {
+    await sql`insert into product_lookups (product_id, lookup_hash, lookup)
+      select p.id, null, json_set(l0.lookup, '$.sku', p.sku, '$.product.id', p.id, '$.product.videos[0].id', v.id,
+        '$.product.pdp_urls[0].id', e0.id, '$.product.pdp_urls[0].pdp_url', e0.pdp_url,
+        '$.product.pdp_urls[1].id', e1.id, '$.product.pdp_urls[1].pdp_url', e1.pdp_url)
+      from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0'
+      join product_lookups l0 on l0.product_id = p0.id
+      join videos v on v.product_id = p.id
+      join pdp_entries e0 on e0.product_id = p.id and e0.position = 0
+      join pdp_entries e1 on e1.product_id = p.id and e1.position = 1
+      where p.partner_id = ${partnerId} and p.sku <> 'B-0' and p.id between ${from} and ${from + 49_999}`.execute(db);
+  }
 }
 
 async function measureLookups(db: Kysely<Database>, partnerId: string, size: number): Promise<void> {

@@ -7,7 +7,7 @@ import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.j
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { parseCatalogSource } from '../../src/domain/catalog-source.js';
-import type { LookupResult } from '../../src/domain/lookup-result.js';
+import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -30,7 +30,7 @@ describe('MySQL import', function () {
   };
   const importDoc = (d: Doc) => importCatalog(db, parseCatalogSource(d));
   const rowCounts = async (): Promise<number[]> => Promise.all(
-    (['partners', 'api_keys', 'products', 'videos', 'pdp_entries'] as const).map(async (table) =>
+    (['partners', 'api_keys', 'products', 'product_lookups', 'videos', 'pdp_entries'] as const).map(async (table) =>
       Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)),
   );
 
@@ -120,6 +120,7 @@ describe('MySQL import', function () {
     expect(report.products).to.deep.equal({ created: 0, updated: 0, unchanged: 6, deleted: 1 });
     expect(report.pdp_entries).to.include({ deleted: 2 });
     expect(await catalog.findBySku('acme', 'abc-1' as Sku)).to.equal(null);
+    expect((await rowCounts())[3]).to.equal(6);
     const sharedAfter = await lookup('acme', 'SHARED-1');
     expect(sharedAfter.product.id).to.equal(shared.product.id);
     expect(sharedAfter.product.videos).to.deep.equal([pitch]);
@@ -133,7 +134,7 @@ describe('MySQL import', function () {
     expect(reports[1]!.products).to.include({ created: 0, unchanged: 7 });
     expect(reports[1]!.pdp_entries.regenerated).to.equal(0);
     await importDoc(doc());
-    expect(await rowCounts()).to.deep.equal([2, 4, 7, 5, 7]);
+    expect(await rowCounts()).to.deep.equal([2, 4, 7, 7, 5, 7]);
   });
 
   it('leaves partners absent from the file alone', async function () {
@@ -162,6 +163,78 @@ describe('MySQL import', function () {
     expect(failure).to.be.instanceOf(Error);
     expect(await rowCounts()).to.deep.equal(before.rows);
     expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before.tent);
+  });
+
+  it('answers with what a re-import changed in a video or PDP entry alone, and with products it added', async function () {
+    await importDoc(doc());
+    const before = await lookup('acme', 'TENT-2P');
+    const changed = doc();
+    tent(changed).videos[0].name = 'Pitching it, renamed';
+    tent(changed).videos[3].published = false;
+    tent(changed).pdp_urls[5].retailer = 'Other shop';
+    changed.partners[1].products[0].pdp_urls[0].retailer = 'Globex outlet';
+    acmeProducts(changed).push({
+      ...acmeProducts(changed)[1],
+      sku: 'NEW-1',
+      videos: [{ ...tent(changed).videos[0], ref: 'new-video' }],
+      pdp_urls: [{ pdp_url: 'https://shop.example/new', retailer: null, video_ref: 'new-video', video_file_url: 'https://cdn.example/new.mp4' }],
+    });
+    const report = await importDoc(changed);
+    expect(report.products).to.deep.equal({ created: 1, updated: 0, unchanged: 7, deleted: 0 });
+    const after = await lookup('acme', 'TENT-2P');
+    expect(after.product.videos.map((v) => v.name)).to.deep.equal(['Pitching it, renamed', null]);
+    expect(after.product.pdp_urls.map((e) => e.retailer)).to.deep.equal(['Shop', null, 'Shop', 'Shop', 'Shop', 'Other shop']);
+    expect(after.product.pdp_urls[0]?.json_ld?.name).to.equal('Pitching it, renamed');
+    expect(after.product.pdp_urls[1]?.json_ld).to.equal(null);
+    expect(after.product.pdp_urls.map((e) => e.id)).to.deep.equal(before.product.pdp_urls.map((e) => e.id));
+    expect((await lookup('globex', 'SHARED-1')).product.pdp_urls[0]?.retailer).to.equal('Globex outlet');
+    const added = await lookup('acme', 'NEW-1');
+    const source = parseCatalogSource(changed).partners[0]!.products.find((p) => p.sku === 'NEW-1')!;
+    const ids = { product: added.product.id, videos: added.product.videos.map((v) => v.id), pdpUrls: added.product.pdp_urls.map((e) => e.id) };
+    expect(added).to.deep.equal(toLookupResult(source, ids, 'Acme Outdoor Co.'));
+    expect(ids.videos[0]).to.be.above(Math.max(...after.product.videos.map((v) => v.id)));
+  });
+
+  describe('a database imported before answers were stored', function () {
+    const forgetMigration = () => sql`delete from kysely_migration where name = '0002_product_lookup_document'`.execute(db);
+    const answerOf = (sku: string) => sql`product_lookups.product_id = (select id from products where partner_id = 'acme' and sku = ${sku})`;
+
+    it('gets every answer built by the migration, and rewritten by the next import', async function () {
+      await importDoc(doc());
+      const before = await lookup('acme', 'TENT-2P');
+      await sql`drop table product_lookups`.execute(db);
+      await forgetMigration();
+      expect(await migrateToLatest(db)).to.deep.equal(['0002_product_lookup_document']);
+      expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before);
+      // An answer the migration built is rewritten from the file by the next import, even with no change in it.
+      await sql`update product_lookups set lookup = json_set(lookup, '$.product.title', 'Stale') where ${answerOf('TENT-2P')}`.execute(db);
+      const report = await importDoc(doc());
+      expect(report.products).to.deep.equal({ created: 0, updated: 0, unchanged: 7, deleted: 0 });
+      expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before);
+    });
+
+    it('runs the migration again after it stopped part-way, filling only what is missing', async function () {
+      await importDoc(doc());
+      const before = await lookup('acme', 'TENT-2P');
+      await sql`delete from product_lookups where ${answerOf('TENT-2P')}`.execute(db);
+      await sql`update product_lookups set lookup = json_set(lookup, '$.product.title', 'Kept') where ${answerOf('abc-1')}`.execute(db);
+      await forgetMigration();
+      expect(await migrateToLatest(db)).to.deep.equal(['0002_product_lookup_document']);
+      expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before);
+      expect((await lookup('acme', 'abc-1')).product.title).to.equal('Kept');
+    });
+
+    it('fails a lookup of a product without an answer instead of answering wrongly', async function () {
+      await importDoc(doc());
+      await sql`delete from product_lookups where ${answerOf('TENT-2P')}`.execute(db);
+      let failure: unknown;
+      try {
+        await lookup('acme', 'TENT-2P');
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure).to.be.instanceOf(Error);
+    });
   });
 
   describe('API keys', function () {

@@ -97,6 +97,19 @@ export function pdpEntryDraft(
   };
 }
 
+/**
+ * Hash of what a product's lookup answer is built from: its ID and row, and the IDs and content
+ * hashes of its videos and PDP entries in file order (an entry's hash covers its JSON-LD's sources).
+ */
+export function lookupSourceHash(
+  productId: number,
+  productHash: string,
+  videos: readonly (readonly [id: number, hash: string])[],
+  entries: readonly (readonly [id: number, hash: string])[],
+): string {
+  return contentHash([productId, productHash, videos, entries]);
+}
+
 /** Rough bytes a row adds to an INSERT statement, to keep each batch well under max_allowed_packet. */
 export function approximateSize(row: object): number {
   let size = 16;

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { ProductProperty, ProductStatus } from '../../domain/catalog.js';
 import type { VideoObjectJsonLd } from '../../domain/json-ld.js';
+import type { LookupResult } from '../../domain/lookup-result.js';
 
 /** A JSON column: written as JSON text, read back parsed (mysql2 parses MariaDB JSON). */
 type Json<T> = ColumnType<T, string, string>;
@@ -41,6 +42,14 @@ export interface ProductsTable {
   brand: string;
   properties: Json<ProductProperty[]>;
   content_hash: string;
+}
+
+/** The whole answer to a lookup of a product, written by the import that changed its sources. */
+export interface ProductLookupsTable {
+  product_id: number;
+  /** Hash of everything `lookup` is built from (IDs and content hashes); null when the migration built it. */
+  lookup_hash: string | null;
+  lookup: Json<LookupResult>;
 }
 
 export interface VideosTable {
@@ -84,6 +93,7 @@ export interface Database {
   partners: PartnersTable;
   api_keys: ApiKeysTable;
   products: ProductsTable;
+  product_lookups: ProductLookupsTable;
   videos: VideosTable;
   pdp_entries: PdpEntriesTable;
 }

@@ -1,7 +1,8 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Catalog, Partner, Product } from '../../domain/catalog.js';
 import { generateJsonLd } from '../../domain/json-ld.js';
-import { pdpEntryDraft, productRow, videoRow, type PdpEntryDraft, type ProductRow, type VideoRow } from './catalog-rows.js';
+import { toLookupResult } from '../../domain/lookup-result.js';
+import { lookupSourceHash, pdpEntryDraft, productRow, videoRow, type PdpEntryDraft, type ProductRow, type VideoRow } from './catalog-rows.js';
 import type { Database } from './database.js';
 import { emptyCounts, type ImportCounts, type ImportReport } from './import-report.js';
 import { deleteByIds, upsertRows } from './upsert.js';
@@ -48,6 +49,22 @@ const productKey = (row: { partner_id: string; sku: string }): string => `${row.
 const videoKey = (row: { partner_id: string; ref: string }): string => `${row.partner_id}/${row.ref}`;
 const entryKey = (row: { product_id: number; pdp_url_hash: string }): string => `${String(row.product_id)}/${row.pdp_url_hash}`;
 
+/** A file product with what its lookup answer is built from, known once its rows are written. */
+interface ProductSources {
+  readonly partner: Partner;
+  readonly product: Product;
+  readonly productId: number;
+  readonly row: ProductRow;
+  readonly videos: readonly VideoRow[];
+  readonly entries: readonly PdpEntryDraft[];
+}
+
+const PRODUCT_COLUMNS = [
+  'status', 'title', 'description', 'short_description', 'image', 'what_text', 'who_text', 'why_text', 'brand', 'properties', 'content_hash',
+] as const;
+/** Lookup answers built and written per chunk, so a large import never holds them all at once. */
+const LOOKUP_CHUNK = 1_000;
+
 const IMPORT_LOCK = 'partner_catalog_import';
 const IMPORT_LOCK_WAIT_S = 600;
 
@@ -91,62 +108,69 @@ async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date
 
   const productRows = new Map<Product, ProductRow>();
   for (const partner of catalog.partners) for (const product of partner.products) productRows.set(product, productRow(partner.id, product));
-  const products = plan(
-    [...productRows.values()],
+  const storedProducts = byIdentity(
+    await trx
+      .selectFrom('products')
+      .leftJoin('product_lookups', 'product_lookups.product_id', 'products.id')
+      .select(['products.id', 'products.partner_id', 'products.sku', 'products.content_hash', 'product_lookups.lookup_hash'])
+      .where('products.partner_id', 'in', partnerIds)
+      .execute(),
     productKey,
-    byIdentity(await trx.selectFrom('products').select(['id', 'partner_id', 'sku', 'content_hash']).where('partner_id', 'in', partnerIds).execute(), productKey),
   );
-  await upsertRows(trx, 'products', products.write, [
-    'status', 'title', 'description', 'short_description', 'image', 'what_text', 'who_text', 'why_text', 'brand', 'properties', 'content_hash',
-  ]);
+  const products = plan([...productRows.values()], productKey, storedProducts);
+  await upsertRows(trx, 'products', products.write, PRODUCT_COLUMNS);
+  // Products created above have IDs only the database knows; read them back only when there are some.
   const productIds = new Map(
-    (await trx.selectFrom('products').select(['id', 'partner_id', 'sku']).where('partner_id', 'in', partnerIds).execute())
+    (products.counts.created === 0
+      ? [...storedProducts.values()]
+      : await trx.selectFrom('products').select(['id', 'partner_id', 'sku']).where('partner_id', 'in', partnerIds).execute())
       .map((row) => [productKey(row), row.id]),
   );
-  const videoRows: VideoRow[] = [];
-  const entryDrafts: PdpEntryDraft[] = [];
+  const sources: ProductSources[] = [];
   for (const partner of catalog.partners) {
     for (const product of partner.products) {
       const productId = productIds.get(productKey({ partner_id: partner.id, sku: product.sku }));
-      const productHash = productRows.get(product)?.content_hash;
-      if (productId === undefined || productHash === undefined) throw new Error(`product ${partner.id}/${product.sku} was not stored`);
-      const videoHashes = new Map<string, string>();
-      product.videos.forEach((video, i) => {
-        const row = videoRow(partner.id, productId, i, video);
-        videoHashes.set(video.ref, row.content_hash);
-        videoRows.push(row);
+      const row = productRows.get(product);
+      if (productId === undefined || row === undefined) throw new Error(`product ${partner.id}/${product.sku} was not stored`);
+      const videos = product.videos.map((video, i) => videoRow(partner.id, productId, i, video));
+      const videoHashes = new Map(videos.map((video) => [video.ref, video.content_hash]));
+      const entries = product.pdpUrls.map((entry, i) => {
+        const jsonLdSources = [partner.name, row.content_hash, entry.videoRef === null ? null : videoHashes.get(entry.videoRef) ?? null];
+        return pdpEntryDraft(productId, i, entry, jsonLdSources, () => generateJsonLd(entry, product, partner.name));
       });
-      product.pdpUrls.forEach((entry, i) => {
-        const sources = [partner.name, productHash, entry.videoRef === null ? null : videoHashes.get(entry.videoRef) ?? null];
-        entryDrafts.push(pdpEntryDraft(productId, i, entry, sources, () => generateJsonLd(entry, product, partner.name)));
-      });
+      sources.push({ partner, product, productId, row, videos, entries });
     }
   }
+  const videoRows = sources.flatMap((s) => s.videos);
+  const entryDrafts = sources.flatMap((s) => s.entries);
 
   // Videos move to their product before obsolete products go, so a video that changed product keeps its id.
-  const videos = plan(
-    videoRows,
-    videoKey,
-    byIdentity(await trx.selectFrom('videos').select(['id', 'partner_id', 'ref', 'content_hash']).where('partner_id', 'in', partnerIds).execute(), videoKey),
-  );
+  const storedVideos = () => trx.selectFrom('videos').select(['id', 'partner_id', 'ref', 'content_hash']).where('partner_id', 'in', partnerIds).execute();
+  const videosBefore = byIdentity(await storedVideos(), videoKey);
+  const videos = plan(videoRows, videoKey, videosBefore);
   await upsertRows(trx, 'videos', videos.write, [
     'product_id', 'position', 'published', 'name', 'description', 'aspect_ratio', 'length', 'language', 'family_friendly',
     'genre', 'keywords', 'creator_name', 'creator_job_title', 'transcript', 'content_hash',
   ]);
 
-  const storedEntries = await trx
+  const storedEntries = () => trx
     .selectFrom('pdp_entries')
     .innerJoin('products', 'products.id', 'pdp_entries.product_id')
     .select(['pdp_entries.id', 'pdp_entries.product_id', 'pdp_entries.pdp_url_hash', 'pdp_entries.content_hash', 'pdp_entries.json_ld_hash'])
     .where('products.partner_id', 'in', partnerIds)
     .execute();
-  const entriesByIdentity = byIdentity(storedEntries, entryKey);
+  const entriesByIdentity = byIdentity(await storedEntries(), entryKey);
   const entries = plan(entryDrafts, entryKey, entriesByIdentity);
   const entryRows = entries.write.map((draft) => draft.complete());
   await upsertRows(trx, 'pdp_entries', entryRows, [
     'position', 'pdp_url', 'retailer', 'video_ref', 'video_file_url', 'json_ld', 'json_ld_hash', 'content_hash',
   ]);
   const regenerated = entryRows.filter((row) => row.json_ld_hash !== null && row.json_ld_hash !== entriesByIdentity.get(entryKey(row))?.json_ld_hash);
+
+  // Rows created above have IDs only the database knows; read them back only when there are some.
+  const videoIds = videos.counts.created === 0 ? videosBefore : byIdentity(await storedVideos(), videoKey);
+  const entryIds = entries.counts.created === 0 ? entriesByIdentity : byIdentity(await storedEntries(), entryKey);
+  await writeLookups(trx, sources, storedProducts, (video) => videoIds.get(videoKey(video))?.id, (entry) => entryIds.get(entryKey(entry))?.id);
 
   await deleteByIds(trx, 'pdp_entries', entries.obsoleteIds);
   await deleteByIds(trx, 'videos', videos.obsoleteIds);
@@ -156,6 +180,39 @@ async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date
   report.videos = videos.counts;
   report.pdp_entries = { ...entries.counts, regenerated: regenerated.length };
   return report;
+}
+
+/**
+ * Writes the lookup answer of every product whose answer's sources changed: the same document the
+ * in-memory catalog serves, so a lookup reads one row.
+ */
+async function writeLookups(
+  trx: Transaction<Database>,
+  sources: readonly ProductSources[],
+  stored: ReadonlyMap<string, { lookup_hash: string | null }>,
+  videoId: (video: VideoRow) => number | undefined,
+  entryId: (entry: PdpEntryDraft) => number | undefined,
+): Promise<void> {
+  const idOf = <T>(row: T, find: (row: T) => number | undefined, what: string): number => {
+    const id = find(row);
+    if (id === undefined) throw new Error(`a ${what} was not stored`);
+    return id;
+  };
+  const changed = sources.flatMap((source) => {
+    const videos = source.videos.map((video) => [idOf(video, videoId, 'video'), video.content_hash] as const);
+    const entries = source.entries.map((entry) => [idOf(entry, entryId, 'PDP entry'), entry.content_hash] as const);
+    const hash = lookupSourceHash(source.productId, source.row.content_hash, videos, entries);
+    if (stored.get(productKey(source.row))?.lookup_hash === hash) return [];
+    return [{ source, hash, ids: { product: source.productId, videos: videos.map(([id]) => id), pdpUrls: entries.map(([id]) => id) } }];
+  });
+  for (let start = 0; start < changed.length; start += LOOKUP_CHUNK) {
+    const rows = changed.slice(start, start + LOOKUP_CHUNK).map(({ source, hash, ids }) => ({
+      product_id: source.productId,
+      lookup_hash: hash,
+      lookup: JSON.stringify(toLookupResult(source.product, ids, source.partner.name)),
+    }));
+    await upsertRows(trx, 'product_lookups', rows, ['lookup_hash', 'lookup']);
+  }
 }
 
 async function importPartners(trx: Transaction<Database>, partners: readonly Partner[]): Promise<ImportReport['partners']> {

@@ -3,7 +3,7 @@ import { approximateSize } from './catalog-rows.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 
-type UpsertTable = 'partners' | 'api_keys' | 'products' | 'videos' | 'pdp_entries';
+type UpsertTable = 'partners' | 'api_keys' | 'products' | 'product_lookups' | 'videos' | 'pdp_entries';
 type UpdateFromInserted<T extends UpsertTable> = Parameters<InsertQueryBuilder<Database, T, InsertResult>['onDuplicateKeyUpdate']>[0];
 
 /**
