@@ -1,7 +1,8 @@
 import { Container, type ServiceIdentifier } from 'inversify';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { createHttpApp } from './adapters/http/app.js';
+import { createHttpApp, type HttpAppDependencies } from './adapters/http/app.js';
+import { createHttpHandler, type HttpHandler, type HttpHandlerOptions } from './adapters/http/handler.js';
 import { AuthenticateKey } from './application/authenticate-key.js';
 import { EnforceRateLimit } from './application/enforce-rate-limit.js';
 import { LookupById } from './application/lookup-by-id.js';
@@ -30,6 +31,7 @@ export const TOKENS = {
   EnforceRateLimit: Symbol.for('EnforceRateLimit') as ServiceIdentifier<EnforceRateLimit>,
   LookupBySku: Symbol.for('LookupBySku') as ServiceIdentifier<LookupBySku>,
   LookupById: Symbol.for('LookupById') as ServiceIdentifier<LookupById>,
+  HttpDependencies: Symbol.for('HttpDependencies') as ServiceIdentifier<HttpAppDependencies>,
   HttpApp: Symbol.for('HttpApp') as ServiceIdentifier<Koa>,
 };
 
@@ -45,15 +47,21 @@ export function createContainer(infrastructure: Infrastructure): Container {
   container.bind(TOKENS.EnforceRateLimit).toResolvedValue((limiter: RateLimiter) => new EnforceRateLimit(limiter), [TOKENS.RateLimiter]);
   container.bind(TOKENS.LookupBySku).toResolvedValue((catalog: ProductCatalog) => new LookupBySku(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.LookupById).toResolvedValue((catalog: ProductCatalog) => new LookupById(catalog), [TOKENS.ProductCatalog]);
-  container.bind(TOKENS.HttpApp).toResolvedValue(
+  container.bind(TOKENS.HttpDependencies).toResolvedValue(
     (authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, lookupBySku: LookupBySku, lookupById: LookupById, readiness: ReadinessProbe, logger: Logger) =>
-      createHttpApp({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readiness, logger }),
+      ({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readiness, logger }),
     [TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadinessProbe, TOKENS.Logger],
   );
+  container.bind(TOKENS.HttpApp).toResolvedValue((deps: HttpAppDependencies) => createHttpApp(deps), [TOKENS.HttpDependencies]);
   return container;
 }
 
-/** The HTTP application over the given adapters. */
+/** The Koa application over the given adapters (every route, without the lookup fast path). */
 export function createApp(infrastructure: Infrastructure): Koa {
   return createContainer(infrastructure).get(TOKENS.HttpApp);
+}
+
+/** The request handler node:http serves: the lookup fast path, then the Koa application. */
+export function createHandler(infrastructure: Infrastructure, options: HttpHandlerOptions = {}): HttpHandler {
+  return createHttpHandler(createContainer(infrastructure).get(TOKENS.HttpDependencies), options);
 }

@@ -12,7 +12,7 @@ import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { systemClock } from './application/ports/clock.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
-import { createApp, type Infrastructure } from './container.js';
+import { createHandler, type Infrastructure } from './container.js';
 
 /** What a deployment opened and must close on shutdown. */
 interface Opened {
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const config = readConfig(process.env);
   const logger = createLogger(config.logLevel);
   const opened = await openInfrastructure(config, logger);
-  const server = await startHttpServer(createApp(opened.infrastructure), config);
+  const server = await startHttpServer(createHandler(opened.infrastructure), config);
   logger.info({ url: server.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   if (opened.banner) process.stdout.write(opened.banner(server.url));
 

@@ -8,7 +8,7 @@ import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-c
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import type { Infrastructure } from '../../src/container.js';
-import { createApp } from '../../src/container.js';
+import { createHandler } from '../../src/container.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { checkAgainstOpenApi } from './openapi-check.js';
 
@@ -28,7 +28,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(infrastructure: Omit<Infrastructure, 'logger'>): Promise<TestServer> {
+export async function startTestServer(infrastructure: Omit<Infrastructure, 'logger'>, options: { fastPath?: boolean } = {}): Promise<TestServer> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -36,8 +36,8 @@ export async function startTestServer(infrastructure: Omit<Infrastructure, 'logg
       done();
     },
   });
-  const app = createApp({ ...infrastructure, logger: createLogger('info', sink) });
-  const server: RunningServer = await startHttpServer(app, { port: 0, host: '127.0.0.1' });
+  const handler = createHandler({ ...infrastructure, logger: createLogger('info', sink) }, options);
+  const server: RunningServer = await startHttpServer(handler, { port: 0, host: '127.0.0.1' });
   return {
     url: server.url,
     logs,

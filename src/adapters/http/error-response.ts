@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { setRateLimitHeaders } from './rate-limit-headers.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
 import { DomainError, RateLimitExceeded, type DomainErrorCode } from '../../domain/errors.js';
 
 /** The one table from a domain error code to its HTTP status (spec section 7, decisions.md section 1). */
@@ -16,24 +16,43 @@ const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
 /** Codes only the HTTP layer raises. */
 export type HttpErrorCode = 'not_found' | 'method_not_allowed' | 'internal_error' | 'bad_request';
 
+/** An error answer, framework-free: both the Koa app and the lookup fast path write it. */
+export interface ErrorAnswer {
+  readonly status: number;
+  /** Headers besides Cache-Control and Content-Type, as name/value pairs. */
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: { readonly error: DomainErrorCode | HttpErrorCode; readonly message: string };
+  /** False for an unexpected error, which the caller logs. */
+  readonly expected: boolean;
+}
+
+/** Errors are never cached. */
+export const ERROR_CACHE_CONTROL = 'no-store';
+
+/** The answer to a thrown error: its status, body and headers. */
+export function errorAnswerFor(thrown: unknown): ErrorAnswer {
+  if (!(thrown instanceof DomainError)) {
+    return { status: 500, headers: [], body: { error: 'internal_error', message: 'Unexpected server error; please retry later.' }, expected: false };
+  }
+  const headers: (readonly [string, string])[] = [];
+  if (thrown instanceof RateLimitExceeded) {
+    headers.push(...rateLimitHeaders(thrown.status), ['Retry-After', String(thrown.status.resetSeconds)]);
+  }
+  if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') headers.push(['WWW-Authenticate', 'Bearer']);
+  return { status: STATUS_BY_CODE[thrown.code], headers, body: { error: thrown.code, message: thrown.message }, expected: true };
+}
+
 /** Writes the only error shape the service sends: `{ error, message }`, as JSON. */
 export function sendError(ctx: Context, status: number, error: DomainErrorCode | HttpErrorCode, message: string): void {
   ctx.status = status;
-  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Cache-Control', ERROR_CACHE_CONTROL);
   ctx.body = { error, message };
 }
 
 /** Answers a thrown error; true if it was a domain error, false if it was unexpected. */
 export function sendThrown(ctx: Context, thrown: unknown): boolean {
-  if (thrown instanceof DomainError) {
-    if (thrown instanceof RateLimitExceeded) {
-      setRateLimitHeaders(ctx, thrown.status);
-      ctx.set('Retry-After', String(thrown.status.resetSeconds));
-    }
-    if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') ctx.set('WWW-Authenticate', 'Bearer');
-    sendError(ctx, STATUS_BY_CODE[thrown.code], thrown.code, thrown.message);
-    return true;
-  }
-  sendError(ctx, 500, 'internal_error', 'Unexpected server error; please retry later.');
-  return false;
+  const answer = errorAnswerFor(thrown);
+  for (const [name, value] of answer.headers) ctx.set(name, value);
+  sendError(ctx, answer.status, answer.body.error, answer.body.message);
+  return answer.expected;
 }

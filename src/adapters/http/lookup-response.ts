@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { LookupResult } from '../../domain/lookup-result.js';
 
-interface Serialized {
+export interface Serialized {
   readonly body: Buffer;
   readonly etag: string;
 }
@@ -13,7 +13,8 @@ interface Serialized {
  */
 const serialized = new WeakMap<LookupResult, Serialized>();
 
-function serialize(result: LookupResult): Serialized {
+/** The body and strong ETag of a lookup result, computed once per result object. */
+export function serialize(result: LookupResult): Serialized {
   let entry = serialized.get(result);
   if (entry === undefined) {
     const body = Buffer.from(`{"data":${JSON.stringify(result)}}`, 'utf8');
@@ -23,6 +24,10 @@ function serialize(result: LookupResult): Serialized {
   return entry;
 }
 
+/** A partner's cache may keep an answer but must revalidate it (cheaply, by ETag) before each use. */
+export const LOOKUP_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
+export const LOOKUP_VARY = 'Authorization, X-API-Key';
+
 /**
  * Answers a lookup: the body as bytes with a strong ETag, or 304 with no body when the
  * caller's If-None-Match already names it. Answers depend on the key, hence Vary.
@@ -30,8 +35,8 @@ function serialize(result: LookupResult): Serialized {
 export function sendLookupResult(ctx: Context, result: LookupResult): void {
   const { body, etag } = serialize(result);
   ctx.set('ETag', etag);
-  ctx.set('Cache-Control', 'private, max-age=0, must-revalidate');
-  ctx.set('Vary', 'Authorization, X-API-Key');
+  ctx.set('Cache-Control', LOOKUP_CACHE_CONTROL);
+  ctx.set('Vary', LOOKUP_VARY);
   if (ifNoneMatchNames(ctx.get('If-None-Match'), etag)) {
     ctx.status = 304;
     return;

@@ -1,9 +1,15 @@
 import type { Context } from 'koa';
 import type { RateLimitStatus } from '../../domain/rate-limit.js';
 
-/** The RateLimit-* headers every authenticated answer carries (spec section 8). */
+/** The RateLimit-* headers every authenticated answer carries (spec section 8), as name/value pairs. */
+export function rateLimitHeaders(status: RateLimitStatus): [readonly [string, string], readonly [string, string], readonly [string, string]] {
+  return [
+    ['RateLimit-Limit', String(status.limit)],
+    ['RateLimit-Remaining', String(status.remaining)],
+    ['RateLimit-Reset', String(status.resetSeconds)],
+  ];
+}
+
 export function setRateLimitHeaders(ctx: Context, status: RateLimitStatus): void {
-  ctx.set('RateLimit-Limit', String(status.limit));
-  ctx.set('RateLimit-Remaining', String(status.remaining));
-  ctx.set('RateLimit-Reset', String(status.resetSeconds));
+  for (const [name, value] of rateLimitHeaders(status)) ctx.set(name, value);
 }

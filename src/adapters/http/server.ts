@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type Koa from 'koa';
+import type { HttpHandler } from './handler.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -33,8 +33,7 @@ function answerRaw(socket: Duplex, status: string, body: string, options: { head
 }
 
 /** Listens with deliberate limits: small headers, bounded header and request times, short keep-alive. */
-export async function startHttpServer(app: Koa, options: { port: number; host: string }): Promise<RunningServer> {
-  const handle = app.callback();
+export async function startHttpServer(handle: HttpHandler, options: { port: number; host: string }): Promise<RunningServer> {
   // Node would answer a missing Host itself, in plain text; the check below keeps the JSON shape.
   // A request line without a version reads as HTTP/0.9, which the app could never answer.
   const server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, (req, res) => {
@@ -43,7 +42,7 @@ export async function startHttpServer(app: Koa, options: { port: number; host: s
       answerRaw(req.socket, '400 Bad Request', BAD_REQUEST, { head: req.method === 'HEAD' });
       return;
     }
-    void handle(req, res);
+    handle(req, res);
   });
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;

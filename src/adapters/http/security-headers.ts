@@ -1,0 +1,30 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import helmet from 'helmet';
+
+/**
+ * The headers helmet's defaults set on every answer, read once by running helmet against a
+ * recording response: the lookup fast path writes exactly what the Koa app's helmet does.
+ */
+export function helmetHeaders(): readonly (readonly [string, string])[] {
+  const recorded = new Map<string, readonly [string, string]>();
+  const response = {
+    setHeader(name: string, value: unknown) {
+      recorded.set(name.toLowerCase(), [name, String(value)]);
+      return response;
+    },
+    removeHeader(name: string) {
+      recorded.delete(name.toLowerCase());
+    },
+    getHeader(name: string) {
+      return recorded.get(name.toLowerCase())?.[1];
+    },
+  };
+  const request: unknown = {};
+  const state: { outcome: 'pending' | 'done' | 'failed' } = { outcome: 'pending' };
+  helmet()(request as IncomingMessage, response as unknown as ServerResponse, (error?: unknown) => {
+    state.outcome = error === undefined || error === null ? 'done' : 'failed';
+  });
+  // helmet's defaults are synchronous and cannot fail; if that ever changes, fail at start, not per request.
+  if (state.outcome !== 'done') throw new Error(`helmet's defaults could not be read (${state.outcome})`);
+  return [...recorded.values()];
+}
