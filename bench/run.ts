@@ -4,7 +4,8 @@
  * Figures are ratios to the bare server because machines here are shared and noisy.
  *
  * Options: --duration <s> (per run, default 8), --rounds <n> (default 3), --products <n> (default 10000),
- * --keys <n> (default 1000), --load wrk|autocannon (default: wrk when installed).
+ * --keys <n> (default 1000), --load wrk|autocannon (default: wrk when installed),
+ * --only <text,...> (only rows whose name contains one of these, besides the bare reference).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     products: { type: 'string', default: '10000' },
     keys: { type: 'string', default: '1000' },
     load: { type: 'string' },
+    only: { type: 'string' },
   },
 });
 const durationS = Number(values.duration);
@@ -98,13 +100,14 @@ async function main(): Promise<void> {
   // The bare servers write the bytes the service itself answers for the first SKU.
   await captureBody(context);
 
-  const targets: Target[] = [
+  const only = values.only?.split(',').filter((text) => text !== '');
+  const targets: Target[] = ([
     { name: 'bare node:http, pre-built bytes', script: 'bench/bare-server.ts', env: {}, reference: true },
     { name: 'bare node:http, JSON.stringify per request', script: 'bench/bare-server.ts', env: { MODE: 'stringify' } },
     { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
     { name: 'service, memory storage', script: 'src/main.ts', env: serviceEnv },
-    ...(await mysqlTargets(context)),
-  ];
+    ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context) : []),
+  ] as Target[]).filter((t) => only === undefined || t.reference === true || only.some((text) => t.name.includes(text)));
 
   process.stdout.write(`bench: ${targets.length} rows x ${rounds} rounds x ${durationS}s, ${catalog.skus.length} products, ${catalog.keys.length} keys, ` +
     `load ${generator} (50 connections), ${pinned ? 'server on core 0, load on core 1' : 'not pinned'}, ${cores} cores, node ${process.version}\n`);
@@ -120,7 +123,7 @@ async function main(): Promise<void> {
   }
   printTable(targets, samples);
   for (const target of targets) await target.cleanup?.();
-  spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
+  if (only === undefined) spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
 }
 
 async function captureBody(context: BenchContext): Promise<void> {
