@@ -1,21 +1,52 @@
 /**
- * Shows that the in-process rate limiter stays bounded: 1,000,000 distinct keys through a limiter
- * that tracks at most `maxKeys`, with RSS and heap read after each 100,000.
+ * Shows that the in-process structures a stranger's traffic can grow stay bounded by configuration:
+ * 1,000,000 distinct keys through the rate limiter (RATE_LIMIT_MAX_KEYS) and 1,000,000 distinct
+ * lookups, each a fresh ~6 KB answer, through the response cache (CACHE_MAX_ENTRIES); RSS and heap
+ * are read after each 100,000. Run with --expose-gc so the readings are of live memory.
  */
+import { CachedProductCatalog } from '../src/adapters/cache/cached-product-catalog.js';
+import { readConfig } from '../src/adapters/config/config.js';
 import { MemoryRateLimiter } from '../src/adapters/memory/memory-rate-limiter.js';
 import { systemClock } from '../src/application/ports/clock.js';
+import type { ProductCatalog } from '../src/application/ports/product-catalog.js';
+import type { LookupResult } from '../src/domain/lookup-result.js';
+import type { ProductId } from '../src/domain/product-id.js';
+import type { Sku } from '../src/domain/sku.js';
 
-const MAX_KEYS = 100_000;
-const DISTINCT_KEYS = 1_000_000;
+const DISTINCT = 1_000_000;
+const config = readConfig(process.env);
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
 
-const limiter = new MemoryRateLimiter({ limit: 100, clock: systemClock, maxKeys: MAX_KEYS });
-process.stdout.write(`\nrate limiter, maxKeys ${MAX_KEYS}, ${DISTINCT_KEYS} distinct keys:\n| keys seen | RSS MB | heap used MB |\n|---|---|---|\n`);
-for (let i = 1; i <= DISTINCT_KEYS; i += 1) {
+function reading(seen: number): string {
+  global.gc?.();
+  const { rss, heapUsed } = process.memoryUsage();
+  return `| ${seen} | ${mb(rss)} | ${mb(heapUsed)} |\n`;
+}
+
+const limiter = new MemoryRateLimiter({ limit: 100, clock: systemClock, maxKeys: config.rateLimitMaxKeys });
+process.stdout.write(`\nrate limiter, RATE_LIMIT_MAX_KEYS=${config.rateLimitMaxKeys}, ${DISTINCT} distinct keys:\n| keys seen | RSS MB | heap used MB |\n|---|---|---|\n`);
+for (let i = 1; i <= DISTINCT; i += 1) {
   await limiter.consume(`key-${i}`);
-  if (i % 100_000 === 0) {
-    global.gc?.();
-    const { rss, heapUsed } = process.memoryUsage();
-    process.stdout.write(`| ${i} | ${mb(rss)} | ${mb(heapUsed)} |\n`);
-  }
+  if (i % 100_000 === 0) process.stdout.write(reading(i));
+}
+
+/** Every lookup a new answer of about 6 KB, as a catalog of a million products would give (decoded from bytes, so no answer shares its text with another). */
+const filler = 'Lay the footprint down first. Cross the two poles and clip the body to them. '.repeat(70);
+const answer = (sku: string, id: number): LookupResult => ({
+  sku,
+  status: 'active',
+  product: {
+    id, title: sku, description: Buffer.from(`${sku} ${filler}`).toString('latin1'), short_description: 's', image: 'https://img.example/p.jpg',
+    what_text: 'w', who_text: 'w', why_text: 'w', videos: [], pdp_urls: [],
+  },
+});
+const everyProduct: ProductCatalog = {
+  findBySku: (_partner: string, sku: Sku) => Promise.resolve(answer(sku, 1)),
+  findById: (_partner: string, id: ProductId) => Promise.resolve(answer(`ID-${id}`, Number(id))),
+};
+const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cacheTtlMs, 1), maxEntries: config.cacheMaxEntries });
+process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cacheMaxEntries}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);
+for (let i = 1; i <= DISTINCT; i += 1) {
+  await cache.findBySku('bench', `SKU-${i}` as Sku);
+  if (i % 100_000 === 0) process.stdout.write(reading(i));
 }

@@ -58,7 +58,7 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
     const storage = await openMysqlStorage({ url: config.databaseUrl, logger });
     return {
       infrastructure: {
-        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs }),
+        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries }),
         keys: storage.keys,
         limiter: rateLimiting.limiter,
         readiness: storage.readiness,
@@ -84,7 +84,7 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
 
 /** In-process, or shared through Redis with the in-process limiter standing in while Redis is away. */
 async function openRateLimiter(config: Config, logger: Logger): Promise<{ limiter: RateLimiter; close(): Promise<void> }> {
-  const local = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock });
+  const local = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys });
   if (config.rateLimitStore === 'memory' || config.redisUrl === null) return { limiter: local, close: () => Promise.resolve() };
   const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, fallback: local, logger });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,

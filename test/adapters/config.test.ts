@@ -15,7 +15,8 @@ describe('configuration', function () {
   it('has the defaults of decisions.md section 6', function () {
     expect(readConfig({})).to.deep.equal({
       port: 3000, host: '127.0.0.1', storage: 'memory', catalogFile: null, databaseUrl: null,
-      rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000, logLevel: 'info',
+      rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
+      rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
     });
   });
 
@@ -23,8 +24,12 @@ describe('configuration', function () {
     const config = readConfig({
       PORT: '8080', HOST: '0.0.0.0', STORAGE: 'mysql', DATABASE_URL: 'mysql://u:p@db:3306/catalog', CATALOG_FILE: 'c.json',
       RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379', RATE_LIMIT_PER_MINUTE: '500', CACHE_TTL_MS: '0', LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX_KEYS: '5000', CACHE_MAX_ENTRIES: '200',
     });
-    expect(config).to.include({ port: 8080, host: '0.0.0.0', storage: 'mysql', rateLimitStore: 'redis', rateLimitPerMinute: 500, cacheTtlMs: 0, logLevel: 'warn' });
+    expect(config).to.include({
+      port: 8080, host: '0.0.0.0', storage: 'mysql', rateLimitStore: 'redis', rateLimitPerMinute: 500, cacheTtlMs: 0, logLevel: 'warn',
+      rateLimitMaxKeys: 5000, cacheMaxEntries: 200,
+    });
   });
 
   const bad: [Record<string, string>, string][] = [
@@ -38,6 +43,8 @@ describe('configuration', function () {
     [{ RATE_LIMIT_PER_MINUTE: '1.5' }, 'RATE_LIMIT_PER_MINUTE: must be a whole number'],
     [{ CACHE_TTL_MS: '-1' }, 'CACHE_TTL_MS: must be a whole number'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of'],
+    [{ RATE_LIMIT_MAX_KEYS: '0' }, 'RATE_LIMIT_MAX_KEYS: must be a whole number from 1'],
+    [{ CACHE_MAX_ENTRIES: 'lots' }, 'CACHE_MAX_ENTRIES: must be a whole number'],
   ];
   for (const [env, message] of bad) {
     it(`refuses ${JSON.stringify(env)} naming the variable`, function () {

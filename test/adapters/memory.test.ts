@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import { systemClock } from '../../src/application/ports/clock.js';
 import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
 import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
@@ -24,3 +25,13 @@ apiKeyStoreContract('memory', (catalog) => {
 
 rateLimiterContract('memory', ({ limit, windowMs }) =>
   Promise.resolve({ limiter: new MemoryRateLimiter({ limit, windowMs, clock: systemClock }), close: noop }));
+
+describe('MemoryRateLimiter bound', function () {
+  it('tracks at most maxKeys keys, forgetting the least recently seen first', async function () {
+    const limiter = new MemoryRateLimiter({ limit: 1, clock: systemClock, maxKeys: 2 });
+    for (const key of ['a', 'b', 'c']) expect((await limiter.consume(key)).allowed, key).to.equal(true);
+    // 'a' was forgotten to make room for 'c': its window starts again; 'c', still tracked, is over its limit.
+    expect((await limiter.consume('a')).allowed).to.equal(true);
+    expect((await limiter.consume('c')).allowed).to.equal(false);
+  });
+});

@@ -12,6 +12,10 @@ export interface Config {
   readonly redisUrl: string | null;
   readonly rateLimitPerMinute: number;
   readonly cacheTtlMs: number;
+  /** Most keys the in-process rate limiter tracks at once (memory stays bounded whatever the traffic). */
+  readonly rateLimitMaxKeys: number;
+  /** Most lookup answers the in-process response cache holds at once. */
+  readonly cacheMaxEntries: number;
   readonly logLevel: LogLevel;
 }
 
@@ -49,6 +53,8 @@ export function readConfig(env: Env): Config {
     redisUrl: rateLimitStore === 'redis' ? requiredUrl(env, 'REDIS_URL', 'redis:', 'RATE_LIMIT_STORE=redis') : optionalUrl(env, 'REDIS_URL', 'redis:'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000_000),
     cacheTtlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
+    rateLimitMaxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 100_000, 1, 100_000_000),
+    cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 100_000_000),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
   };
 }
