@@ -141,16 +141,26 @@ async function captureBody(context: BenchContext): Promise<void> {
   }
 }
 
+/**
+ * Ratios are taken round by round (each row against the bare server of the same round), then the
+ * median: drift on a shared machine moves both sides of a ratio together.
+ */
 function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
-  const reference = median(samples.get(targets.find((t) => t.reference === true)!)!.map((s) => s.rps));
+  const bare = samples.get(targets.find((t) => t.reference === true)!)!;
+  const ratioOf = (t: Target): number => median(samples.get(t)!.map((s, round) => s.rps / bare[round]!.rps));
   const rows = targets.map((t) => {
     const s = samples.get(t)!;
-    const rps = median(s.map((x) => x.rps));
-    return [t.name, String(Math.round(rps)), (rps / reference).toFixed(2), median(s.map((x) => x.p50Ms)).toFixed(2), median(s.map((x) => x.p99Ms)).toFixed(2), String(Math.max(...s.map((x) => x.rssMb)))];
+    return [t.name, String(Math.round(median(s.map((x) => x.rps)))), ratioOf(t).toFixed(2), median(s.map((x) => x.p50Ms)).toFixed(2), median(s.map((x) => x.p99Ms)).toFixed(2), String(Math.max(...s.map((x) => x.rssMb)))];
   });
   const header = ['server', 'req/s (median)', 'ratio to bare', 'p50 ms', 'p99 ms', 'peak RSS MB'];
   process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
   for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
+  const ceiling = targets.find((t) => t.name.startsWith('koa'));
+  const memory = targets.find((t) => t.name === 'service, memory storage');
+  if (ceiling !== undefined && memory !== undefined) {
+    const ofCeiling = median(samples.get(memory)!.map((s, round) => s.rps / samples.get(ceiling)![round]!.rps));
+    process.stdout.write(`\nservice on memory storage against the Koa ceiling (same rounds): ${ofCeiling.toFixed(2)}\n`);
+  }
 }
 
 main().catch((error: unknown) => {

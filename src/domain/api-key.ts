@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'pcat_live_';
 const API_KEY_PATTERN = /^pcat_live_[A-Za-z0-9]{32,64}$/;
@@ -12,7 +12,8 @@ export function isWellFormedApiKey(key: string): boolean {
 
 /** The only form in which a key is ever stored: lowercase hex SHA-256 of the whole key. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // The one-shot hash: half the CPU of createHash().update().digest(), and it runs on every request.
+  return hash('sha256', key, 'hex');
 }
 
 /** A fresh key: the live prefix and 40 uniformly random base62 characters (over 230 bits). */
