@@ -2,8 +2,10 @@
  * MySQL storage figures: import throughput, and SKU-lookup latency and throughput with the
  * response cache off, at 10,000 and at 1,000,000 products. Prints figures; asserts nothing.
  * Uses its own database on TEST_MARIADB_URL (default the machine's MariaDB) and drops it after.
+ * Option: --lookups-only skips the import figures (several minutes).
  */
 import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
 import { sql, type Kysely } from 'kysely';
 import { createConnection } from 'mysql2/promise';
 import type { Database } from '../src/adapters/mysql/database.js';
@@ -19,6 +21,8 @@ const IMPORT_SIZES = [10_000, 100_000];
 const LOOKUP_SIZES = [10_000, 1_000_000];
 const LOOKUP_SECONDS = 5;
 const CONCURRENCY = 8;
+const LOOKUP_ROUNDS = 3;
+const lookupsOnly = parseArgs({ options: { 'lookups-only': { type: 'boolean', default: false } } }).values['lookups-only'];
 
 const transcript = 'Lay the footprint down first, then cross the poles and clip the body to them. '.repeat(6);
 
@@ -102,7 +106,15 @@ async function seedBySql(db: Kysely<Database>, partnerId: string, size: number):
   }
 }
 
-async function measureLookups(db: Kysely<Database>, partnerId: string, size: number): Promise<void> {
+interface LookupRun {
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly misses: number;
+}
+
+async function measureLookups(db: Kysely<Database>, partnerId: string, size: number): Promise<LookupRun> {
   const catalog = new MysqlProductCatalog(db);
   const randomSku = (): Sku => `B-${Math.floor(Math.random() * size)}` as Sku;
   const latencies: number[] = [];
@@ -117,9 +129,28 @@ async function measureLookups(db: Kysely<Database>, partnerId: string, size: num
   };
   const run = await timed(() => Promise.all(Array.from({ length: CONCURRENCY }, worker)));
   latencies.sort((a, b) => a - b);
-  const at = (q: number): string => (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(2);
-  print(`SKU lookups on ${size.toLocaleString('en-US')} products, cache off, ${CONCURRENCY} concurrent for ${LOOKUP_SECONDS} s:`);
-  print(`  ${perSecond(latencies.length, run.ms)} lookups/s  p50 ${at(0.5)} ms  p90 ${at(0.9)} ms  p99 ${at(0.99)} ms  (${misses} not found)`);
+  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { perSecond: (latencies.length * 1000) / run.ms, p50: at(0.5), p90: at(0.9), p99: at(0.99), misses };
+}
+
+/** Both sizes in alternating rounds, so drift on a shared machine weighs on both alike; medians per size. */
+async function compareSizes(db: Kysely<Database>): Promise<void> {
+  const runs = new Map<number, LookupRun[]>(LOOKUP_SIZES.map((size) => [size, []]));
+  for (let round = 0; round < LOOKUP_ROUNDS; round += 1) {
+    const order = round % 2 === 0 ? LOOKUP_SIZES : [...LOOKUP_SIZES].reverse();
+    for (const size of order) runs.get(size)!.push(await measureLookups(db, `lookup-${size}`, size));
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  print(`SKU lookups, cache off, ${CONCURRENCY} concurrent, ${LOOKUP_ROUNDS} alternating rounds of ${LOOKUP_SECONDS} s, medians:`);
+  print('| products | lookups/s | p50 ms | p90 ms | p99 ms | not found |\n|---|---|---|---|---|---|');
+  for (const size of LOOKUP_SIZES) {
+    const r = runs.get(size)!;
+    print(`| ${size.toLocaleString('en-US')} | ${Math.round(median(r.map((x) => x.perSecond))).toLocaleString('en-US')} | ` +
+      `${median(r.map((x) => x.p50)).toFixed(2)} | ${median(r.map((x) => x.p90)).toFixed(2)} | ${median(r.map((x) => x.p99)).toFixed(2)} | ` +
+      `${r.reduce((n, x) => n + x.misses, 0)} |`);
+  }
+  const [small, large] = LOOKUP_SIZES.map((size) => median(runs.get(size)!.map((x) => x.p50)));
+  print(`p50 latency at ${LOOKUP_SIZES[1]!.toLocaleString('en-US')} products over ${LOOKUP_SIZES[0]!.toLocaleString('en-US')}: ${(large! / small!).toFixed(2)}x`);
 }
 
 async function main(): Promise<void> {
@@ -129,13 +160,12 @@ async function main(): Promise<void> {
   const db = createMysqlDatabase(`${SERVER_URL.replace(/\/$/, '')}/${name}`, { queryTimeoutMs: 600_000 });
   try {
     await migrateToLatest(db);
-    await measureImports(db);
+    if (!lookupsOnly) await measureImports(db);
     for (const size of LOOKUP_SIZES) {
-      const partnerId = `lookup-${size}`;
-      const seeded = await timed(() => seedBySql(db, partnerId, size));
+      const seeded = await timed(() => seedBySql(db, `lookup-${size}`, size));
       print(`seeded ${size.toLocaleString('en-US')} products in SQL in ${(seeded.ms / 1000).toFixed(1)} s`);
-      await measureLookups(db, partnerId, size);
     }
+    await compareSizes(db);
   } finally {
     await db.destroy();
     await server.query(`drop database if exists \`${name}\``);

@@ -5,9 +5,11 @@ import { importCatalog } from '../../src/adapters/mysql/import-catalog.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
+import { prepareQuery } from '../../src/adapters/mysql/prepared-query.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { apiKeyStoreContract } from '../contracts/api-key-store.contract.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
 
 /** Makes the database hold exactly this catalog: emptied, then imported. */
@@ -51,5 +53,35 @@ describe('MySQL adapters', function () {
       },
       close: noop,
     };
+  });
+
+  describe('a prepared query', function () {
+    it('runs with each value in its own place, however the builder orders the parameters', async function () {
+      await holdOnly(testDb.db, fixtureCatalog());
+      // Built with the SKU first in the arguments but second in the SQL.
+      const find = prepareQuery(
+        testDb.db,
+        (sku: string, partnerId: string) => testDb.db.selectFrom('products').select('sku').where('partner_id', '=', partnerId).where('sku', '=', sku),
+        ['<sku>', '<partner>'],
+      );
+      expect(await find('TENT-2P', 'acme')).to.deep.equal([{ sku: 'TENT-2P' }]);
+      expect(await find('TENT-2P', 'nobody')).to.deep.equal([]);
+    });
+
+    it('refuses, when built, a placeholder that does not appear exactly once', function () {
+      const twice = () => prepareQuery(
+        testDb.db,
+        (sku: string) => testDb.db.selectFrom('products').select('id').where('sku', '=', sku).where('partner_id', '=', sku),
+        ['<sku>'],
+      );
+      expect(twice).to.throw(/each placeholder must appear once/);
+      // A value derived from the placeholder is bound in its stead: the real value would never reach the SQL.
+      const derived = () => prepareQuery(
+        testDb.db,
+        (sku: string) => testDb.db.selectFrom('products').select('id').where('sku', '=', sku.toUpperCase()),
+        ['<sku>'],
+      );
+      expect(derived).to.throw(/each placeholder must appear once/);
+    });
   });
 });
