@@ -12,7 +12,8 @@ import { registerDocsRoutes } from './docs-routes.js';
 import { sendError, sendThrown } from './error-response.js';
 import { sendLookupResult } from './lookup-response.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
-import { loggablePath, requestIdFrom } from './request-id.js';
+import { requestIdFrom } from './request-id.js';
+import { logRequest } from './request-log.js';
 
 export interface HttpAppDependencies {
   readonly authenticateKey: AuthenticateKey;
@@ -111,15 +112,7 @@ function logRequests(logger: Logger) {
     try {
       await next();
     } finally {
-      const principal = (ctx.state as Partial<State>).principal;
-      logger.info({
-        reqId: requestId,
-        method: ctx.method,
-        path: loggablePath(ctx.path),
-        status: ctx.status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        ...(principal === undefined ? {} : { partner: principal.partnerId, keyId: principal.keyId }),
-      }, 'request');
+      logRequest(logger, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, started, principal: (ctx.state as Partial<State>).principal });
     }
   };
 }

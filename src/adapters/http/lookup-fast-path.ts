@@ -5,7 +5,8 @@ import type { HttpAppDependencies } from './app.js';
 import { ERROR_CACHE_CONTROL, errorAnswerFor } from './error-response.js';
 import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY, ifNoneMatchNames, serialize } from './lookup-response.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import { loggablePath, requestIdFrom } from './request-id.js';
+import { requestIdFrom } from './request-id.js';
+import { logRequest } from './request-log.js';
 import { helmetHeaders } from './security-headers.js';
 
 /** Answers the request and returns true, or returns false having touched nothing. */
@@ -62,14 +63,7 @@ export function createLookupFastPath(deps: HttpAppDependencies): FastPath {
       if (res.headersSent) res.destroy();
       else res.writeHead(status, headers).end(req.method === 'HEAD' ? undefined : body);
     }
-    deps.logger.info({
-      reqId: requestId,
-      method: req.method,
-      path: loggablePath(path),
-      status,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-      ...(principal === undefined ? {} : { partner: principal.partnerId, keyId: principal.keyId }),
-    }, 'request');
+    logRequest(deps.logger, { requestId, method: req.method, path, status, started, principal });
   }
 
   return (req, res) => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { LookupResult } from '../../domain/lookup-result.js';
 
-export interface Serialized {
+interface Serialized {
   readonly body: Buffer;
   readonly etag: string;
 }

@@ -2,15 +2,9 @@ import { randomUUID } from 'node:crypto';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const KEY_LIKE = /pcat_live_[A-Za-z0-9]*/g;
 const KEY_PREFIX = /pcat_live_/i;
 
 /** The caller's `X-Request-Id` if it is short, plain and not a key sent in the wrong header; else a fresh UUID. */
 export function requestIdFrom(incoming: string | undefined): string {
   return incoming !== undefined && SANE_REQUEST_ID.test(incoming) && !KEY_PREFIX.test(incoming) ? incoming : randomUUID();
-}
-
-/** A path fit for a log line: anything shaped like a key is masked, whatever position it is in. */
-export function loggablePath(path: string): string {
-  return path.replace(KEY_LIKE, 'pcat_live_[redacted]');
 }

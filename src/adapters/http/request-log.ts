@@ -1,0 +1,25 @@
+import type { Logger } from 'pino';
+import type { Principal } from '../../domain/api-key.js';
+
+const KEY_LIKE = /pcat_live_[A-Za-z0-9]*/g;
+
+/** A path fit for a log line: anything shaped like a key is masked, whatever position it is in. */
+export function loggablePath(path: string): string {
+  return path.replace(KEY_LIKE, 'pcat_live_[redacted]');
+}
+
+/** The one log line per request, written alike by the Koa app and the lookup fast path; never a header value or a key. */
+export function logRequest(
+  logger: Logger,
+  request: { requestId: string; method: string | undefined; path: string; status: number; started: number; principal: Principal | undefined },
+): void {
+  const { requestId, method, path, status, started, principal } = request;
+  logger.info({
+    reqId: requestId,
+    method,
+    path: loggablePath(path),
+    status,
+    ms: Math.round((performance.now() - started) * 100) / 100,
+    ...(principal === undefined ? {} : { partner: principal.partnerId, keyId: principal.keyId }),
+  }, 'request');
+}
