@@ -1,7 +1,6 @@
 import { Container, type ServiceIdentifier } from 'inversify';
-import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { createHttpApp, type HttpAppDependencies } from './adapters/http/app.js';
+import type { HttpAppDependencies } from './adapters/http/app.js';
 import { createHttpHandler, type HttpHandler, type HttpHandlerOptions } from './adapters/http/handler.js';
 import { AuthenticateKey } from './application/authenticate-key.js';
 import { EnforceRateLimit } from './application/enforce-rate-limit.js';
@@ -32,7 +31,6 @@ export const TOKENS = {
   LookupBySku: Symbol.for('LookupBySku') as ServiceIdentifier<LookupBySku>,
   LookupById: Symbol.for('LookupById') as ServiceIdentifier<LookupById>,
   HttpDependencies: Symbol.for('HttpDependencies') as ServiceIdentifier<HttpAppDependencies>,
-  HttpApp: Symbol.for('HttpApp') as ServiceIdentifier<Koa>,
 };
 
 /** Binds the chosen adapters to their ports and the use cases to them; a fresh container each call. */
@@ -52,13 +50,7 @@ export function createContainer(infrastructure: Infrastructure): Container {
       ({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readiness, logger }),
     [TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadinessProbe, TOKENS.Logger],
   );
-  container.bind(TOKENS.HttpApp).toResolvedValue((deps: HttpAppDependencies) => createHttpApp(deps), [TOKENS.HttpDependencies]);
   return container;
-}
-
-/** The Koa application over the given adapters (every route, without the lookup fast path). */
-export function createApp(infrastructure: Infrastructure): Koa {
-  return createContainer(infrastructure).get(TOKENS.HttpApp);
 }
 
 /** The request handler node:http serves: the lookup fast path, then the Koa application. */

@@ -5,7 +5,8 @@ import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../../src/adapters/catalog-file/catalog-file.js';
 import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
-import { createApp } from '../../src/container.js';
+import { createHttpApp } from '../../src/adapters/http/app.js';
+import { createContainer, TOKENS } from '../../src/container.js';
 import { parseSku } from '../../src/domain/sku.js';
 import { checkAgainstOpenApi, schemaAt, type ObservedExchange } from '../support/openapi-check.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
@@ -71,7 +72,7 @@ describe('OpenAPI document', function () {
   });
 
   it('describes every route of the router, and the router serves every path it describes', function () {
-    const app = createApp({ ...memoryInfrastructure(), logger: createLogger('silent') });
+    const app = createHttpApp(createContainer({ ...memoryInfrastructure(), logger: createLogger('silent') }).get(TOKENS.HttpDependencies));
     const router = app.middleware.map((m) => (m as { router?: Router }).router).find((r) => r !== undefined);
     expect(router, 'the router middleware').to.not.equal(undefined);
     const aliases = new Map<string, string>();
