@@ -13,6 +13,8 @@ export class MysqlApiKeyStore implements ApiKeyStore {
       db,
       (sha256: string) => db.selectFrom('api_keys').select(['id', 'partner_id']).where('sha256', '=', sha256).where('revoked_at', 'is', null),
       ['<sha256>'],
+      // The hash is a bound value, never part of the SQL text a server or its logs see.
+      { onServer: true },
     );
   }
 

@@ -1,5 +1,6 @@
 import type { Compilable, Kysely } from 'kysely';
 import type { Database } from './database.js';
+import { prepareOnServer } from './timed-pool.js';
 
 /**
  * A query built and compiled once, from placeholder values, then run with real ones. On the
@@ -11,6 +12,7 @@ export function prepareQuery<Row, Values extends readonly unknown[]>(
   db: Kysely<Database>,
   build: (...values: Values) => Compilable<Row>,
   placeholders: Values,
+  options: { readonly onServer?: boolean } = {},
 ): (...values: Values) => Promise<Row[]> {
   const compiled = build(...placeholders).compile();
   const positions = placeholders.map((placeholder) => compiled.parameters.indexOf(placeholder));
@@ -21,6 +23,8 @@ export function prepareQuery<Row, Values extends readonly unknown[]>(
   ) {
     throw new Error(`prepared query: each placeholder must appear once among the parameters of ${compiled.sql}`);
   }
+  // A server-side prepared statement: the values travel apart from the SQL text, which holds `?`.
+  if (options.onServer === true) prepareOnServer(compiled.sql);
   return async (...values) => {
     const parameters: unknown[] = [];
     positions.forEach((position, i) => {

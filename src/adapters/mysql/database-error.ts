@@ -1,0 +1,39 @@
+/** What went wrong, in words that hold no statement text, value or server message. */
+export type DatabaseFailure =
+  | 'no connection in time'
+  | 'no answer in time'
+  | 'queue full'
+  | 'connection failed'
+  | 'query interrupted'
+  | 'statement failed'
+  | 'pool closed';
+
+/**
+ * The only error the MySQL adapter lets out. A driver error carries the SQL as sent (with its
+ * values interpolated) and the server's message, which can quote values: neither is kept, and
+ * the driver error is not kept as a cause either, since loggers print causes.
+ */
+export class DatabaseError extends Error {
+  override readonly name = 'DatabaseError';
+
+  constructor(
+    readonly failure: DatabaseFailure,
+    /** The driver's error code, such as `ER_QUERY_INTERRUPTED` or `ECONNREFUSED`. */
+    readonly code?: string,
+  ) {
+    super(code === undefined ? `database: ${failure}` : `database: ${failure} (${code})`);
+  }
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'PROTOCOL_CONNECTION_LOST']);
+
+/** A driver error as a DatabaseError: its kind and code only. */
+export function databaseErrorFrom(error: unknown): DatabaseError {
+  if (error instanceof DatabaseError) return error;
+  const fields = typeof error === 'object' && error !== null ? (error as { code?: unknown; fatal?: unknown }) : {};
+  // Only a code shaped like one: whatever else sits in `code` is not repeated.
+  const code = typeof fields.code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(fields.code) ? fields.code : undefined;
+  if (code === 'ER_QUERY_INTERRUPTED') return new DatabaseError('query interrupted', code);
+  if (fields.fatal === true || (code !== undefined && CONNECTION_CODES.has(code))) return new DatabaseError('connection failed', code);
+  return new DatabaseError('statement failed', code);
+}

@@ -1,0 +1,73 @@
+import { createServer, Socket } from 'node:net';
+
+/** A TCP proxy of a test's own, in front of a real server, that can cut the path like a partition. */
+export interface TcpProxy {
+  readonly port: number;
+  /**
+   * Packets dropped, not refused: connections are still accepted but never answered, and the
+   * ones already open stay open with nothing forwarded either way, for good (their bytes are lost).
+   */
+  blackHole(): void;
+  /** New connections are forwarded again; the ones lost in the black hole stay silent. */
+  restore(): void;
+  /** With `capture`, the bytes each connection sent towards the server while it was forwarded. */
+  sent(): readonly (readonly Buffer[])[];
+  close(): Promise<void>;
+}
+
+interface Pair {
+  readonly client: Socket;
+  readonly upstream: Socket | null;
+  readonly sent: Buffer[];
+  lost: boolean;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }, options: { capture?: boolean } = {}): Promise<TcpProxy> {
+  const pairs = new Set<Pair>();
+  const captured: Buffer[][] = [];
+  let blackHoled = false;
+  const server = createServer((client) => {
+    const upstream = blackHoled ? null : new Socket().connect(target.port, target.host);
+    const pair: Pair = { client, upstream, sent: [], lost: blackHoled };
+    pairs.add(pair);
+    if (options.capture === true) captured.push(pair.sent);
+    const end = (): void => {
+      client.destroy();
+      upstream?.destroy();
+      pairs.delete(pair);
+    };
+    client.on('data', (chunk: Buffer) => {
+      if (pair.lost) return;
+      if (options.capture === true) pair.sent.push(chunk);
+      upstream?.write(chunk);
+    });
+    upstream?.on('data', (chunk: Buffer) => {
+      if (!pair.lost) client.write(chunk);
+    });
+    // A lost pair's sockets stay open whatever the other side does, as across a real partition.
+    client.on('error', end).on('close', () => { if (!pair.lost) end(); });
+    upstream?.on('error', () => { if (!pair.lost) end(); }).on('close', () => { if (!pair.lost) end(); });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    blackHole: () => {
+      blackHoled = true;
+      for (const pair of pairs) pair.lost = true;
+    },
+    restore: () => {
+      blackHoled = false;
+    },
+    sent: () => captured,
+    close: async () => {
+      for (const pair of pairs) {
+        pair.client.destroy();
+        pair.upstream?.destroy();
+      }
+      pairs.clear();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
