@@ -10,6 +10,7 @@ import type { ReadinessProbe } from '../../application/ports/readiness-probe.js'
 import type { Principal } from '../../domain/api-key.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { sendError, sendThrown } from './error-response.js';
+import { failureLogOf } from './failure-log.js';
 import { sendLookupResult } from './lookup-response.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
 import { requestIdFrom } from './request-id.js';
@@ -97,7 +98,7 @@ function answerErrors(logger: Logger) {
     try {
       await next();
     } catch (error) {
-      if (!sendThrown(ctx, error)) logger.error({ err: error, reqId: ctx.state.requestId }, 'unexpected error');
+      if (!sendThrown(ctx, error)) failureLogOf(logger).unexpected(error, ctx.state.requestId as string | undefined);
     }
   };
 }

@@ -3,6 +3,7 @@ import type { Principal } from '../../domain/api-key.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { HttpAppDependencies } from './app.js';
 import { ERROR_CACHE_CONTROL, errorAnswerFor } from './error-response.js';
+import { failureLogOf } from './failure-log.js';
 import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY, ifNoneMatchNames, serialize } from './lookup-response.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { requestIdFrom } from './request-id.js';
@@ -26,6 +27,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  */
 export function createLookupFastPath(deps: HttpAppDependencies): FastPath {
   const security = helmetHeaders().flat();
+  const failures = failureLogOf(deps.logger);
 
   async function answer(req: IncomingMessage, res: ServerResponse, path: string, bySku: boolean, segment: string): Promise<void> {
     const started = performance.now();
@@ -55,7 +57,7 @@ export function createLookupFastPath(deps: HttpAppDependencies): FastPath {
       }
     } catch (error) {
       const problem = errorAnswerFor(error);
-      if (!problem.expected) deps.logger.error({ err: error, reqId: requestId }, 'unexpected error');
+      if (!problem.expected) failures.unexpected(error, requestId);
       const body = Buffer.from(JSON.stringify(problem.body), 'utf8');
       for (const [name, value] of problem.headers) headers.push(name, value);
       headers.push('Cache-Control', ERROR_CACHE_CONTROL, 'Content-Type', JSON_TYPE, 'Content-Length', String(body.length));

@@ -12,8 +12,64 @@ export const REDACTED_PATHS = [
   'apiKey',
 ];
 
+/** Fields of driver and query-builder errors that hold SQL text or the values bound into it. */
+const STATEMENT_FIELDS = new Set(['sql', 'sqlMessage', 'parameters', 'values', 'params', 'bindings', 'query']);
+const MAX_DEPTH = 5;
+
 /** One JSON line per event on stdout; `destination` lets tests capture the lines. */
 export function createLogger(level: LevelWithSilent, destination?: NodeJS.WritableStream): Logger {
-  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { service: 'partner-catalog-api' } };
+  const options = {
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    base: { service: 'partner-catalog-api' },
+    serializers: { err: serializeError },
+  };
   return destination === undefined ? pino(options) : pino(options, destination);
+}
+
+/**
+ * pino's error serializer, minus statements and their values: the storage adapter never lets a
+ * driver error out, and this keeps one that slips through from writing a key hash to the log.
+ * A driver error's message is the server's, which can quote values, so it goes too.
+ */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const serialized = scrub(pino.stdSerializers.err(error), 0) as Record<string, unknown>;
+  // The standard serializer folds the causes' messages and stacks into the top ones.
+  if (causes(error).some(isDriverError)) withhold(serialized);
+  return serialized;
+}
+
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current !== undefined && current !== null && chain.length < MAX_DEPTH; current = (current as { cause?: unknown }).cause) {
+    chain.push(current);
+  }
+  return chain;
+}
+
+function isDriverError(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ('sql' in value || 'sqlMessage' in value);
+}
+
+function scrub(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
+  const driverError = isDriverError(value);
+  const copy: Record<string, unknown> = {};
+  for (const [field, inner] of Object.entries(value)) {
+    if (!STATEMENT_FIELDS.has(field)) copy[field] = scrub(inner, depth + 1);
+  }
+  if (driverError) withhold(copy);
+  return copy;
+}
+
+function withhold(serialized: Record<string, unknown>): void {
+  const code = typeof serialized.code === 'string' ? ` (${serialized.code})` : '';
+  serialized.message = `database driver error${code}; its message is withheld`;
+  if (typeof serialized.stack === 'string') {
+    const frames = serialized.stack.split('\n');
+    const end = frames.findIndex((line) => line.startsWith('caused by:'));
+    serialized.stack = frames.slice(0, end === -1 ? undefined : end).filter((line) => /^\s+at /.test(line)).join('\n');
+  }
 }

@@ -1,0 +1,88 @@
+import { expect } from 'chai';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createFailureLog } from '../../src/adapters/http/failure-log.js';
+import { createLogger } from '../../src/adapters/logging/logger.js';
+import { DatabaseError } from '../../src/adapters/mysql/database-error.js';
+
+const HASH = '4f38'.repeat(16);
+
+/** A logger whose lines land in an array, parsed. */
+function capture(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger('info', sink), lines };
+}
+
+/** An error shaped like mysql2's, with the statement and the server's message quoting a value. */
+function driverError(): Error {
+  const error = new Error(`Duplicate entry '${HASH}' for key 'sha256'`) as Error & Record<string, unknown>;
+  Object.assign(error, {
+    code: 'ER_DUP_ENTRY',
+    errno: 1062,
+    sqlState: '23000',
+    sqlMessage: `Duplicate entry '${HASH}' for key 'sha256'`,
+    sql: `select id from api_keys where sha256 = '${HASH}'`,
+    parameters: [HASH],
+  });
+  return error;
+}
+
+describe('the logger', function () {
+  it('writes no statement, value or server message of a driver error, itself or as a cause', function () {
+    const { logger, lines } = capture();
+    logger.error({ err: driverError() }, 'direct');
+    logger.error({ err: new Error('lookup failed', { cause: driverError() }) }, 'as a cause');
+    logger.error({ err: Object.assign(new Error('wrapped'), { original: driverError(), values: [HASH] }) }, 'nested');
+    expect(lines).to.have.length(3);
+    for (const line of lines) expect(JSON.stringify(line)).to.not.include(HASH).and.not.match(/select|sqlMessage/i);
+    const err = lines[0]!.err as Record<string, unknown>;
+    expect(err.code).to.equal('ER_DUP_ENTRY');
+    expect(err.message).to.equal('database driver error (ER_DUP_ENTRY); its message is withheld');
+    expect(err.stack).to.match(/^\s+at /);
+  });
+
+  it('keeps an ordinary error whole', function () {
+    const { logger, lines } = capture();
+    logger.error({ err: new Error('product 7 has no stored lookup answer') }, 'plain');
+    const err = lines[0]!.err as Record<string, unknown>;
+    expect(err.message).to.equal('product 7 has no stored lookup answer');
+    expect(err.stack).to.match(/^Error: product 7 has no stored lookup answer\n\s+at /);
+  });
+});
+
+describe('the unexpected-error log', function () {
+  it('logs the first failure of a kind in full, then one summary with a count per window, and forgets a quiet kind', async function () {
+    const { logger, lines } = capture();
+    const failures = createFailureLog(logger, 200);
+    const timeout = new DatabaseError('no answer in time');
+    for (let i = 0; i < 50; i += 1) failures.unexpected(timeout, `req-${i}`);
+    failures.unexpected(new DatabaseError('queue full'), 'req-other');
+    expect(lines.map((l) => [l.msg, l.reqId])).to.deep.equal([['unexpected error', 'req-0'], ['unexpected error', 'req-other']]);
+    expect((lines[0]!.err as Record<string, unknown>).stack).to.be.a('string');
+
+    const deadline = Date.now() + 5_000;
+    while (lines.length < 3 && Date.now() < deadline) await sleep(20);
+    expect(lines.slice(2)).to.have.length(1);
+    expect(lines[2]).to.include({ msg: 'unexpected error repeated', kind: 'DatabaseError: database: no answer in time', count: 49, windowMs: 200 });
+    expect(lines[2]).to.not.have.property('err');
+
+    // After a window without repeats the kind is forgotten: its next failure is logged in full again.
+    await sleep(500);
+    expect(lines).to.have.length(3);
+    failures.unexpected(timeout, 'req-later');
+    expect(lines[3]).to.include({ msg: 'unexpected error', reqId: 'req-later' });
+  });
+
+  it('never names a kind after a raw driver error message', function () {
+    const { logger, lines } = capture();
+    createFailureLog(logger, 200).unexpected(driverError(), 'req-1');
+    expect(lines[0]!.kind).to.equal('Error ER_DUP_ENTRY');
+    expect(JSON.stringify(lines)).to.not.include(HASH);
+  });
+});
