@@ -1,6 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { outputOf } from './child-output.js';
 import type { BenchContext } from './target.js';
 
 export interface Load {
@@ -10,7 +11,7 @@ export interface Load {
   readonly errors: number;
 }
 
-const CONNECTIONS = 50;
+export const LOAD_CONNECTIONS = 50;
 /** Requests rotate through this many SKUs; keys rotate through all of the catalog's keys. */
 const SKUS_IN_ROTATION = 100;
 
@@ -45,8 +46,8 @@ done = function(summary, latency, requests)
     e.connect + e.read + e.write + e.timeout + e.status))
 end
 `);
-  const wrk = ['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, base];
-  const output = await run(pinned ? ['taskset', '-c', '1', ...wrk] : wrk);
+  const wrk = ['wrk', '-t1', `-c${LOAD_CONNECTIONS}`, `-d${seconds}s`, '-s', script, base];
+  const output = await outputOf(pinned ? ['taskset', '-c', '1', ...wrk] : wrk);
   const json = /RESULT (\{.*\})/.exec(output)?.[1];
   if (json === undefined) throw new Error(`wrk printed no result: ${output}`);
   const r = JSON.parse(json) as { requests: number; us: number; p50: number; p99: number; errors: number };
@@ -57,19 +58,9 @@ async function driveAutocannon(base: string, context: BenchContext, seconds: num
   const { paths, keys } = rotation(context);
   const requests = keys.map((key, i) => ({ method: 'GET', path: paths[i % paths.length]!, headers: { Authorization: `Bearer ${key}` } }));
   const file = join(context.dir, 'autocannon.json');
-  writeFileSync(file, JSON.stringify({ url: base, connections: CONNECTIONS, duration: seconds, requests }));
+  writeFileSync(file, JSON.stringify({ url: base, connections: LOAD_CONNECTIONS, duration: seconds, requests }));
   const runner = [process.execPath, 'bench/autocannon-runner.mjs', file];
-  const output = await run(pinned ? ['taskset', '-c', '1', ...runner] : runner);
+  const output = await outputOf(pinned ? ['taskset', '-c', '1', ...runner] : runner);
   const r = JSON.parse(output) as { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; non2xx: number };
   return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, errors: r.errors + r.non2xx };
-}
-
-function run(command: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command.join(' ')} exited ${code}`))));
-  });
 }

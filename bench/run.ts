@@ -1,20 +1,26 @@
 /**
  * `npm run bench`: req/s, p50/p99 latency and peak RSS of the service against a bare node:http
  * server writing the very same bytes, in the same run, pinned to separate cores where possible.
- * Figures are ratios to the bare server because machines here are shared and noisy.
+ * Figures are ratios to the bare server because machines here are shared and noisy. Then the
+ * attacks (attacks.ts): a made-up-key flood and a non-reading pipeline attack.
  *
  * Options: --duration <s> (per run, default 8), --rounds <n> (default 3), --products <n> (default 10000),
  * --keys <n> (default 1000), --load wrk|autocannon (default: wrk when installed),
- * --only <text,...> (only rows whose name contains one of these, besides the bare reference).
+ * --only <text,...> (only rows whose name contains one of these, besides the bare reference; the
+ * attacks with `attacks`, `flood` or `pipeline`), --flood-connections <n> (the made-up-key flood's,
+ * default 256), --attack-seconds <s> (the pipeline attack, default 20),
+ * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { chooseAttacks, runAttacks } from './attacks.js';
 import { writeBenchCatalog } from './bench-catalog.js';
-import { drive, loadGenerator, type Load } from './load.js';
+import { drive, LOAD_CONNECTIONS, loadGenerator, type Load } from './load.js';
+import { median } from './percentile.js';
+import { cores, freePort, peakRssMb, pinned, startServer, waitUntilUp } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
 import { mysqlTargets } from './targets-mysql.js';
 
@@ -26,48 +32,13 @@ const { values } = parseArgs({
     keys: { type: 'string', default: '1000' },
     load: { type: 'string' },
     only: { type: 'string' },
+    'attack-seconds': { type: 'string', default: '20' },
+    'flood-connections': { type: 'string', default: '256' },
+    'service-dir': { type: 'string', default: '.' },
   },
 });
 const durationS = Number(values.duration);
 const rounds = Number(values.rounds);
-const cores = Number(spawnSync('nproc').stdout.toString().trim()) || 1;
-const pinned = cores >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitUntilUp(url: string): Promise<void> {
-  for (let i = 0; i < 600; i += 1) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`server did not come up at ${url}`);
-}
-
-/** The server runs on core 0; the load generator gets core 1. */
-function startServer(script: string, env: Record<string, string>): ChildProcess {
-  const node = [process.execPath, '--import', 'tsx', script];
-  const [command, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
-  return spawn(command!, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 1024);
-}
 
 interface Sample extends Load {
   readonly rssMb: number;
@@ -76,7 +47,6 @@ interface Sample extends Load {
 async function measure(target: Target, context: BenchContext): Promise<Sample> {
   const port = await freePort();
   const child = startServer(target.script, { ...target.env, PORT: String(port), BODY_FILE: context.bodyFile });
-  // With `taskset`, the child is taskset itself until it execs node: same pid.
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitUntilUp(`${base}/healthz`);
@@ -88,29 +58,42 @@ async function measure(target: Target, context: BenchContext): Promise<Sample> {
   }
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pcat-bench-'));
   const catalog = writeBenchCatalog(join(dir, 'catalog.json'), Number(values.products), Number(values.keys));
   const generator = values.load === 'autocannon' || values.load === 'wrk' ? values.load : loadGenerator();
   const serviceEnv = { CATALOG_FILE: catalog.file, RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' };
-  const context: BenchContext = { dir, catalog, generator, bodyFile: join(dir, 'body.json'), serviceEnv };
+  const serviceScript = resolve(values['service-dir'], 'src/main.ts');
+  const context: BenchContext = { dir, catalog, generator, bodyFile: join(dir, 'body.json'), serviceEnv, serviceScript };
 
   // The bare servers write the bytes the service itself answers for the first SKU.
   await captureBody(context);
 
   const only = values.only?.split(',').filter((text) => text !== '');
-  const targets: Target[] = ([
+  await runTable(context, only);
+  if (only === undefined) spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
+  const attacks = chooseAttacks(only);
+  if (attacks.flood || attacks.pipeline) {
+    const flood = { seconds: durationS, rounds, connections: Number(values['flood-connections']) };
+    await runAttacks(context, attacks, { flood, attackSeconds: Number(values['attack-seconds']) });
+  }
+}
+
+/** The table; skipped when --only names no row of it. */
+async function runTable(context: BenchContext, only: string[] | undefined): Promise<void> {
+  const rows: Target[] = [
     { name: 'bare node:http, pre-built bytes', script: 'bench/bare-server.ts', env: {}, reference: true },
     { name: 'bare node:http, JSON.stringify per request', script: 'bench/bare-server.ts', env: { MODE: 'stringify' } },
     { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
-    { name: 'service, memory storage', script: 'src/main.ts', env: serviceEnv },
+    { name: 'service, memory storage', script: context.serviceScript, env: context.serviceEnv },
     ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context) : []),
-  ] as Target[]).filter((t) => only === undefined || t.reference === true || only.some((text) => t.name.includes(text)));
+  ];
+  const targets = rows.filter((t) => only === undefined || t.reference === true || only.some((text) => t.name.includes(text)));
+  if (targets.every((t) => t.reference === true)) return;
 
+  const { catalog, generator } = context;
   process.stdout.write(`bench: ${targets.length} rows x ${rounds} rounds x ${durationS}s, ${catalog.skus.length} products, ${catalog.keys.length} keys, ` +
-    `load ${generator} (50 connections), ${pinned ? 'server on core 0, load on core 1' : 'not pinned'}, ${cores} cores, node ${process.version}\n`);
+    `load ${generator} (${LOAD_CONNECTIONS} connections), ${pinned ? 'server on core 0, load on core 1' : 'not pinned'}, ${cores} cores, node ${process.version}\n`);
   const samples = new Map<Target, Sample[]>(targets.map((t) => [t, []]));
   for (let round = 0; round < rounds; round += 1) {
     // Alternate the order so drift on a shared machine does not favour one row.
@@ -122,13 +105,12 @@ async function main(): Promise<void> {
     }
   }
   printTable(targets, samples);
-  for (const target of targets) await target.cleanup?.();
-  if (only === undefined) spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
+  for (const target of rows) await target.cleanup?.();
 }
 
 async function captureBody(context: BenchContext): Promise<void> {
   const port = await freePort();
-  const child = startServer('src/main.ts', { ...context.serviceEnv, PORT: String(port) });
+  const child = startServer(context.serviceScript, { ...context.serviceEnv, PORT: String(port) });
   try {
     await waitUntilUp(`http://127.0.0.1:${port}/healthz`);
     const response = await fetch(`http://127.0.0.1:${port}/api/v1/public/sku/${context.catalog.skus[0]!}`, {

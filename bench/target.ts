@@ -17,4 +17,6 @@ export interface BenchContext {
   /** The service's own answer for one product, written by the bare servers. */
   readonly bodyFile: string;
   readonly serviceEnv: Record<string, string>;
+  /** The service's entry point (`src/main.ts`, or another checkout's with --service-dir). */
+  readonly serviceScript: string;
 }

@@ -8,16 +8,22 @@ import type { BenchContext, Target } from './target.js';
 
 const SERVER_URL = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 
-/** The service on MySQL with the response cache on and off, over a database of its own; none without MariaDB. */
-export async function mysqlTargets(context: BenchContext): Promise<Target[]> {
+/** A database of the bench's own holding the bench catalog: the service's environment for it, and how to drop it. */
+export interface MysqlBenchDatabase {
+  readonly env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/** Null, with a line saying why, when MariaDB cannot be reached. */
+export async function openMysqlBenchDatabase(context: BenchContext, purpose: string): Promise<MysqlBenchDatabase | null> {
   let server;
   try {
     server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
   } catch (error) {
-    process.stdout.write(`bench: MariaDB at ${SERVER_URL} unreachable (${(error as Error).message}); no MySQL rows\n`);
-    return [];
+    process.stdout.write(`bench: MariaDB at ${SERVER_URL} unreachable (${(error as Error).message}); no MySQL ${purpose}\n`);
+    return null;
   }
-  const name = `pcat_bench_${process.pid}`;
+  const name = `pcat_bench_${process.pid}_${Date.now()}`;
   await server.query(`create database \`${name}\``);
   const url = `${SERVER_URL}/${name}`;
   const db = createMysqlDatabase(url, { queryTimeoutMs: 600_000 });
@@ -27,13 +33,22 @@ export async function mysqlTargets(context: BenchContext): Promise<Target[]> {
   } finally {
     await db.destroy();
   }
-  const env = { ...context.serviceEnv, STORAGE: 'mysql', DATABASE_URL: url };
-  const cleanup = async (): Promise<void> => {
-    await server.query(`drop database if exists \`${name}\``);
-    await server.end();
+  return {
+    env: { ...context.serviceEnv, STORAGE: 'mysql', DATABASE_URL: url },
+    drop: async () => {
+      await server.query(`drop database if exists \`${name}\``);
+      await server.end();
+    },
   };
+}
+
+/** The service on MySQL with the response cache on and off; none without MariaDB. */
+export async function mysqlTargets(context: BenchContext): Promise<Target[]> {
+  const database = await openMysqlBenchDatabase(context, 'rows');
+  if (database === null) return [];
+  const { env } = database;
   return [
-    { name: 'service, MySQL, response cache on', script: 'src/main.ts', env: { ...env, CACHE_TTL_MS: '30000' } },
-    { name: 'service, MySQL, response cache off', script: 'src/main.ts', env: { ...env, CACHE_TTL_MS: '0' }, cleanup },
+    { name: 'service, MySQL, response cache on', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '30000' } },
+    { name: 'service, MySQL, response cache off', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '0' }, cleanup: () => database.drop() },
   ];
 }

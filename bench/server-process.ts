@@ -1,0 +1,57 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export const cores = Number(spawnSync('nproc').stdout.toString().trim()) || 1;
+/** The server runs on core 0 and the load on core 1, when there are two cores and taskset. */
+export const pinned = cores >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitUntilUp(url: string): Promise<void> {
+  for (let i = 0; i < 600; i += 1) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`server did not come up at ${url}`);
+}
+
+/**
+ * Starts a server script under tsx on core 0. With `taskset`, the child is taskset itself until it
+ * execs node: same pid, so the pid is the server's.
+ */
+export function startServer(script: string, env: Record<string, string>): ChildProcess {
+  const node = [process.execPath, '--import', 'tsx', script];
+  const [command, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
+  return spawn(command!, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** A command for the load side, on core 1 when pinned. */
+export function onLoadCore(command: string[]): string[] {
+  return pinned ? ['taskset', '-c', '1', ...command] : command;
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  } catch {
+    return 0; // the process has gone
+  }
+}
+
+export const rssMb = (pid: number): number => Math.round(statusKb(pid, 'VmRSS') / 1024);
+export const peakRssMb = (pid: number): number => Math.round(statusKb(pid, 'VmHWM') / 1024);
