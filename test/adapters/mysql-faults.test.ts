@@ -163,7 +163,7 @@ describe('MySQL pool bounds and statement secrecy', function () {
         await sql`select 1`.execute(connection);
         await new Promise<void>((resolve) => { letGo = resolve; });
       });
-      // Waits 700 ms for the only connection, then needs 800 ms more: 1.5 s in all, past the 1 s deadline,
+      // Waits 700 ms for the only connection, then needs 800 ms more: 1.5 s in all, past its 1 s deadline,
       // although the statement alone would fit.
       const late = elapsed(() => sql`select sleep(0.8)`.execute(db));
       await new Promise((resolve) => setTimeout(resolve, 700));

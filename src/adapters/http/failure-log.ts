@@ -64,13 +64,14 @@ export function createFailureLog(logger: Logger, windowMs: number): FailureLog {
   };
 }
 
-/** Errors of one kind share a name, a code and a message. */
+/** Errors of one kind share a name and a message. */
 function kindOf(error: unknown): string {
   if (!(error instanceof Error)) return typeof error;
-  const code = (error as { code?: unknown }).code;
-  const named = `${error.name}${typeof code === 'string' ? ` ${code}` : ''}`;
-  // A raw driver error's message is the server's, which can quote values: never part of a kind.
-  if ('sql' in error || 'sqlMessage' in error) return named;
-  const kind = `${named}: ${error.message}`;
+  if ('sql' in error || 'sqlMessage' in error) {
+    // A raw driver error's message is the server's, which can quote values: its code names the kind.
+    const code = (error as { code?: unknown }).code;
+    return `${error.name} ${typeof code === 'string' ? code : 'without a code'}`;
+  }
+  const kind = `${error.name}: ${error.message}`;
   return kind.length > MAX_KIND_LENGTH ? kind.slice(0, MAX_KIND_LENGTH) : kind;
 }
