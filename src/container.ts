@@ -7,6 +7,7 @@ import { EnforceRateLimit } from './application/enforce-rate-limit.js';
 import { LookupById } from './application/lookup-by-id.js';
 import { LookupBySku } from './application/lookup-by-sku.js';
 import type { ApiKeyStore } from './application/ports/api-key-store.js';
+import type { AuthFailureGuard } from './application/ports/auth-failure-guard.js';
 import type { ProductCatalog } from './application/ports/product-catalog.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import type { ReadinessProbe } from './application/ports/readiness-probe.js';
@@ -16,6 +17,7 @@ export interface Infrastructure {
   readonly catalog: ProductCatalog;
   readonly keys: ApiKeyStore;
   readonly limiter: RateLimiter;
+  readonly authFailures: AuthFailureGuard;
   readonly readiness: ReadinessProbe;
   readonly logger: Logger;
 }
@@ -24,6 +26,7 @@ export const TOKENS = {
   ProductCatalog: Symbol.for('ProductCatalog') as ServiceIdentifier<ProductCatalog>,
   ApiKeyStore: Symbol.for('ApiKeyStore') as ServiceIdentifier<ApiKeyStore>,
   RateLimiter: Symbol.for('RateLimiter') as ServiceIdentifier<RateLimiter>,
+  AuthFailureGuard: Symbol.for('AuthFailureGuard') as ServiceIdentifier<AuthFailureGuard>,
   ReadinessProbe: Symbol.for('ReadinessProbe') as ServiceIdentifier<ReadinessProbe>,
   Logger: Symbol.for('Logger') as ServiceIdentifier<Logger>,
   AuthenticateKey: Symbol.for('AuthenticateKey') as ServiceIdentifier<AuthenticateKey>,
@@ -39,9 +42,13 @@ export function createContainer(infrastructure: Infrastructure): Container {
   container.bind(TOKENS.ProductCatalog).toConstantValue(infrastructure.catalog);
   container.bind(TOKENS.ApiKeyStore).toConstantValue(infrastructure.keys);
   container.bind(TOKENS.RateLimiter).toConstantValue(infrastructure.limiter);
+  container.bind(TOKENS.AuthFailureGuard).toConstantValue(infrastructure.authFailures);
   container.bind(TOKENS.ReadinessProbe).toConstantValue(infrastructure.readiness);
   container.bind(TOKENS.Logger).toConstantValue(infrastructure.logger);
-  container.bind(TOKENS.AuthenticateKey).toResolvedValue((keys: ApiKeyStore) => new AuthenticateKey(keys), [TOKENS.ApiKeyStore]);
+  container.bind(TOKENS.AuthenticateKey).toResolvedValue(
+    (keys: ApiKeyStore, guard: AuthFailureGuard) => new AuthenticateKey(keys, guard),
+    [TOKENS.ApiKeyStore, TOKENS.AuthFailureGuard],
+  );
   container.bind(TOKENS.EnforceRateLimit).toResolvedValue((limiter: RateLimiter) => new EnforceRateLimit(limiter), [TOKENS.RateLimiter]);
   container.bind(TOKENS.LookupBySku).toResolvedValue((catalog: ProductCatalog) => new LookupBySku(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.LookupById).toResolvedValue((catalog: ProductCatalog) => new LookupById(catalog), [TOKENS.ProductCatalog]);

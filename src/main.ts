@@ -1,9 +1,11 @@
 import { withResponseCache } from './adapters/cache/cached-product-catalog.js';
+import { clientAddressResolver, trustedProxies } from './adapters/http/client-address.js';
 import { startHttpServer } from './adapters/http/server.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
 import { alwaysReady } from './adapters/memory/always-ready.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from './adapters/catalog-file/catalog-file.js';
+import { MemoryAuthFailureGuard } from './adapters/memory/memory-auth-failure-guard.js';
 import { MemoryApiKeyStore } from './adapters/memory/memory-api-key-store.js';
 import { MemoryProductCatalog } from './adapters/memory/memory-product-catalog.js';
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
@@ -30,7 +32,14 @@ async function main(): Promise<void> {
   const config = readConfig(process.env);
   const logger = createLogger(config.logLevel);
   const opened = await openInfrastructure(config, logger);
-  const server = await startHttpServer(createHandler(opened.infrastructure), config);
+  const proxies = trustedProxies(config.trustedProxies);
+  const handler = createHandler(opened.infrastructure, { clientAddress: clientAddressResolver(proxies) });
+  const server = await startHttpServer(handler, {
+    port: config.port,
+    host: config.host,
+    logger,
+    limits: { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, trustedProxies: proxies },
+  });
   logger.info({ url: server.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   if (opened.banner) process.stdout.write(opened.banner(server.url));
 
@@ -54,6 +63,7 @@ async function main(): Promise<void> {
 
 async function openInfrastructure(config: Config, logger: Logger): Promise<Opened> {
   const rateLimiting = await openRateLimiter(config, logger);
+  const authFailures = new MemoryAuthFailureGuard({ failuresPerWindow: config.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimitMaxKeys });
   if (config.storage === 'mysql' && config.databaseUrl !== null) {
     const storage = await openMysqlStorage({ url: config.databaseUrl, logger });
     return {
@@ -61,6 +71,7 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
         catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries }),
         keys: storage.keys,
         limiter: rateLimiting.limiter,
+        authFailures,
         readiness: storage.readiness,
         logger,
       },
@@ -73,7 +84,7 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
   const catalog = await readCatalogFile(config.catalogFile ?? DEMO_CATALOG_FILE);
   const keys = new MemoryApiKeyStore(catalog);
   const opened: Opened = {
-    infrastructure: { catalog: new MemoryProductCatalog(catalog), keys, limiter: rateLimiting.limiter, readiness: alwaysReady, logger },
+    infrastructure: { catalog: new MemoryProductCatalog(catalog), keys, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger },
     close: () => rateLimiting.close(),
   };
   if (config.catalogFile !== null) return opened;

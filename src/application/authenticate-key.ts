@@ -1,24 +1,50 @@
 import { hashApiKey, isWellFormedApiKey, type Principal } from '../domain/api-key.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, TooManyFailedAuthentications } from '../domain/errors.js';
 import type { ApiKeyStore } from './ports/api-key-store.js';
+import type { AuthFailureGuard } from './ports/auth-failure-guard.js';
 
-/** The two headers a key may arrive in, as received (absent when not sent). */
+/** The two headers a key may arrive in, as received (absent when not sent), and who sent them. */
 export interface KeyCredentials {
   readonly authorization?: string | undefined;
   readonly apiKey?: string | undefined;
+  /** The client's address; without one, failed authentications are not counted. */
+  readonly clientAddress?: string | undefined;
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
+/** Lets every request through: for callers with no address to account failures to. */
+const UNGUARDED: AuthFailureGuard = { secondsToWait: () => 0, failed: () => undefined, succeeded: () => undefined };
+
 /** Resolves the calling partner from the request's key (spec section 5, decisions.md section 2). */
 export class AuthenticateKey {
-  constructor(private readonly keys: ApiKeyStore) {}
+  constructor(
+    private readonly keys: ApiKeyStore,
+    private readonly guard: AuthFailureGuard = UNGUARDED,
+  ) {}
 
   async execute(credentials: KeyCredentials): Promise<Principal> {
-    const key = presentedKey(credentials);
-    // A key of the wrong shape cannot have been issued: refuse it without a storage read.
-    const principal = isWellFormedApiKey(key) ? await this.keys.findActiveByHash(hashApiKey(key)) : null;
-    if (principal === null) throw new DomainError('invalid_api_key', 'The API key is not valid or has been revoked.');
+    const address = credentials.clientAddress;
+    let presented: { key: string } | { error: DomainError };
+    try {
+      presented = { key: presentedKey(credentials) };
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      presented = { error };
+    }
+    // A key of the wrong shape cannot have been issued: it is refused without a storage read.
+    const hash = 'key' in presented && isWellFormedApiKey(presented.key) ? hashApiKey(presented.key) : null;
+    if (address !== undefined) {
+      const wait = this.guard.secondsToWait(address, hash);
+      if (wait > 0) throw new TooManyFailedAuthentications(wait);
+    }
+    const principal = hash === null ? null : await this.keys.findActiveByHash(hash);
+    if (principal === null || hash === null) {
+      if (address !== undefined) this.guard.failed(address);
+      if ('error' in presented) throw presented.error;
+      throw new DomainError('invalid_api_key', 'The API key is not valid or has been revoked.');
+    }
+    if (address !== undefined) this.guard.succeeded(hash);
     return principal;
   }
 }

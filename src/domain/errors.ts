@@ -29,3 +29,15 @@ export class RateLimitExceeded extends DomainError {
     this.name = 'RateLimitExceeded';
   }
 }
+
+/**
+ * Too many failed authentications from the caller's address: the request is refused before its key
+ * is looked up, so a flood of made-up keys costs no storage read. Answered like a rate limit.
+ */
+export class TooManyFailedAuthentications extends DomainError {
+  constructor(readonly retryAfterSeconds: number) {
+    const seconds = retryAfterSeconds;
+    super('rate_limit_exceeded', `Too many failed authentications from your address: retry in ${seconds} second${seconds === 1 ? '' : 's'}.`);
+    this.name = 'TooManyFailedAuthentications';
+  }
+}

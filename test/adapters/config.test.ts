@@ -17,6 +17,7 @@ describe('configuration', function () {
       port: 3000, host: '127.0.0.1', storage: 'memory', catalogFile: null, databaseUrl: null,
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
+      maxConnections: 4_096, maxConnectionsPerAddress: 128, authFailuresPerMinute: 30, trustedProxies: [],
     });
   });
 
@@ -24,12 +25,14 @@ describe('configuration', function () {
     const config = readConfig({
       PORT: '8080', HOST: '0.0.0.0', STORAGE: 'mysql', DATABASE_URL: 'mysql://u:p@db:3306/catalog', CATALOG_FILE: 'c.json',
       RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379', RATE_LIMIT_PER_MINUTE: '500', CACHE_TTL_MS: '0', LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX_KEYS: '5000', CACHE_MAX_ENTRIES: '200',
+      RATE_LIMIT_MAX_KEYS: '5000', CACHE_MAX_ENTRIES: '200', MAX_CONNECTIONS: '900', MAX_CONNECTIONS_PER_ADDRESS: '40',
+      AUTH_FAILURES_PER_MINUTE: '10', TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.1 ,fd00::/8',
     });
     expect(config).to.include({
       port: 8080, host: '0.0.0.0', storage: 'mysql', rateLimitStore: 'redis', rateLimitPerMinute: 500, cacheTtlMs: 0, logLevel: 'warn',
-      rateLimitMaxKeys: 5000, cacheMaxEntries: 200,
+      rateLimitMaxKeys: 5000, cacheMaxEntries: 200, maxConnections: 900, maxConnectionsPerAddress: 40, authFailuresPerMinute: 10,
     });
+    expect(config.trustedProxies).to.deep.equal(['10.0.0.0/8', '192.0.2.1', 'fd00::/8']);
   });
 
   const bad: [Record<string, string>, string][] = [
@@ -45,6 +48,12 @@ describe('configuration', function () {
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of'],
     [{ RATE_LIMIT_MAX_KEYS: '0' }, 'RATE_LIMIT_MAX_KEYS: must be a whole number from 1'],
     [{ CACHE_MAX_ENTRIES: 'lots' }, 'CACHE_MAX_ENTRIES: must be a whole number'],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS: must be a whole number from 1'],
+    [{ MAX_CONNECTIONS_PER_ADDRESS: 'many' }, 'MAX_CONNECTIONS_PER_ADDRESS: must be a whole number'],
+    [{ AUTH_FAILURES_PER_MINUTE: '0' }, 'AUTH_FAILURES_PER_MINUTE: must be a whole number from 1'],
+    [{ TRUSTED_PROXIES: '10.0.0.1,proxy.internal' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks separated by commas; got "proxy.internal"'],
+    [{ TRUSTED_PROXIES: '10.0.0.0/33' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks'],
+    [{ TRUSTED_PROXIES: '10.0.0.0/8/1' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks'],
   ];
   for (const [env, message] of bad) {
     it(`refuses ${JSON.stringify(env)} naming the variable`, function () {

@@ -1,11 +1,14 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
-import { startHttpServer, type RunningServer } from '../../src/adapters/http/server.js';
+import type { HttpHandlerOptions } from '../../src/adapters/http/handler.js';
+import { startHttpServer, type HttpServerOptions, type RunningServer } from '../../src/adapters/http/server.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
+import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
 import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
 import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import type { AuthFailureGuard } from '../../src/application/ports/auth-failure-guard.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import type { Infrastructure } from '../../src/container.js';
 import { createHandler } from '../../src/container.js';
@@ -24,11 +27,19 @@ export interface Response {
 export interface TestServer {
   readonly url: string;
   readonly logs: string[];
-  request(path: string, options?: { method?: string; headers?: Record<string, string> }): Promise<Response>;
+  /** `localAddress` sends from another loopback address (any of 127.0.0.0/8), as another client would. */
+  request(path: string, options?: { method?: string; headers?: Record<string, string>; localAddress?: string }): Promise<Response>;
   close(): Promise<void>;
 }
 
-export async function startTestServer(infrastructure: Omit<Infrastructure, 'logger'>, options: { fastPath?: boolean } = {}): Promise<TestServer> {
+/** Failed authentications are not held back unless a test brings its own guard. */
+export const lenientAuthFailureGuard = (): AuthFailureGuard =>
+  new MemoryAuthFailureGuard({ failuresPerWindow: Number.MAX_SAFE_INTEGER, clock: systemClock });
+
+export async function startTestServer(
+  infrastructure: Omit<Infrastructure, 'logger' | 'authFailures'> & { authFailures?: AuthFailureGuard },
+  options: HttpHandlerOptions & Pick<HttpServerOptions, 'limits' | 'timeouts'> = {},
+): Promise<TestServer> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -36,15 +47,22 @@ export async function startTestServer(infrastructure: Omit<Infrastructure, 'logg
       done();
     },
   });
-  const handler = createHandler({ ...infrastructure, logger: createLogger('info', sink) }, options);
-  const server: RunningServer = await startHttpServer(handler, { port: 0, host: '127.0.0.1' });
+  const logger = createLogger('info', sink);
+  const handler = createHandler({ authFailures: lenientAuthFailureGuard(), ...infrastructure, logger }, options);
+  const server: RunningServer = await startHttpServer(handler, {
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+  });
   return {
     url: server.url,
     logs,
     // Every response any HTTP test sees must be one the OpenAPI document describes.
     request: async (path, options = {}) => {
       const method = options.method ?? 'GET';
-      const response = await send(server.url, path, method, options.headers ?? {});
+      const response = await send(server.url, path, method, options.headers ?? {}, options.localAddress);
       checkAgainstOpenApi({ method, path, ...response });
       return response;
     },
@@ -60,15 +78,16 @@ export function memoryInfrastructure(options: { limit?: number } = {}) {
     catalog: new MemoryProductCatalog(catalog),
     keys,
     limiter: new MemoryRateLimiter({ limit: options.limit ?? 100, clock: systemClock }),
+    authFailures: lenientAuthFailureGuard(),
     readiness: alwaysReady,
   };
 }
 
 /** Sends the path exactly as written: no normalisation, no re-encoding. */
-function send(base: string, path: string, method: string, headers: Record<string, string>): Promise<Response> {
+function send(base: string, path: string, method: string, headers: Record<string, string>, localAddress?: string): Promise<Response> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, path, method, headers, agent: false }, (res) => {
+    const req = httpRequest({ host: hostname, port, path, method, headers, agent: false, ...(localAddress === undefined ? {} : { localAddress }) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

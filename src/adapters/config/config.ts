@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { parseAddressBlock } from '../../domain/address-block.js';
 
 /** The service's settings (decisions.md section 6), validated. */
 export interface Config {
@@ -17,6 +18,14 @@ export interface Config {
   /** Most lookup answers the in-process response cache holds at once. */
   readonly cacheMaxEntries: number;
   readonly logLevel: LogLevel;
+  /** Open connections at most, all clients together. */
+  readonly maxConnections: number;
+  /** Open connections at most from one address (trusted proxies excepted). */
+  readonly maxConnectionsPerAddress: number;
+  /** Failed authentications one client address may have per minute before it is held back. */
+  readonly authFailuresPerMinute: number;
+  /** Addresses and CIDR blocks of the proxies whose X-Forwarded-For names the client. */
+  readonly trustedProxies: readonly string[];
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -56,6 +65,10 @@ export function readConfig(env: Env): Config {
     rateLimitMaxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 100_000, 1, 100_000_000),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 100_000_000),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 4_096, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 128, 1, 1_000_000),
+    authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000_000),
+    trustedProxies: addressList(env, 'TRUSTED_PROXIES'),
   };
 }
 
@@ -80,6 +93,17 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `must be a whole number from ${min} to ${max}; got ${JSON.stringify(value)}`);
   }
   return n;
+}
+
+/** Comma-separated IP addresses or CIDR blocks; empty when unset. */
+function addressList(env: Env, name: string): readonly string[] {
+  const entries = (text(env, name) ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    if (parseAddressBlock(entry) === null) {
+      throw new ConfigError(name, `must be IP addresses or CIDR blocks separated by commas; got ${JSON.stringify(entry)}`);
+    }
+  }
+  return entries;
 }
 
 function optionalUrl(env: Env, name: string, protocol: string): string | null {

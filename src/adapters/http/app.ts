@@ -8,6 +8,7 @@ import type { LookupById } from '../../application/lookup-by-id.js';
 import type { LookupBySku } from '../../application/lookup-by-sku.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
 import type { Principal } from '../../domain/api-key.js';
+import { peerAddress, type ClientAddressOf } from './client-address.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { sendError, sendThrown } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
@@ -33,14 +34,14 @@ const API = '/api/v1/public';
 const ALLOWED = 'GET, HEAD';
 
 /** The Koa application: public API, operational endpoints, JSON errors for everything else. */
-export function createHttpApp(deps: HttpAppDependencies): Koa<State> {
+export function createHttpApp(deps: HttpAppDependencies, clientAddress: ClientAddressOf = peerAddress): Koa<State> {
   const app = new Koa<State>();
   app.proxy = false;
   // Every error is answered by `answerErrors`; this only sees failures after the answer was sent.
   app.on('error', (error: unknown) => deps.logger.error({ err: error }, 'response failed'));
 
   const router = new Router<State>({ sensitive: true, strict: true });
-  const api = apiGuard(deps);
+  const api = apiGuard(deps, clientAddress);
   router.get(`${API}/sku/:sku`, api, async (ctx) => {
     sendLookupResult(ctx, await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: ctx.params.sku ?? '' }));
   });
@@ -81,11 +82,12 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<State> {
 }
 
 /** Check order of decisions.md section 1: authentication, then the rate limit, then the route's own work. */
-function apiGuard(deps: HttpAppDependencies) {
+function apiGuard(deps: HttpAppDependencies, clientAddress: ClientAddressOf) {
   return async (ctx: Context & { state: State }, next: Next): Promise<void> => {
     const principal = await deps.authenticateKey.execute({
       authorization: ctx.get('Authorization') || undefined,
       apiKey: ctx.get('X-API-Key') || undefined,
+      clientAddress: clientAddress(ctx.req),
     });
     ctx.state.principal = principal;
     setRateLimitHeaders(ctx, await deps.enforceRateLimit.execute(principal));

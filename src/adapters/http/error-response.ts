@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import { DomainError, RateLimitExceeded, type DomainErrorCode } from '../../domain/errors.js';
+import { DomainError, RateLimitExceeded, TooManyFailedAuthentications, type DomainErrorCode } from '../../domain/errors.js';
 
 /** The one table from a domain error code to its HTTP status (spec section 7, decisions.md section 1). */
 const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
@@ -38,6 +38,7 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
   if (thrown instanceof RateLimitExceeded) {
     headers.push(...rateLimitHeaders(thrown.status), ['Retry-After', String(thrown.status.resetSeconds)]);
   }
+  if (thrown instanceof TooManyFailedAuthentications) headers.push(['Retry-After', String(thrown.retryAfterSeconds)]);
   if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') headers.push(['WWW-Authenticate', 'Bearer']);
   return { status: STATUS_BY_CODE[thrown.code], headers, body: { error: thrown.code, message: thrown.message }, expected: true };
 }

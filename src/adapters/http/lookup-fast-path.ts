@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../../domain/api-key.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { HttpAppDependencies } from './app.js';
+import { peerAddress, type ClientAddressOf } from './client-address.js';
 import { ERROR_CACHE_CONTROL, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
 import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY, ifNoneMatchNames, serialize } from './lookup-response.js';
@@ -25,7 +26,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * routes stay the reference (a differential test compares the two answer by answer). Anything
  * unusual in the request line (another method, an encoded or empty segment) is left to Koa.
  */
-export function createLookupFastPath(deps: HttpAppDependencies): FastPath {
+export function createLookupFastPath(deps: HttpAppDependencies, clientAddress: ClientAddressOf = peerAddress): FastPath {
   const security = helmetHeaders().flat();
   const failures = failureLogOf(deps.logger);
 
@@ -39,6 +40,7 @@ export function createLookupFastPath(deps: HttpAppDependencies): FastPath {
       principal = await deps.authenticateKey.execute({
         authorization: req.headers.authorization || undefined,
         apiKey: (req.headers['x-api-key'] as string | undefined) || undefined,
+        clientAddress: clientAddress(req),
       });
       for (const [name, value] of rateLimitHeaders(await deps.enforceRateLimit.execute(principal))) headers.push(name, value);
       const partnerId = principal.partnerId;

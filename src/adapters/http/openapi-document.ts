@@ -17,6 +17,12 @@ const RATE_LIMIT = {
   'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
   'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
 };
+/** The RateLimit-* headers where an answer may come before any key was counted. */
+const optionalRateLimit = (limitDescription: string) => ({
+  'RateLimit-Limit': header(limitDescription, { type: 'integer', minimum: 1 }, false),
+  'RateLimit-Remaining': header('See RateLimit-Limit.', { type: 'integer', minimum: 0 }, false),
+  'RateLimit-Reset': header('See RateLimit-Limit.', { type: 'integer', minimum: 1 }, false),
+});
 const ERROR_CACHING = { 'Cache-Control': header('Errors are never cached.', { const: 'no-store' }) };
 const LOOKUP_CACHING = {
   ETag: { $ref: '#/components/headers/ETag' },
@@ -50,21 +56,20 @@ const unauthorized = errorResponse(
 );
 
 const rateLimited = errorResponse(
-  'More requests than the key\'s limit in the current window. Wait `Retry-After` seconds; the message states the same number.',
+  'More requests than the key\'s limit in the current window; or, before any key is checked, too many failed authentications from the caller\'s address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number.',
   { rate_limit_exceeded: 'Rate limit exceeded: retry in 42 seconds.' },
-  { ...REQUEST_ID, ...RATE_LIMIT, 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+  {
+    ...REQUEST_ID,
+    ...optionalRateLimit('Requests allowed per window for this key; absent when the address was held back before its key was checked.'),
+    'Retry-After': { $ref: '#/components/headers/Retry-After' },
+  },
 );
 
 // Before the key is known a failure carries no rate-limit headers, so they are optional here.
 const internalError = errorResponse(
   'Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier.',
   { internal_error: 'Unexpected server error; please retry later.' },
-  {
-    ...REQUEST_ID,
-    'RateLimit-Limit': header('As on every authenticated answer, when the key was checked before the failure.', { type: 'integer', minimum: 1 }, false),
-    'RateLimit-Remaining': header('See RateLimit-Limit.', { type: 'integer', minimum: 0 }, false),
-    'RateLimit-Reset': header('See RateLimit-Limit.', { type: 'integer', minimum: 1 }, false),
-  },
+  { ...REQUEST_ID, ...optionalRateLimit('As on every authenticated answer, when the key was checked before the failure.') },
 );
 
 const lookupSuccess = {

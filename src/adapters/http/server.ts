@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { trustedProxies } from './client-address.js';
+import { guardConnections, type ConnectionLimits } from './connection-guard.js';
 import type { HttpHandler } from './handler.js';
 
 export interface RunningServer {
@@ -12,11 +15,19 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+const STALLED_SOCKET_TIMEOUT_MS = 30_000;
+
 const BAD_REQUEST = JSON.stringify({ error: 'bad_request', message: 'Malformed HTTP request.' });
 const CONNECT_REFUSED = JSON.stringify({ error: 'method_not_allowed', message: 'Method CONNECT is not allowed here; use GET or HEAD.' });
+const requestTimedOut = (headersMs: number, requestMs: number): string => JSON.stringify({
+  error: 'request_timeout',
+  message: `The request did not arrive in time: its headers within ${headersMs / 1000} s, the whole request within ${requestMs / 1000} s.`,
+});
 
 /** An answer written straight to the socket, for requests the app never sees; always JSON, always closing. */
-function answerRaw(socket: Duplex, status: string, body: string, options: { head?: boolean; allow?: boolean } = {}): void {
+function answerRaw(socket: Duplex, status: string, body: string, options: { head?: boolean; allow?: boolean; retryAfter?: number } = {}): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -27,29 +38,66 @@ function answerRaw(socket: Duplex, status: string, body: string, options: { head
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${randomUUID()}`,
     ...(options.allow === true ? ['Allow: GET, HEAD'] : []),
+    ...(options.retryAfter === undefined ? [] : [`Retry-After: ${options.retryAfter}`]),
     'Connection: close',
   ];
   socket.end(`${headers.join('\r\n')}\r\n\r\n${options.head === true ? '' : body}`);
 }
 
-/** Listens with deliberate limits: small headers, bounded header and request times, short keep-alive. */
-export async function startHttpServer(handle: HttpHandler, options: { port: number; host: string }): Promise<RunningServer> {
+export interface HttpServerOptions {
+  readonly port: number;
+  readonly host: string;
+  /** Connection limits; each has a default (DEFAULT_CONNECTION_LIMITS). */
+  readonly limits?: Partial<ConnectionLimits>;
+  /** Where refused connections are summed up. */
+  readonly logger?: Logger;
+  /** How long a request's headers, and the whole request, may take to arrive (default 10 s and 15 s). */
+  readonly timeouts?: { readonly headersMs: number; readonly requestMs: number };
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxConnections: 4_096,
+  maxConnectionsPerAddress: 128,
+  trustedProxies: trustedProxies([]),
+};
+
+/**
+ * Listens with deliberate limits: small headers, bounded header and request times, short keep-alive,
+ * bounded connections overall and per address, and a bound on requests in flight per connection.
+ */
+export async function startHttpServer(handle: HttpHandler, options: HttpServerOptions): Promise<RunningServer> {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+  const { headersMs, requestMs } = options.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS };
+  const timedOutBody = requestTimedOut(headersMs, requestMs);
+  let guarded: HttpHandler = handle;
   // Node would answer a missing Host itself, in plain text; the check below keeps the JSON shape.
   // A request line without a version reads as HTTP/0.9, which the app could never answer.
-  const server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, (req, res) => {
+  // Timeouts are checked every second rather than Node's default 30, so a 408 comes on time.
+  const server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false, connectionsCheckingInterval: 1_000 }, (req, res) => {
     if (req.httpVersionMajor !== 1 || (req.httpVersionMinor === 1 && req.headers.host === undefined)) {
       res.shouldKeepAlive = false;
       answerRaw(req.socket, '400 Bad Request', BAD_REQUEST, { head: req.method === 'HEAD' });
       return;
     }
-    handle(req, res);
+    guarded(req, res);
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 15_000;
+  guarded = guardConnections(server, handle, limits, {
+    logger: options.logger,
+    refuse: (socket, answer) => answerRaw(socket, answer.status, JSON.stringify(answer.body), { retryAfter: answer.retryAfter }),
+  });
+  server.headersTimeout = headersMs;
+  server.requestTimeout = requestMs;
   server.keepAliveTimeout = 5_000;
   server.maxRequestsPerSocket = 10_000;
+  // A socket with no traffic either way for this long (a client that stopped reading with answers
+  // still to send) is closed, so it cannot hold its connection slot and buffers forever.
+  server.timeout = STALLED_SOCKET_TIMEOUT_MS;
   // Node's own answer to unparsable requests is plain text; keep even those in the JSON shape.
-  server.on('clientError', (error: Error & { rawPacket?: Buffer }, socket: Socket) => {
+  server.on('clientError', (error: Error & { rawPacket?: Buffer; code?: string }, socket: Socket) => {
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      answerRaw(socket, '408 Request Timeout', timedOutBody);
+      return;
+    }
     const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     answerRaw(socket, '400 Bad Request', BAD_REQUEST, { head });
   });
