@@ -1,7 +1,7 @@
 import { Kysely, MysqlDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import type { Database } from './database.js';
-import { boundedPool } from './timed-pool.js';
+import { boundedPool } from './bounded-pool.js';
 
 export interface MysqlDatabaseOptions {
   /** How long opening a connection may take; a lost database fails fast instead of hanging. */

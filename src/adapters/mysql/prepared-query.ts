@@ -1,6 +1,6 @@
 import type { Compilable, Kysely } from 'kysely';
 import type { Database } from './database.js';
-import { prepareOnServer } from './timed-pool.js';
+import { prepareOnServer } from './bounded-pool.js';
 
 /**
  * A query built and compiled once, from placeholder values, then run with real ones. On the
