@@ -62,8 +62,8 @@ export async function measurePipelineAttack(context: BenchContext, seconds: numb
     const counts = await attack;
     // A server still working through what it read keeps growing after the attacker has gone.
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    const peak = sampler.stop();
     const after = rssMb(pid);
+    const peak = Math.max(sampler.stop(), after);
     const afterwards = await legit(1, 0, LEGIT_TIMEOUT_MS);
     printAttack({ before, peak, after, during, afterwards, counts, stoppedEarly: stopEarly.signal.aborted });
   } finally {
