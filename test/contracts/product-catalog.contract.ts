@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
@@ -15,6 +16,22 @@ export interface CatalogUnderTest {
 export type CatalogFactory = (catalog: Catalog) => Promise<CatalogUnderTest>;
 
 const sku = (s: string): Sku => s as Sku;
+
+/**
+ * The fixture's answers as served before catalogs could carry thumbnails and upload dates, by
+ * `partner/sku`, IDs zeroed (storages number rows differently). Served bytes carry ETags that
+ * partners revalidate against: a catalog without those fields must keep every byte.
+ */
+const GOLDEN_ANSWERS = JSON.parse(readFileSync(new URL('../fixtures/fixture-answers.golden.json', import.meta.url), 'utf8')) as Record<string, LookupResult>;
+
+/** The answer as it is serialized, with its IDs zeroed; key order is kept. */
+function withoutIds(result: LookupResult): string {
+  const copy = JSON.parse(JSON.stringify(result)) as LookupResult;
+  copy.product.id = 0;
+  for (const video of copy.product.videos) video.id = 0;
+  for (const entry of copy.product.pdp_urls) entry.id = 0;
+  return JSON.stringify(copy);
+}
 const id = (n: number): ProductId => n as ProductId;
 
 /** Every ProductCatalog adapter must pass these, against the shared fixture. */
@@ -58,6 +75,19 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
         'https://shop.example/p/123', 'https://outlet.example/tent?id=9', 'https://shop.example/p/124',
         'https://shop.example/p/125', 'https://shop.example/p/126', 'https://shop.example/p/127',
       ]);
+    });
+
+    it('serializes every answer byte for byte as before thumbnails and upload dates existed', async function () {
+      let compared = 0;
+      for (const partner of source.partners) {
+        for (const product of partner.products) {
+          const key = `${partner.id}/${product.sku}`;
+          expect(GOLDEN_ANSWERS[key], key).to.not.equal(undefined);
+          expect(withoutIds(await mustFind(partner.id, product.sku)), key).to.equal(JSON.stringify(GOLDEN_ANSWERS[key]));
+          compared += 1;
+        }
+      }
+      expect(compared).to.equal(Object.keys(GOLDEN_ANSWERS).length);
     });
 
     it('lists only published videos, in catalog order', async function () {
