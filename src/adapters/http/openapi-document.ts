@@ -23,7 +23,7 @@ const optionalRateLimit = (limitDescription: string) => ({
   'RateLimit-Remaining': header('See RateLimit-Limit.', { type: 'integer', minimum: 0 }, false),
   'RateLimit-Reset': header('See RateLimit-Limit.', { type: 'integer', minimum: 1 }, false),
 });
-const ERROR_CACHING = { 'Cache-Control': header('Errors are never cached.', { const: 'no-store' }) };
+const ERROR_CACHING = { 'Cache-Control': header('Errors are never cached.', { type: 'string', const: 'no-store' }) };
 const LOOKUP_CACHING = {
   ETag: { $ref: '#/components/headers/ETag' },
   'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
@@ -37,7 +37,7 @@ function errorResponse(description: string, examples: Record<string, string>, he
     headers: { ...headers, ...ERROR_CACHING },
     content: {
       'application/json': {
-        schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error: { enum: Object.keys(examples) } } }] },
+        schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error: { type: 'string', enum: Object.keys(examples) } } }] },
         examples: Object.fromEntries(
           Object.entries(examples).map(([code, message]) => [code, { summary: code, value: { error: code, message } }]),
         ),
@@ -52,7 +52,7 @@ const unauthorized = errorResponse(
     missing_api_key: 'An API key is required, in "Authorization: Bearer <key>" or in "X-API-Key: <key>".',
     invalid_api_key: 'The API key is not valid or has been revoked.',
   },
-  { ...REQUEST_ID, 'WWW-Authenticate': header('Always `Bearer`.', { const: 'Bearer' }) },
+  { ...REQUEST_ID, 'WWW-Authenticate': header('Always `Bearer`.', { type: 'string', const: 'Bearer' }) },
 );
 
 const rateLimited = errorResponse(
@@ -70,6 +70,17 @@ const internalError = errorResponse(
   'Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier.',
   { internal_error: 'Unexpected server error; please retry later.' },
   { ...REQUEST_ID, ...optionalRateLimit('As on every authenticated answer, when the key was checked before the failure.') },
+);
+
+/**
+ * The answer to another method than GET or HEAD on a described path. It has no place in the document,
+ * as an operation's responses are that method's own answers: the description states it in words, and
+ * the tests check such answers against this.
+ */
+export const methodNotAllowedResponse = errorResponse(
+  'Another method than GET or HEAD on a described path.',
+  { method_not_allowed: 'Method POST is not allowed here; use GET or HEAD.' },
+  { ...REQUEST_ID, Allow: header('The methods the path accepts.', { type: 'string', const: 'GET, HEAD' }) },
 );
 
 const lookupSuccess = {
@@ -130,16 +141,28 @@ const statusBody = (values: string[], example: string) => ({
       type: 'object',
       additionalProperties: false,
       required: ['status'],
-      properties: { status: { enum: values } },
+      properties: { status: { type: 'string', enum: values } },
     },
     example: { status: example },
   },
 });
 
 /** Operations that need no key: health, readiness and these docs. */
-function serviceOperation(operationId: string, summary: string, responses: Record<string, unknown>) {
-  return { get: { operationId, tags: ['Service'], summary, security: [], responses } };
+function serviceOperation(operationId: string, summary: string, description: string, responses: Record<string, unknown>) {
+  return { get: { operationId, tags: ['Service'], summary, description, security: [], responses } };
 }
+
+/** The outline of an OpenAPI 3.1 document; the OpenAPI Specification's own schema holds the rest. */
+const OPENAPI_DOCUMENT_SCHEMA = {
+  type: 'object',
+  required: ['openapi', 'info', 'paths'],
+  properties: {
+    openapi: { type: 'string', pattern: '^3\\.1\\.[0-9]+$' },
+    info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' } } },
+    paths: { type: 'object' },
+    components: { type: 'object' },
+  },
+};
 
 export const openApiDocument = {
   openapi: '3.1.0',
@@ -158,9 +181,9 @@ export const openApiDocument = {
       '',
       '**Caching.** Every 200 lookup carries a strong `ETag`, `Cache-Control: private, max-age=0, must-revalidate` and `Vary: Authorization, X-API-Key`. Keep the body with its ETag (a daily cache is enough), and revalidate with `If-None-Match: <etag>`: 304 with no body means your copy is current. A revalidation counts against the rate limit like any request.',
       '',
-      '**Embedding.** Embed only the `json_ld` of the entry whose `pdp_url` equals the page being rendered, in a `<script type="application/ld+json">` element, with `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\uXXXX` so that no value can end the element. The client package\'s `jsonLdScriptFor` does exactly that.',
+      '**Embedding.** Embed only the `json_ld` of the entry whose `pdp_url` equals the page being rendered, in a script element of type `application/ld+json`, with `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\uXXXX` so that no value can end the element. The client package\'s `jsonLdScriptFor` does exactly that.',
       '',
-      '**Errors.** Every error is `{ "error": <code>, "message": <text> }` as `application/json`. Besides the codes of each operation: 404 `not_found` for any path not described here, 405 `method_not_allowed` for another method on a described path (`components/responses`).',
+      '**Errors.** Every error is `{ "error": <code>, "message": <text> }` as `application/json`. Besides the codes of each operation: 404 `not_found` for any path not described here (`components/responses/UnknownPath`), 405 `method_not_allowed` with `Allow: GET, HEAD` for another method on a described path.',
     ].join('\n'),
   },
   servers: [{ url: '/', description: 'This server' }],
@@ -207,17 +230,17 @@ export const openApiDocument = {
         notFound: { product_not_found: 'No product with ID 999999 in your catalog.' },
       }),
     },
-    '/healthz': serviceOperation('getHealth', 'Process is up', {
-      200: { description: 'The process is up.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { const: 'no-store' }) }, content: statusBody(['ok'], 'ok') },
+    '/healthz': serviceOperation('getHealth', 'Process is up', 'Answers 200 while the process runs, without touching storage: a liveness probe.', {
+      200: { description: 'The process is up.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { type: 'string', const: 'no-store' }) }, content: statusBody(['ok'], 'ok') },
     }),
-    '/readyz': serviceOperation('getReadiness', 'Storage is reachable', {
-      200: { description: 'Storage is reachable.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { const: 'no-store' }) }, content: statusBody(['ready'], 'ready') },
-      503: { description: 'Storage is unreachable.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { const: 'no-store' }) }, content: statusBody(['unavailable'], 'unavailable') },
+    '/readyz': serviceOperation('getReadiness', 'Storage is reachable', 'Answers 200 when the storage answers and 503 when it does not: a readiness probe for a load balancer.', {
+      200: { description: 'Storage is reachable.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { type: 'string', const: 'no-store' }) }, content: statusBody(['ready'], 'ready') },
+      503: { description: 'Storage is unreachable.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { type: 'string', const: 'no-store' }) }, content: statusBody(['unavailable'], 'unavailable') },
     }),
-    '/openapi.json': serviceOperation('getOpenApiDocument', 'This OpenAPI document', {
-      200: { description: 'This document.', headers: REQUEST_ID, content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
+    '/openapi.json': serviceOperation('getOpenApiDocument', 'This OpenAPI document', 'This document as JSON, for client generators and linters.', {
+      200: { description: 'This document.', headers: REQUEST_ID, content: { 'application/json': { schema: OPENAPI_DOCUMENT_SCHEMA } } },
     }),
-    '/docs': serviceOperation('getDocs', 'Reference documentation (this page)', {
+    '/docs': serviceOperation('getDocs', 'Reference documentation (this page)', 'Swagger UI rendering this document. Its scripts and style sheet come from the service itself, so it needs no internet access and renders over plain HTTP on any host.', {
       200: { description: 'An HTML page rendering this document with Swagger UI, served from the service itself.', headers: REQUEST_ID, content: { 'text/html': { schema: { type: 'string' } } } },
     }),
     '/docs/{asset}': {
@@ -225,8 +248,9 @@ export const openApiDocument = {
         operationId: 'getDocsAsset',
         tags: ['Service'],
         summary: 'A script or style sheet of the docs page',
+        description: 'The files the `/docs` page loads; any other name is 404 `not_found`.',
         security: [],
-        parameters: [{ name: 'asset', in: 'path', required: true, schema: { enum: ['swagger-ui-bundle.js', 'swagger-ui.css', 'docs.js'] } }],
+        parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', enum: ['swagger-ui-bundle.js', 'swagger-ui.css', 'docs.js'] } }],
         responses: {
           200: {
             description: 'The file.',
@@ -259,16 +283,11 @@ export const openApiDocument = {
       'RateLimit-Reset': header('Whole seconds until the window ends.', { type: 'integer', minimum: 1 }),
       'Retry-After': header('Whole seconds to wait before retrying.', { type: 'integer', minimum: 1, maximum: 60 }),
       ETag: header('Strong entity tag of the body.', { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' }),
-      'Cache-Control': header('Store privately, revalidate before each use.', { const: 'private, max-age=0, must-revalidate' }),
-      Vary: header('The answer depends on the key.', { const: 'Authorization, X-API-Key' }),
+      'Cache-Control': header('Store privately, revalidate before each use.', { type: 'string', const: 'private, max-age=0, must-revalidate' }),
+      Vary: header('The answer depends on the key.', { type: 'string', const: 'Authorization, X-API-Key' }),
     },
     responses: {
       UnknownPath: errorResponse('Any path this document does not describe.', { not_found: 'No such endpoint.' }, REQUEST_ID),
-      MethodNotAllowed: errorResponse(
-        'Another method than GET or HEAD on a described path.',
-        { method_not_allowed: 'Method POST is not allowed here; use GET or HEAD.' },
-        { ...REQUEST_ID, Allow: header('The methods the path accepts.', { const: 'GET, HEAD' }) },
-      ),
     },
     schemas: {
       LookupResponse: {
@@ -283,7 +302,7 @@ export const openApiDocument = {
         required: ['sku', 'status', 'product'],
         properties: {
           sku: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,50}$', description: 'The SKU requested, or the product\'s SKU for a lookup by ID.' },
-          status: { enum: ['active', 'inactive'], description: '`inactive`: deactivated in the service, still returned.' },
+          status: { type: 'string', enum: ['active', 'inactive'], description: '`inactive`: deactivated in the service, still returned.' },
           product: { $ref: '#/components/schemas/Product' },
         },
       },
@@ -336,8 +355,8 @@ export const openApiDocument = {
         additionalProperties: false,
         required: ['@context', '@type', '@id', 'name', 'description', 'transcript', 'inLanguage', 'isFamilyFriendly', 'contentUrl', 'embedUrl', 'genre', 'keywords', 'creator', 'publisher', 'about', 'isPartOf'],
         properties: {
-          '@context': { const: 'https://schema.org' },
-          '@type': { const: 'VideoObject' },
+          '@context': { type: 'string', const: 'https://schema.org' },
+          '@type': { type: 'string', const: 'VideoObject' },
           '@id': { type: 'string', format: 'uri' },
           name: { type: 'string' },
           description: { type: 'string' },
@@ -352,26 +371,26 @@ export const openApiDocument = {
             type: 'object',
             additionalProperties: false,
             required: ['@type', 'name', 'jobTitle'],
-            properties: { '@type': { const: 'Person' }, name: { type: 'string' }, jobTitle: { type: 'string' } },
+            properties: { '@type': { type: 'string', const: 'Person' }, name: { type: 'string' }, jobTitle: { type: 'string' } },
           },
           publisher: {
             type: 'object',
             additionalProperties: false,
             required: ['@type', 'name'],
-            properties: { '@type': { const: 'Organization' }, name: { type: 'string' } },
+            properties: { '@type': { type: 'string', const: 'Organization' }, name: { type: 'string' } },
           },
           about: {
             type: 'object',
             additionalProperties: false,
             required: ['@type', '@id', 'brand', 'additionalProperty'],
             properties: {
-              '@type': { const: 'Product' },
+              '@type': { type: 'string', const: 'Product' },
               '@id': { type: 'string', format: 'uri' },
               brand: {
                 type: 'object',
                 additionalProperties: false,
                 required: ['@type', 'name'],
-                properties: { '@type': { const: 'Brand' }, name: { type: 'string' } },
+                properties: { '@type': { type: 'string', const: 'Brand' }, name: { type: 'string' } },
               },
               additionalProperty: {
                 type: 'array',
@@ -380,7 +399,7 @@ export const openApiDocument = {
                   type: 'object',
                   additionalProperties: false,
                   required: ['@type', 'name', 'value'],
-                  properties: { '@type': { const: 'PropertyValue' }, name: { type: 'string' }, value: { type: 'string' } },
+                  properties: { '@type': { type: 'string', const: 'PropertyValue' }, name: { type: 'string' }, value: { type: 'string' } },
                 },
               },
             },
@@ -389,7 +408,7 @@ export const openApiDocument = {
             type: 'object',
             additionalProperties: false,
             required: ['@type', '@id', 'url'],
-            properties: { '@type': { const: 'WebPage' }, '@id': { type: 'string', format: 'uri' }, url: { type: 'string', format: 'uri' } },
+            properties: { '@type': { type: 'string', const: 'WebPage' }, '@id': { type: 'string', format: 'uri' }, url: { type: 'string', format: 'uri' } },
           },
         },
       },
