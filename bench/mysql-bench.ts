@@ -37,6 +37,7 @@ function product(i: number, variant: string): Product {
       ref: `v-${i}`, published: true, name: 'Pitching the tent', description: null, aspectRatio: '16x9', length: 92.5,
       language: 'en', familyFriendly: true, genre: ['How-to'], keywords: ['tent'],
       creator: { name: 'Dana Reyes', jobTitle: 'Gear Specialist' }, transcript: `${transcript}${variant}`,
+      thumbnailUrl: null, uploadDate: null,
     }],
     pdpUrls: [
       { pdpUrl: `https://shop.example/p/${i}`, retailer: 'Shop', videoRef: `v-${i}`, videoFileUrl: `https://cdn.example/${i}.mp4` },

@@ -9,6 +9,7 @@ import type {
   Video,
 } from './catalog.js';
 import { isValidSku } from './sku.js';
+import { uploadDateProblem } from './upload-date.js';
 
 export const CATALOG_FORMAT = 'partner-catalog/v1';
 
@@ -111,6 +112,20 @@ class Reader {
 
   nullableUrl(path: string, value: unknown): string | null | undefined {
     return value === null || value === undefined ? null : this.url(path, value);
+  }
+
+  nullableUploadDate(path: string, value: unknown): string | null | undefined {
+    if (value === null || value === undefined) return null;
+    const text = this.string(path, value);
+    if (text === undefined) return undefined;
+    switch (uploadDateProblem(text)) {
+      case 'format':
+        return this.fail(path, `must be an ISO 8601 date such as "2026-03-14", or a date-time with seconds and an offset such as "2026-03-14T09:00:00Z" or "2026-03-14T09:00:00+01:00"; got ${JSON.stringify(text)}`);
+      case 'calendar':
+        return this.fail(path, `must name a real day and time; got ${JSON.stringify(text)}`);
+      case null:
+        return text;
+    }
   }
 
   stringList(path: string, value: unknown): string[] | undefined {
@@ -217,13 +232,15 @@ function readProduct(r: Reader, path: string, value: unknown, videoRefs: Map<str
   const whyText = r.string(`${path}.why_text`, o.why_text);
   const brand = r.string(`${path}.brand`, o.brand);
   const properties = (r.optionalArray(`${path}.properties`, o.properties) ?? []).map((p, i) => readProperty(r, `${path}.properties[${i}]`, p));
-  const videos = (r.optionalArray(`${path}.videos`, o.videos) ?? []).map((v, i) => {
+  const videoValues = r.optionalArray(`${path}.videos`, o.videos) ?? [];
+  const videos = videoValues.map((v, i) => {
     const videoPath = `${path}.videos[${i}]`;
     const video = readVideo(r, videoPath, v);
     r.unique(videoRefs, `${videoPath}.ref`, video?.ref, 'video ref');
     return video;
   });
-  const ownRefs = new Set(videos.map((v) => v?.ref));
+  // A video refused for another field still has its ref, so entries naming it are not reported as dangling.
+  const ownRefs = new Set(videoValues.map((v) => (typeof v === 'object' && v !== null && 'ref' in v ? v.ref : undefined)));
   const pageUrls = new Map<string, string>();
   const pdpUrls = (r.optionalArray(`${path}.pdp_urls`, o.pdp_urls) ?? []).map((e, i) => {
     const entryPath = `${path}.pdp_urls[${i}]`;
@@ -267,7 +284,7 @@ const VIDEO_FIELDS = [
 ] as const;
 
 function readVideo(r: Reader, path: string, value: unknown): Video | undefined {
-  const o = r.object(path, value, VIDEO_FIELDS, ['name', 'description', 'transcript']);
+  const o = r.object(path, value, VIDEO_FIELDS, ['name', 'description', 'transcript', 'thumbnail_url', 'upload_date']);
   if (o === undefined) return undefined;
   const ref = r.nonEmptyString(`${path}.ref`, o.ref);
   const published = r.boolean(`${path}.published`, o.published);
@@ -283,7 +300,11 @@ function readVideo(r: Reader, path: string, value: unknown): Video | undefined {
   const keywords = r.stringList(`${path}.keywords`, o.keywords);
   const creator = readCreator(r, `${path}.creator`, o.creator);
   const transcript = r.nullableString(`${path}.transcript`, o.transcript);
-  const fields = [ref, published, name, description, aspectRatio, length, language, familyFriendly, genre, keywords, creator, transcript];
+  const thumbnailUrl = r.nullableUrl(`${path}.thumbnail_url`, o.thumbnail_url);
+  const uploadDate = r.nullableUploadDate(`${path}.upload_date`, o.upload_date);
+  const fields = [
+    ref, published, name, description, aspectRatio, length, language, familyFriendly, genre, keywords, creator, transcript, thumbnailUrl, uploadDate,
+  ];
   if (fields.some((f) => f === undefined)) return undefined;
   return {
     ref: ref as string,
@@ -298,6 +319,8 @@ function readVideo(r: Reader, path: string, value: unknown): Video | undefined {
     keywords: keywords as string[],
     creator: creator as Creator,
     transcript: transcript as string | null,
+    thumbnailUrl: thumbnailUrl as string | null,
+    uploadDate: uploadDate as string | null,
   };
 }
 

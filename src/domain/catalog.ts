@@ -25,6 +25,10 @@ export interface Video {
   readonly keywords: readonly string[];
   readonly creator: Creator;
   readonly transcript: string | null;
+  /** An absolute http(s) URL of a still of the video. */
+  readonly thumbnailUrl: string | null;
+  /** An ISO 8601 date or date-time with an offset, kept as the catalog wrote it. */
+  readonly uploadDate: string | null;
 }
 
 export interface PdpEntry {

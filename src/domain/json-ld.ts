@@ -1,12 +1,21 @@
 import type { PdpEntry, Product, Video } from './catalog.js';
+import { isoDuration } from './iso-duration.js';
 
-/** The schema.org VideoObject embedded on one retailer product page (spec 2.5). */
+/**
+ * The schema.org VideoObject embedded on one retailer product page (spec 2.5). The optional keys
+ * are there only when the catalog gives the video both a thumbnail and an upload date, which
+ * search engines require before they read a VideoObject at all.
+ */
 export interface VideoObjectJsonLd {
   '@context': 'https://schema.org';
   '@type': 'VideoObject';
   '@id': string;
   name: string;
   description: string;
+  thumbnailUrl?: string;
+  uploadDate?: string;
+  /** ISO 8601, in whole seconds. */
+  duration?: string;
   transcript: string;
   inLanguage: string;
   isFamilyFriendly: boolean;
@@ -19,6 +28,8 @@ export interface VideoObjectJsonLd {
   about: {
     '@type': 'Product';
     '@id': string;
+    name?: string;
+    image?: string;
     brand: { '@type': 'Brand'; name: string };
     additionalProperty: { '@type': 'PropertyValue'; name: string; value: string }[];
   };
@@ -26,27 +37,62 @@ export interface VideoObjectJsonLd {
 }
 
 /**
- * The VideoObject of one PDP entry (decisions.md section 5), or null while it cannot be
- * generated: no video named, the video unpublished or without a transcript, or no file URL.
+ * Why a PDP entry has no JSON-LD, in the order a content team fixes them: name a video, publish
+ * it, give it a transcript, give the entry the video's file URL. Only the first one missing is
+ * reported, as each later one is judged against the video the earlier ones settle.
  */
-export function generateJsonLd(
-  entry: PdpEntry,
+export type NoJsonLdReason = 'no_video_ref' | 'video_unpublished' | 'no_transcript' | 'no_video_file_url';
+
+/** An entry's JSON-LD, or the reason it has none: exactly one of the two is null. */
+export type JsonLdOutcome =
+  | { readonly jsonLd: VideoObjectJsonLd; readonly reason: null }
+  | { readonly jsonLd: null; readonly reason: NoJsonLdReason };
+
+/**
+ * The VideoObject of one PDP entry, or why there is none. It exists when, and only when, the
+ * entry names a published video of the product with a non-empty transcript, and has a file URL.
+ */
+export function jsonLdOutcome(entry: PdpEntry, product: Product, publisherName: string): JsonLdOutcome {
+  if (entry.videoRef === null) return { jsonLd: null, reason: 'no_video_ref' };
+  // A validated catalog's video_ref always names a video of its product; any other is as unusable as an unpublished one.
+  const video = product.videos.find((v) => v.ref === entry.videoRef && v.published);
+  if (video === undefined) return { jsonLd: null, reason: 'video_unpublished' };
+  if (!video.transcript) return { jsonLd: null, reason: 'no_transcript' };
+  if (entry.videoFileUrl === null) return { jsonLd: null, reason: 'no_video_file_url' };
+  return { jsonLd: videoObject(entry.pdpUrl, entry.videoFileUrl, video, video.transcript, product, publisherName), reason: null };
+}
+
+/** The VideoObject of one PDP entry, or null while it cannot be generated (see `jsonLdOutcome`). */
+export function generateJsonLd(entry: PdpEntry, product: Product, publisherName: string): VideoObjectJsonLd | null {
+  return jsonLdOutcome(entry, product, publisherName).jsonLd;
+}
+
+/**
+ * Keys are written in one fixed order: answers are served as bytes with ETags, so an object
+ * without the optional keys must stay byte for byte what it was before they existed.
+ */
+function videoObject(
+  pageUrl: string,
+  fileUrl: string,
+  video: Video,
+  transcript: string,
   product: Product,
   publisherName: string,
-): VideoObjectJsonLd | null {
-  const video = findEmbeddableVideo(product, entry.videoRef);
-  if (video === undefined || !video.transcript || entry.videoFileUrl === null) return null;
-  const pageUrl = entry.pdpUrl;
+): VideoObjectJsonLd {
+  const searchable = video.thumbnailUrl !== null && video.uploadDate !== null
+    ? { thumbnailUrl: video.thumbnailUrl, uploadDate: video.uploadDate }
+    : null;
   return {
     '@context': 'https://schema.org',
     '@type': 'VideoObject',
     '@id': pageUrl,
     name: video.name ?? product.title,
     description: video.description ?? product.shortDescription,
-    transcript: video.transcript,
+    ...(searchable === null ? {} : { ...searchable, duration: isoDuration(video.length) }),
+    transcript,
     inLanguage: video.language,
     isFamilyFriendly: video.familyFriendly,
-    contentUrl: entry.videoFileUrl,
+    contentUrl: fileUrl,
     embedUrl: pageUrl,
     genre: [...video.genre],
     keywords: [...video.keywords],
@@ -55,6 +101,7 @@ export function generateJsonLd(
     about: {
       '@type': 'Product',
       '@id': pageUrl,
+      ...(searchable === null ? {} : { name: product.title, image: product.image }),
       brand: { '@type': 'Brand', name: product.brand },
       additionalProperty: product.properties.map((p) => ({
         '@type': 'PropertyValue',
@@ -64,9 +111,4 @@ export function generateJsonLd(
     },
     isPartOf: { '@type': 'WebPage', '@id': pageUrl, url: pageUrl },
   };
-}
-
-function findEmbeddableVideo(product: Product, ref: string | null): Video | undefined {
-  if (ref === null) return undefined;
-  return product.videos.find((v) => v.ref === ref && v.published);
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { CatalogSourceError, parseCatalogSource, parseCatalogSourceText } from '../../src/domain/catalog-source.js';
-import { fixtureDocument } from '../fixtures/catalog-fixture.js';
+import { fixtureCatalog, fixtureDocument } from '../fixtures/catalog-fixture.js';
 
 type Doc = Record<string, any>;
 
@@ -61,6 +61,16 @@ describe('catalog source (partner-catalog/v1)', function () {
     ['a missing required field', (d) => { delete d.partners[0].products[0].title; }, 'partners[0].products[0].title: is required'],
     ['an unknown field', (d) => { d.partners[0].products[0].colour = 'green'; }, 'partners[0].products[0].colour: is not a known field'],
     ['a non-string keyword', (d) => { d.partners[0].products[0].videos[0].keywords = ['ok', 3]; }, 'partners[0].products[0].videos[0].keywords[1]: must be a string'],
+    ['a relative thumbnail URL', (d) => { d.partners[0].products[0].videos[1].thumbnail_url = '/thumbs/1.jpg'; }, 'partners[0].products[0].videos[1].thumbnail_url: must be an absolute http(s) URL; got "/thumbs/1.jpg"'],
+    ['a data: thumbnail URL', (d) => { d.partners[0].products[0].videos[0].thumbnail_url = 'data:image/png;base64,AAAA'; }, 'partners[0].products[0].videos[0].thumbnail_url: must be an absolute http(s) URL'],
+    ['a non-string thumbnail URL', (d) => { d.partners[1].products[0].videos[0].thumbnail_url = 7; }, 'partners[1].products[0].videos[0].thumbnail_url: must be a string'],
+    ['an impossible upload date', (d) => { d.partners[0].products[0].videos[0].upload_date = '2026-02-30'; }, 'partners[0].products[0].videos[0].upload_date: must name a real day and time; got "2026-02-30"'],
+    ['a 29 February outside a leap year', (d) => { d.partners[0].products[0].videos[0].upload_date = '2100-02-29'; }, 'partners[0].products[0].videos[0].upload_date: must name a real day and time'],
+    ['an impossible upload time', (d) => { d.partners[0].products[0].videos[0].upload_date = '2026-03-14T24:00:00Z'; }, 'partners[0].products[0].videos[0].upload_date: must name a real day and time'],
+    ['an upload date-time without an offset', (d) => { d.partners[0].products[0].videos[2].upload_date = '2026-03-14T09:00:00'; }, 'partners[0].products[0].videos[2].upload_date: must be an ISO 8601 date such as "2026-03-14"'],
+    ['an upload date in another format', (d) => { d.partners[0].products[0].videos[0].upload_date = '14/03/2026'; }, 'partners[0].products[0].videos[0].upload_date: must be an ISO 8601 date'],
+    ['an upload date-time without seconds', (d) => { d.partners[0].products[0].videos[0].upload_date = '2026-03-14T09:00Z'; }, 'partners[0].products[0].videos[0].upload_date: must be an ISO 8601 date'],
+    ['a numeric upload date', (d) => { d.partners[0].products[0].videos[0].upload_date = 20260314; }, 'partners[0].products[0].videos[0].upload_date: must be a string'],
     ['a missing creator job title', (d) => { delete d.partners[0].products[0].videos[0].creator.job_title; }, 'partners[0].products[0].videos[0].creator.job_title: is required'],
   ];
   for (const [what, edit, expected] of cases) {
@@ -68,6 +78,41 @@ describe('catalog source (partner-catalog/v1)', function () {
       expect(problemsOf(broken(edit)).some((p) => p.startsWith(expected)), problemsOf(broken(edit)).join('\n')).to.equal(true);
     });
   }
+
+  it('reads a video\'s thumbnail URL and upload date as written, and left out or null as null', function () {
+    const accepted = ['2026-03-14', '2024-02-29', '2026-03-14T09:00:00Z', '2026-03-14T09:00:00+01:00', '2026-03-14T23:59:59.125-05:30'];
+    const catalog = parseCatalogSource(broken((d) => {
+      const videos = d.partners[0].products[0].videos;
+      accepted.forEach((date, i) => {
+        videos[i % videos.length].thumbnail_url = `https://img.example/t/${i}.jpg`;
+        videos[i % videos.length].upload_date = date;
+      });
+      videos[1].thumbnail_url = null;
+      videos[1].upload_date = null;
+    }));
+    const videos = catalog.partners[0]!.products[0]!.videos;
+    expect(videos.map((v) => [v.thumbnailUrl, v.uploadDate])).to.deep.equal([
+      ['https://img.example/t/4.jpg', '2026-03-14T23:59:59.125-05:30'],
+      [null, null],
+      ['https://img.example/t/2.jpg', '2026-03-14T09:00:00Z'],
+      ['https://img.example/t/3.jpg', '2026-03-14T09:00:00+01:00'],
+    ]);
+    expect(fixtureCatalog().partners.flatMap((p) => p.products.flatMap((pr) => pr.videos.map((v) => [v.thumbnailUrl, v.uploadDate]))))
+      .to.deep.equal(Array(5).fill([null, null]));
+  });
+
+  it('refuses the whole file for a bad thumbnail URL or upload date, listing each by path', function () {
+    const problems = problemsOf(broken((d) => {
+      d.partners[0].products[0].videos[0].thumbnail_url = 'cdn.example/t.jpg';
+      d.partners[0].products[0].videos[0].upload_date = '2026-04-31';
+      d.partners[1].products[0].videos[0].upload_date = '2026-03-14 09:00:00Z';
+    }));
+    expect(problems.map((p) => p.slice(0, p.indexOf(':')))).to.deep.equal([
+      'partners[0].products[0].videos[0].thumbnail_url',
+      'partners[0].products[0].videos[0].upload_date',
+      'partners[1].products[0].videos[0].upload_date',
+    ]);
+  });
 
   it('lists every problem of a file, not just the first', function () {
     const problems = problemsOf(broken((d) => {
