@@ -9,7 +9,8 @@ import { hashApiKey } from '../../src/domain/api-key.js';
 import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { Sku } from '../../src/domain/sku.js';
-import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
+import { videoRow } from '../../src/adapters/mysql/catalog-rows.js';
+import { fixtureCatalog, fixtureDocument, KEYS, searchableFixtureDocument } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
 
 type Doc = ReturnType<typeof fixtureDocument> & { partners: any[] };
@@ -196,15 +197,18 @@ describe('MySQL import', function () {
   });
 
   describe('a database imported before answers were stored', function () {
-    const forgetMigration = () => sql`delete from kysely_migration where name = '0002_product_lookup_document'`.execute(db);
+    // Kysely runs migrations in order only: forgetting 0002 means forgetting the ones after it too.
+    const forgetMigration = () => sql`delete from kysely_migration where name in ('0002_product_lookup_document', '0003_video_search_fields')`.execute(db);
+    const MIGRATED = ['0002_product_lookup_document', '0003_video_search_fields'];
     const answerOf = (sku: string) => sql`product_lookups.product_id = (select id from products where partner_id = 'acme' and sku = ${sku})`;
 
     it('gets every answer built by the migration, and rewritten by the next import', async function () {
       await importDoc(doc());
       const before = await lookup('acme', 'TENT-2P');
       await sql`drop table product_lookups`.execute(db);
+      await sql`alter table videos drop column thumbnail_url, drop column upload_date`.execute(db);
       await forgetMigration();
-      expect(await migrateToLatest(db)).to.deep.equal(['0002_product_lookup_document']);
+      expect(await migrateToLatest(db)).to.deep.equal(MIGRATED);
       expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before);
       // An answer the migration built is rewritten from the file by the next import, even with no change in it.
       await sql`update product_lookups set lookup = json_set(lookup, '$.product.title', 'Stale') where ${answerOf('TENT-2P')}`.execute(db);
@@ -219,7 +223,8 @@ describe('MySQL import', function () {
       await sql`delete from product_lookups where ${answerOf('TENT-2P')}`.execute(db);
       await sql`update product_lookups set lookup = json_set(lookup, '$.product.title', 'Kept') where ${answerOf('abc-1')}`.execute(db);
       await forgetMigration();
-      expect(await migrateToLatest(db)).to.deep.equal(['0002_product_lookup_document']);
+      // 0003 runs again over columns that exist, as after a failure part-way.
+      expect(await migrateToLatest(db)).to.deep.equal(MIGRATED);
       expect(await lookup('acme', 'TENT-2P')).to.deep.equal(before);
       expect((await lookup('acme', 'abc-1')).product.title).to.equal('Kept');
     });
@@ -234,6 +239,65 @@ describe('MySQL import', function () {
         failure = error;
       }
       expect(failure).to.be.instanceOf(Error);
+    });
+  });
+
+  describe('thumbnails and upload dates', function () {
+    const searchable = (): Doc => searchableFixtureDocument() as Doc;
+    const pitchOf = async () => (await lookup('acme', 'TENT-2P')).product.pdp_urls[0]?.json_ld;
+
+    it('stores both fields and serves the entries of a video that has both with the search-engine keys', async function () {
+      await importDoc(searchable());
+      const stored = await db.selectFrom('videos').select(['ref', 'thumbnail_url', 'upload_date']).orderBy('ref').execute();
+      expect(stored.filter((v) => v.thumbnail_url !== null || v.upload_date !== null)).to.deep.equal([
+        { ref: 'globex-demo', thumbnail_url: 'https://img.example/thumbs/globex-demo.jpg', upload_date: '2026-03-14T09:00:00+01:00' },
+        { ref: 'tent-pack', thumbnail_url: 'https://img.example/thumbs/tent-pack.jpg', upload_date: null },
+        { ref: 'tent-pitch', thumbnail_url: 'https://img.example/thumbs/tent-pitch.jpg', upload_date: '2026-03-14' },
+      ]);
+      expect(await pitchOf()).to.include({ thumbnailUrl: 'https://img.example/thumbs/tent-pitch.jpg', uploadDate: '2026-03-14', duration: 'PT1M33S' });
+    });
+
+    it('regenerates the entries of a video whose upload date alone changed, and the next lookup shows it', async function () {
+      await importDoc(searchable());
+      const before = await lookup('acme', 'TENT-2P');
+      const changed = searchable();
+      tent(changed).videos[0].upload_date = '2026-04-01T10:30:00-04:00';
+      const report = await importDoc(changed);
+      expect(report.videos).to.deep.equal({ created: 0, updated: 1, unchanged: 4, deleted: 0 });
+      // p/123 and p/126 use tent-pitch; p/126 has no file URL, so its JSON-LD stays null: rewritten, not regenerated.
+      expect(report.pdp_entries).to.deep.equal({ created: 0, updated: 2, unchanged: 5, deleted: 0, regenerated: 1 });
+      const after = await lookup('acme', 'TENT-2P');
+      expect(after.product.pdp_urls[0]?.json_ld?.uploadDate).to.equal('2026-04-01T10:30:00-04:00');
+      expect(after.product.pdp_urls.slice(1)).to.deep.equal(before.product.pdp_urls.slice(1));
+      expect((await importDoc(changed)).pdp_entries).to.include({ updated: 0, regenerated: 0 });
+    });
+
+    it('regenerates on a changed thumbnail, and goes back to the specification\'s object when a field is taken away', async function () {
+      await importDoc(doc());
+      const plain = await pitchOf();
+      await importDoc(searchable());
+      const thumbnailChanged = searchable();
+      tent(thumbnailChanged).videos[0].thumbnail_url = 'https://img.example/thumbs/tent-pitch-2.jpg';
+      expect((await importDoc(thumbnailChanged)).pdp_entries.regenerated).to.equal(1);
+      expect((await pitchOf())?.thumbnailUrl).to.equal('https://img.example/thumbs/tent-pitch-2.jpg');
+      const dateRemoved = searchable();
+      tent(dateRemoved).videos[0].upload_date = null;
+      expect((await importDoc(dateRemoved)).pdp_entries.regenerated).to.equal(1);
+      expect(JSON.stringify(await pitchOf())).to.equal(JSON.stringify(plain));
+    });
+
+    it('leaves a catalog imported before the columns existed untouched by migrating and re-importing it', async function () {
+      await importDoc(doc());
+      const answers = () => db.selectFrom('product_lookups').select(['product_id', 'lookup_hash', 'lookup']).orderBy('product_id').execute();
+      const before = await answers();
+      await sql`alter table videos drop column thumbnail_url, drop column upload_date`.execute(db);
+      await sql`delete from kysely_migration where name = '0003_video_search_fields'`.execute(db);
+      expect(await migrateToLatest(db)).to.deep.equal(['0003_video_search_fields']);
+      expect(await answers()).to.deep.equal(before);
+      const report = await importDoc(doc());
+      expect(report.videos).to.deep.equal({ created: 0, updated: 0, unchanged: 5, deleted: 0 });
+      expect(report.pdp_entries).to.deep.equal({ created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 });
+      expect(await answers()).to.deep.equal(before);
     });
   });
 
@@ -266,5 +330,22 @@ describe('MySQL import', function () {
       await importDoc(doc());
       expect(await new MysqlApiKeyStore(db).findActiveByHash(hashApiKey(KEYS.unknown))).to.deep.equal({ keyId: 'cli-key', partnerId: 'acme' });
     });
+  });
+});
+
+describe('MySQL video rows', function () {
+  it('hash a video without thumbnail and upload date as before those columns existed, so upgrading rewrites nothing', function () {
+    // Computed by the import as it was before the columns were added.
+    const before: Record<string, string> = {
+      'tent-pitch': '62a519a95af24537ebc8df8baf0cf5088ecb15e2a8019c319508c15527ff12fa',
+      'tent-draft': '63cdcbf63d9c39f1d366678a3b6617f416d20614974cbb8c09d3e271c4c07ec7',
+      'tent-fold': '1aa63231188d5f131c10809dd072fa0854fecf4398c556bef4f25fc6e2d33463',
+      'tent-pack': '2f63261d0476c13792b2f60fcf4c0275b34a81d0b193333188e6ee28aa9357ea',
+    };
+    const videos = fixtureCatalog().partners[0]!.products[0]!.videos;
+    expect(Object.fromEntries(videos.map((v) => [v.ref, videoRow('acme', 1, 0, v).content_hash]))).to.deep.equal(before);
+    const withThumbnail = videoRow('acme', 1, 0, { ...videos[0]!, thumbnailUrl: 'https://img.example/t.jpg' }).content_hash;
+    const withDate = videoRow('acme', 1, 0, { ...videos[0]!, uploadDate: '2026-03-14' }).content_hash;
+    expect(new Set([before['tent-pitch'], withThumbnail, withDate]).size).to.equal(3);
   });
 });

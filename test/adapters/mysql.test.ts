@@ -20,11 +20,12 @@ async function holdOnly(db: Kysely<Database>, catalog: Catalog): Promise<void> {
   await importCatalog(db, catalog);
 }
 
-/** Turns the database back into one imported before migration 0002, then migrates it. */
+/** Turns the database back into one imported before migration 0002 (and so before 0003), then migrates it. */
 async function backfillByMigration(db: Kysely<Database>): Promise<void> {
   await sql`drop table product_lookups`.execute(db);
-  await sql`delete from kysely_migration where name = '0002_product_lookup_document'`.execute(db);
-  expect(await migrateToLatest(db)).to.deep.equal(['0002_product_lookup_document']);
+  await sql`alter table videos drop column thumbnail_url, drop column upload_date`.execute(db);
+  await sql`delete from kysely_migration where name in ('0002_product_lookup_document', '0003_video_search_fields')`.execute(db);
+  expect(await migrateToLatest(db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields']);
 }
 
 const noop = (): Promise<void> => Promise.resolve();

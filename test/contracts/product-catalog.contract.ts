@@ -5,7 +5,7 @@ import type { Catalog } from '../../src/domain/catalog.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { ProductId } from '../../src/domain/product-id.js';
 import type { Sku } from '../../src/domain/sku.js';
-import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import { fixtureCatalog, searchableFixtureCatalog } from '../fixtures/catalog-fixture.js';
 
 export interface CatalogUnderTest {
   readonly catalog: ProductCatalog;
@@ -156,6 +156,53 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
       ]) {
         expect(new Set(ids).size).to.equal(ids.length);
         for (const n of ids) expect(Number.isSafeInteger(n) && n > 0).to.equal(true);
+      }
+    });
+  });
+
+  describe(`ProductCatalog contract: ${adapterName}, a catalog with thumbnails and upload dates`, function () {
+    const source = searchableFixtureCatalog();
+    let subject: CatalogUnderTest;
+
+    before(async function () {
+      subject = await factory(source);
+    });
+    after(async function () {
+      await subject.close();
+    });
+
+    const mustFind = async (partnerId: string, s: string): Promise<LookupResult> => {
+      const found = await subject.catalog.findBySku(partnerId, sku(s));
+      if (found === null) throw new Error(`expected ${partnerId}/${s} to be found`);
+      return found;
+    };
+
+    it('serves the search-engine keys for an entry whose video has both fields', async function () {
+      const tent = await mustFind('acme', 'TENT-2P');
+      const [pitch, pack, , , noFile] = tent.product.pdp_urls;
+      expect(pitch?.json_ld).to.include({
+        thumbnailUrl: 'https://img.example/thumbs/tent-pitch.jpg', uploadDate: '2026-03-14', duration: 'PT1M33S',
+      });
+      expect(pitch?.json_ld?.about).to.include({ name: 'Title TENT-2P', image: 'https://img.example/TENT-2P.jpg' });
+      expect(noFile?.json_ld).to.equal(null);
+      // tent-pack has a thumbnail but no upload date: its object is the one served before either existed.
+      expect(JSON.stringify(pack?.json_ld)).to.equal(JSON.stringify(GOLDEN_ANSWERS['acme/TENT-2P']?.product.pdp_urls[1]?.json_ld));
+      const globex = await mustFind('globex', 'SHARED-1');
+      expect(globex.product.pdp_urls[0]?.json_ld).to.include({ uploadDate: '2026-03-14T09:00:00+01:00', duration: 'PT1M33S' });
+    });
+
+    it('answers exactly what the domain builds, and every product without both fields as before', async function () {
+      for (const partner of source.partners) {
+        for (const product of partner.products) {
+          const key = `${partner.id}/${product.sku}`;
+          const found = await mustFind(partner.id, product.sku);
+          const ids = { product: found.product.id, videos: [] as number[], pdpUrls: found.product.pdp_urls.map((e) => e.id) };
+          let next = 0;
+          for (const v of product.videos) ids.videos.push(v.published ? found.product.videos[next++]!.id : -1);
+          expect(JSON.stringify(found), key).to.equal(JSON.stringify(toLookupResult(product, ids, partner.name)));
+          const searchable = product.videos.some((v) => v.thumbnailUrl !== null && v.uploadDate !== null);
+          if (!searchable) expect(withoutIds(found), key).to.equal(JSON.stringify(GOLDEN_ANSWERS[key]));
+        }
       }
     });
   });

@@ -53,8 +53,13 @@ export function videoRow(partnerId: string, productId: number, position: number,
     creator_name: video.creator.name,
     creator_job_title: video.creator.jobTitle,
     transcript: video.transcript,
+    thumbnail_url: video.thumbnailUrl,
+    upload_date: video.uploadDate,
   };
-  return { ...row, content_hash: contentHash(Object.values(row)) };
+  // A video with neither hashes as it did before they existed, so the first import after upgrading rewrites nothing.
+  const { thumbnail_url, upload_date, ...specified } = row;
+  const hashed = thumbnail_url === null && upload_date === null ? specified : row;
+  return { ...row, content_hash: contentHash(Object.values(hashed)) };
 }
 
 /**

@@ -71,6 +71,9 @@ export interface VideosTable {
   creator_name: string;
   creator_job_title: string;
   transcript: string | null;
+  thumbnail_url: string | null;
+  /** As the catalog wrote it: an ISO 8601 date, or a date-time with its offset. */
+  upload_date: string | null;
   content_hash: string;
 }
 

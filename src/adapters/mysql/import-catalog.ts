@@ -150,7 +150,7 @@ async function runImport(trx: Transaction<Database>, catalog: Catalog, now: Date
   const videos = plan(videoRows, videoKey, videosBefore);
   await upsertRows(trx, 'videos', videos.write, [
     'product_id', 'position', 'published', 'name', 'description', 'aspect_ratio', 'length', 'language', 'family_friendly',
-    'genre', 'keywords', 'creator_name', 'creator_job_title', 'transcript', 'content_hash',
+    'genre', 'keywords', 'creator_name', 'creator_job_title', 'transcript', 'thumbnail_url', 'upload_date', 'content_hash',
   ]);
 
   const storedEntries = () => trx

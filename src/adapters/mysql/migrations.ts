@@ -129,10 +129,24 @@ const productLookupDocument: Migration = {
   },
 };
 
+/**
+ * What search engines need besides the specification's fields: a video's thumbnail and upload date,
+ * both optional. Existing rows read null, which leaves their JSON-LD and stored answers as they are.
+ */
+const videoSearchFields: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    // DDL is not transactional: `if not exists` lets a migration that failed part-way run again.
+    await sql`alter table videos
+      add column if not exists thumbnail_url text null,
+      add column if not exists upload_date varchar(40) null`.execute(db);
+  },
+};
+
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve({
     '0001_initial_schema': initialSchema,
     '0002_product_lookup_document': productLookupDocument,
+    '0003_video_search_fields': videoSearchFields,
   }),
 };
