@@ -16,6 +16,8 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 const CHROMIUM = '/usr/bin/chromium';
 const PAYLOAD = '</script><script>window.__pwned=1</script>';
 const PAGE_URL = 'https://shop.example/p/hostile';
+/** Chromium resolves it to 127.0.0.1 itself: a plain-HTTP origin that is not loopback, as a LAN address is. */
+const LAN_HOST = 'docs.test';
 
 /** The fixture plus a product whose video text tries to break out of the script element. */
 function hostileCatalog() {
@@ -85,7 +87,10 @@ describe('in headless Chromium', function () {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+        `--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`,
+      ],
     });
     api = await startTestServer(hostileCatalog());
   });
@@ -123,17 +128,19 @@ describe('in headless Chromium', function () {
     expect(seen.pwned).to.not.equal(undefined);
   });
 
-  it('/docs renders both operations with assets from the service alone', async function () {
-    const docsUrl = `${api!.url}/docs`;
+  it('/docs renders both operations over plain HTTP on a host that is not loopback, with assets from the service alone', async function () {
+    const lan = new URL(api!.url);
+    lan.hostname = LAN_HOST;
     const page = await browser!.newPage();
     const errors: string[] = [];
     const foreign: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('request', (request) => {
-      if (!request.url().startsWith(api!.url)) foreign.push(request.url());
+      if (!request.url().startsWith(`${lan.origin}/`)) foreign.push(request.url());
     });
     try {
-      await page.goto(docsUrl);
+      await page.goto(`${lan.origin}/docs`);
+      expect(foreign, 'requests that left the page\'s own origin').to.deep.equal([]);
       await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
       const paths = await page.locator('.opblock-summary-path').allTextContents();
       expect(paths).to.include.members(['/api/v1/public/sku/{sku}', '/api/v1/public/products/{id}']);

@@ -141,6 +141,16 @@ describe('HTTP: /openapi.json and /docs', function () {
     expect(page.text).to.not.match(/https?:\/\//);
   });
 
+  it('lets the docs load over plain HTTP on any host: the page and its files carry no upgrade-insecure-requests, the API\'s answers keep it', async function () {
+    for (const path of ['/docs', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/docs.js']) {
+      const csp = (await server.request(path)).headers['content-security-policy'];
+      expect(csp, path).to.include("script-src 'self'").and.not.include('upgrade-insecure-requests');
+    }
+    for (const path of ['/api/v1/public/sku/TENT-2P', '/api/v1/public/products/1', '/healthz', '/openapi.json', '/no-such-path']) {
+      expect((await server.request(path)).headers['content-security-policy'], path).to.include('upgrade-insecure-requests');
+    }
+  });
+
   it('serves the Swagger UI files from the installed package, and not_found for any other', async function () {
     const bundle = await server.request('/docs/swagger-ui-bundle.js');
     expect(bundle.headers['content-type']).to.match(/^text\/javascript/);

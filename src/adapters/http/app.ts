@@ -9,13 +9,14 @@ import type { LookupBySku } from '../../application/lookup-by-sku.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
 import type { Principal } from '../../domain/api-key.js';
 import { peerAddress, type ClientAddressOf } from './client-address.js';
-import { registerDocsRoutes } from './docs-routes.js';
+import { isDocsPath, registerDocsRoutes } from './docs-routes.js';
 import { sendError, sendThrown } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
 import { sendLookupResult } from './lookup-response.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
 import { requestIdFrom } from './request-id.js';
 import { logRequest } from './request-log.js';
+import { DOCS_HELMET_OPTIONS } from './security-headers.js';
 
 export interface HttpAppDependencies {
   readonly authenticateKey: AuthenticateKey;
@@ -68,7 +69,7 @@ export function createHttpApp(deps: HttpAppDependencies, clientAddress: ClientAd
 
   app.use(logRequests(deps.logger));
   app.use(answerErrors(deps.logger));
-  app.use(helmet());
+  app.use(securityHeaders());
   app.use(router.routes());
   app.use((ctx) => {
     if (router.match(ctx.path, ctx.method).path.length > 0) {
@@ -92,6 +93,15 @@ function apiGuard(deps: HttpAppDependencies, clientAddress: ClientAddressOf) {
     ctx.state.principal = principal;
     setRateLimitHeaders(ctx, await deps.enforceRateLimit.execute(principal));
     await next();
+  };
+}
+
+/** Helmet's defaults on every answer; the docs' own options on the docs, so they render over plain HTTP. */
+function securityHeaders() {
+  const strict = helmet();
+  const docs = helmet(DOCS_HELMET_OPTIONS);
+  return async (ctx: Context, next: Next): Promise<void> => {
+    await (isDocsPath(ctx.path) ? docs : strict)(ctx, next);
   };
 }
 

@@ -4,7 +4,8 @@ import type { Router } from '@koa/router';
 import { sendError } from './error-response.js';
 import { openApiDocument } from './openapi-document.js';
 
-// Every script is a same-origin file, so the page runs under helmet's default CSP (script-src 'self').
+// Every script is a same-origin file, so the page runs under helmet's default CSP (script-src 'self'),
+// less upgrade-insecure-requests (security-headers.ts).
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -43,16 +44,23 @@ const ASSETS: ReadonlyMap<string, Asset> = new Map([
   ['docs.js', { type: 'text/javascript', load: () => Promise.resolve(DOCS_SCRIPT) }],
 ]);
 
+const DOCS = '/docs';
+
+/** The docs page and its files, which carry the docs' security headers. */
+export function isDocsPath(path: string): boolean {
+  return path === DOCS || path.startsWith(`${DOCS}/`);
+}
+
 /** `/openapi.json` and the Swagger UI page at `/docs`, from the installed npm package (no CDN); no key needed. */
 export function registerDocsRoutes<StateT>(router: Router<StateT>): void {
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
   });
-  router.get('/docs', (ctx) => {
+  router.get(DOCS, (ctx) => {
     ctx.type = 'text/html';
     ctx.body = DOCS_PAGE;
   });
-  router.get('/docs/:asset', async (ctx) => {
+  router.get(`${DOCS}/:asset`, async (ctx) => {
     const asset = ASSETS.get(ctx.params.asset ?? '');
     if (asset === undefined) {
       sendError(ctx, 404, 'not_found', 'No such endpoint.');

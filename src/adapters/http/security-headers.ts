@@ -1,5 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import helmet from 'helmet';
+import helmet, { type HelmetOptions } from 'helmet';
+
+/**
+ * Helmet's defaults less `upgrade-insecure-requests`, for the docs page and its files. On a plain-HTTP
+ * host that is not loopback (a LAN address) that directive turns the page's own script and style
+ * requests into https ones, which fail, and the page stays blank. HSTS stays: browsers ignore it over
+ * plain HTTP. The API's answers keep all of helmet's defaults.
+ */
+export const DOCS_HELMET_OPTIONS: Readonly<HelmetOptions> = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
 /**
  * The headers helmet's defaults set on every answer, read once by running helmet against a
