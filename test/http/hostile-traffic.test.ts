@@ -54,14 +54,22 @@ describe('HTTP: hostile clients', function () {
     });
 
     for (const pipelined of [MAX_IN_FLIGHT_PER_CONNECTION + 1, 5_000]) {
-      it(`answers the first ${MAX_IN_FLIGHT_PER_CONNECTION} of ${pipelined} pipelined requests, then closes the connection`, async function () {
-        const { data, closedByServer } = await exchange(server.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(pipelined));
-        expect(answers(data, 200)).to.equal(MAX_IN_FLIGHT_PER_CONNECTION);
+      it(`closes a connection with ${pipelined} requests pipelined at once, and keeps serving others`, async function () {
+        const { data, closedByServer } = await exchange(server.url, `GET ${TENT} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(pipelined));
         expect(closedByServer).to.equal(true);
+        expect(answers(data, 401)).to.be.below(MAX_IN_FLIGHT_PER_CONNECTION + 1);
         const after = await server.request('/healthz');
         expect(after.status).to.equal(200);
       });
     }
+
+    it('counts the connection as overflowing in the refusal summary', async function () {
+      this.timeout(20_000);
+      const deadline = Date.now() + 12_000;
+      while (!server.logs.some((l) => l.includes('connections refused')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      const line = JSON.parse(server.logs.find((l) => l.includes('connections refused'))!) as { refused: Record<string, number> };
+      expect(line.refused.pipeline_overflow).to.equal(2);
+    });
   });
 
   describe('an address whose connections keep overflowing', function () {
@@ -76,7 +84,9 @@ describe('HTTP: hostile clients', function () {
     it(`has its connections refused with a JSON 429 after ${OVERFLOWS_PER_PENALTY_WINDOW} overflows, other addresses served`, async function () {
       const flood = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(1_000);
       for (let i = 0; i < OVERFLOWS_PER_PENALTY_WINDOW; i += 1) {
-        expect(answers((await exchange(server.url, flood, { localAddress: '127.0.0.7' })).data, 200)).to.equal(MAX_IN_FLIGHT_PER_CONNECTION);
+        const overflowing = await exchange(server.url, flood, { localAddress: '127.0.0.7' });
+        expect(overflowing.closedByServer).to.equal(true);
+        expect(overflowing.data).to.not.include('HTTP/1.1 429');
       }
       const refused = await exchange(server.url, flood, { localAddress: '127.0.0.7' });
       expect(refused.data).to.match(/^HTTP\/1\.1 429 /);
@@ -188,7 +198,7 @@ describe('HTTP: hostile clients', function () {
   for (const [storageName, setup] of STORAGES) {
     describe(`made-up keys flooding from one address, on ${storageName} storage`, function () {
       const storage = setup();
-      const LIMIT = 20;
+      const LIMIT = 10;
       let server: TestServer;
       let reads = 0;
       before(async function () {
@@ -211,10 +221,13 @@ describe('HTTP: hostile clients', function () {
         const statuses: number[] = [];
         let legitimate = 0;
         const flood = async (): Promise<void> => {
-          for (let i = 0; i < 40; i += 1) {
+          for (let i = 0; i < 8; i += 1) {
+            const sent = Date.now();
             const response = await server.request(TENT, { headers: { Authorization: `Bearer ${generateApiKey()}` }, localAddress: ATTACKER });
             statuses.push(response.status);
             if (response.status === 429) {
+              // Held back answers come late, which is what slows a flood down.
+              expect(Date.now() - sent).to.be.at.least(900);
               expect(Number(response.headers['retry-after'])).to.be.within(1, 60);
               expect((response.json() as { message: string }).message).to.match(/^Too many failed authentications from your address: retry in \d+ seconds?\.$/);
               expect(response.headers['ratelimit-limit']).to.equal(undefined);
@@ -232,7 +245,7 @@ describe('HTTP: hostile clients', function () {
         // Three flooders in parallel: at most two more can be checked while the budget's last failure is.
         const refused = statuses.filter((s) => s === 401).length;
         expect(refused).to.be.within(LIMIT, LIMIT + 2);
-        expect(statuses.filter((s) => s === 429)).to.have.length(120 - refused);
+        expect(statuses.filter((s) => s === 429)).to.have.length(24 - refused);
         expect(legitimate).to.equal(40);
         // Only the failures within the budget and the partner's own requests reached the key store.
         expect(reads - readsBefore).to.equal(refused + 40);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 
@@ -9,6 +10,23 @@ const PIPELINED = Buffer.from('GET /api/v1/public/sku/TENT-2P HTTP/1.1\r\nHost: 
 function rssMb(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   return kb / 1024;
+}
+
+/**
+ * One lookup on a connection of its own, as a client without a connection pool asks, within 5 s. (A
+ * pooled keep-alive connection can be closed by the server as idle just as a new request is sent on it,
+ * all the more while the server is busy; that race is the client's to retry, and is not tested here.)
+ */
+function statusOf(url: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { Authorization: `Bearer ${key}` }, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /**
@@ -68,9 +86,7 @@ describe('the service under a flood of pipelined requests nobody reads', functio
     try {
       await new Promise((r) => setTimeout(r, 1_000));
       for (let i = 0; i < 100; i += 1) {
-        const response = await fetch(`${url!}${path!}`, { headers: { Authorization: `Bearer ${key!}` }, signal: AbortSignal.timeout(5_000) });
-        await response.arrayBuffer();
-        answered.push(response.status);
+        answered.push(await statusOf(`${url!}${path!}`, key!));
       }
     } finally {
       flood.stop();

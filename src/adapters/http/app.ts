@@ -110,7 +110,7 @@ function answerErrors(logger: Logger) {
     try {
       await next();
     } catch (error) {
-      if (!sendThrown(ctx, error)) failureLogOf(logger).unexpected(error, ctx.state.requestId as string | undefined);
+      if (!(await sendThrown(ctx, error))) failureLogOf(logger).unexpected(error, ctx.state.requestId as string | undefined);
     }
   };
 }

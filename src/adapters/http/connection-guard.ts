@@ -16,11 +16,10 @@ export interface ConnectionLimits {
 
 /**
  * Requests one connection may have in flight (received, answer not yet handed to the operating
- * system). Past it the connection is no longer read from: the answers in flight are sent (if they
- * are ready within `LINGER_MS`), the requests pipelined beyond them are left unanswered, and the
- * connection is closed. Node parses a
- * whole read of pipelined requests at once, so merely waiting would let one socket that never reads
- * queue thousands of answers.
+ * system). A connection that pipelines deeper is closed at once, its answers not yet sent with it.
+ * Node parses a whole read of pipelined requests at once (over a thousand small requests) and cannot
+ * stop reading mid-way, so waiting for the answers in flight would keep all of them in memory, for
+ * every such connection, while a client that never reads gains as much as one that does.
  */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 16;
 /**
@@ -32,26 +31,29 @@ export const OVERFLOWS_PER_PENALTY_WINDOW = 3;
 export const PENALTY_WINDOW_MS = 60_000;
 /** Addresses whose overflows are remembered at once; the least recently seen are forgotten first. */
 const MAX_PENALIZED_ADDRESSES = 100_000;
-/**
- * How long a refused or overflowed connection is kept, for its answers to be sent and read, before
- * it is dropped. An overflowed connection holds one read of parsed requests (about 1.5 KB each) until then.
- */
+/** How long a refused connection is kept, for its answer to be read, before it is dropped. */
 const LINGER_MS = 250;
+/**
+ * A refused connection is answered only after this long, unread meanwhile: a client that opens a new
+ * connection the moment one is refused then costs an accept and a timer per second per connection,
+ * instead of keeping the accept queue, which every client shares, full.
+ */
+const REFUSAL_DELAY_MS = 1_000;
+/** Refused connections held for their delayed answer at once; past this, they are dropped unanswered. */
+const MAX_HELD_REFUSALS = 1_024;
 /** How often refusals are summed up in one log line, instead of a line each. */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 const IN_FLIGHT = Symbol('requestsInFlight');
 const REFUSED = Symbol('refused');
-const OVERFLOWED = Symbol('overflowed');
 interface GuardedSocket extends Socket {
   [IN_FLIGHT]?: number;
   [REFUSED]?: true;
-  [OVERFLOWED]?: true;
 }
 
 /**
  * Stops reading. A 'data' listener takes the socket back from Node's HTTP parser, so that pausing
- * really stops it; done on the next tick, as the parser ignores it in the middle of a read.
+ * really stops it; done on the next tick, as the parser would ignore it in the middle of a read.
  */
 function stopReading(socket: Socket): void {
   process.nextTick(() => {
@@ -148,18 +150,27 @@ export function guardConnections(
     });
   });
 
+  let held = 0;
   function refuse(socket: GuardedSocket, answer: RefusalAnswer): void {
     socket[REFUSED] = true;
+    if (held >= MAX_HELD_REFUSALS) {
+      socket.destroy();
+      return;
+    }
+    held += 1;
     stopReading(socket);
-    options.refuse(socket, answer);
-    dropSoon(socket);
+    setTimeout(() => {
+      held -= 1;
+      if (socket.destroyed) return;
+      options.refuse(socket, answer);
+      dropSoon(socket);
+    }, REFUSAL_DELAY_MS).unref();
   }
 
   function overflowed(socket: GuardedSocket): void {
     count('pipeline_overflow');
-    socket[OVERFLOWED] = true;
-    stopReading(socket);
-    dropSoon(socket);
+    // What is left of the read is still parsed, into objects that die with the socket.
+    socket.destroy();
     const address = plainAddress(socket.remoteAddress ?? '');
     if (limits.trustedProxies.has(address)) return;
     const { window } = countRequest(overflows.get(address), now(), OVERFLOWS_PER_PENALTY_WINDOW, PENALTY_WINDOW_MS);
@@ -168,7 +179,7 @@ export function guardConnections(
 
   return (req, res) => {
     const socket = req.socket as GuardedSocket;
-    if (socket[REFUSED] === true || socket[OVERFLOWED] === true || socket.destroyed) return;
+    if (socket[REFUSED] === true || socket.destroyed) return;
     const inFlight = (socket[IN_FLIGHT] ?? 0) + 1;
     if (inFlight > MAX_IN_FLIGHT_PER_CONNECTION) {
       overflowed(socket);
@@ -176,10 +187,7 @@ export function guardConnections(
     }
     socket[IN_FLIGHT] = inFlight;
     res.once('close', () => {
-      const left = (socket[IN_FLIGHT] ?? 1) - 1;
-      socket[IN_FLIGHT] = left;
-      // The last answer in flight is out: the client gets the end of the stream after it.
-      if (left === 0 && socket[OVERFLOWED] === true) socket.end();
+      socket[IN_FLIGHT] = (socket[IN_FLIGHT] ?? 1) - 1;
     });
     handle(req, res);
   };

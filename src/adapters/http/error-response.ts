@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import type { Context } from 'koa';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { DomainError, RateLimitExceeded, TooManyFailedAuthentications, type DomainErrorCode } from '../../domain/errors.js';
@@ -24,7 +25,16 @@ export interface ErrorAnswer {
   readonly body: { readonly error: DomainErrorCode | HttpErrorCode; readonly message: string };
   /** False for an unexpected error, which the caller logs. */
   readonly expected: boolean;
+  /** How long to hold the answer back before sending it (0: at once). */
+  readonly delayMs: number;
 }
+
+/**
+ * A request held back for its address's failed authentications is answered only after this long.
+ * A flooding client that waits for each answer is slowed to one request per connection per second,
+ * so it costs the server almost nothing while the clients on other addresses are served.
+ */
+export const HELD_BACK_ANSWER_DELAY_MS = 1_000;
 
 /** Errors are never cached. */
 export const ERROR_CACHE_CONTROL = 'no-store';
@@ -32,15 +42,22 @@ export const ERROR_CACHE_CONTROL = 'no-store';
 /** The answer to a thrown error: its status, body and headers. */
 export function errorAnswerFor(thrown: unknown): ErrorAnswer {
   if (!(thrown instanceof DomainError)) {
-    return { status: 500, headers: [], body: { error: 'internal_error', message: 'Unexpected server error; please retry later.' }, expected: false };
+    return { status: 500, headers: [], body: { error: 'internal_error', message: 'Unexpected server error; please retry later.' }, expected: false, delayMs: 0 };
   }
   const headers: (readonly [string, string])[] = [];
   if (thrown instanceof RateLimitExceeded) {
     headers.push(...rateLimitHeaders(thrown.status), ['Retry-After', String(thrown.status.resetSeconds)]);
   }
-  if (thrown instanceof TooManyFailedAuthentications) headers.push(['Retry-After', String(thrown.retryAfterSeconds)]);
+  const heldBack = thrown instanceof TooManyFailedAuthentications;
+  if (heldBack) headers.push(['Retry-After', String(thrown.retryAfterSeconds)]);
   if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') headers.push(['WWW-Authenticate', 'Bearer']);
-  return { status: STATUS_BY_CODE[thrown.code], headers, body: { error: thrown.code, message: thrown.message }, expected: true };
+  return {
+    status: STATUS_BY_CODE[thrown.code],
+    headers,
+    body: { error: thrown.code, message: thrown.message },
+    expected: true,
+    delayMs: heldBack ? HELD_BACK_ANSWER_DELAY_MS : 0,
+  };
 }
 
 /** Writes the only error shape the service sends: `{ error, message }`, as JSON. */
@@ -50,9 +67,10 @@ export function sendError(ctx: Context, status: number, error: DomainErrorCode |
   ctx.body = { error, message };
 }
 
-/** Answers a thrown error; true if it was a domain error, false if it was unexpected. */
-export function sendThrown(ctx: Context, thrown: unknown): boolean {
+/** Answers a thrown error (after its delay, if any); true if it was a domain error, false if it was unexpected. */
+export async function sendThrown(ctx: Context, thrown: unknown): Promise<boolean> {
   const answer = errorAnswerFor(thrown);
+  if (answer.delayMs > 0) await setTimeout(answer.delayMs);
   for (const [name, value] of answer.headers) ctx.set(name, value);
   sendError(ctx, answer.status, answer.body.error, answer.body.message);
   return answer.expected;

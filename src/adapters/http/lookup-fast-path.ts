@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout } from 'node:timers/promises';
 import type { Principal } from '../../domain/api-key.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { HttpAppDependencies } from './app.js';
@@ -60,11 +61,12 @@ export function createLookupFastPath(deps: HttpAppDependencies, clientAddress: C
     } catch (error) {
       const problem = errorAnswerFor(error);
       if (!problem.expected) failures.unexpected(error, requestId);
+      if (problem.delayMs > 0) await setTimeout(problem.delayMs);
       const body = Buffer.from(JSON.stringify(problem.body), 'utf8');
       for (const [name, value] of problem.headers) headers.push(name, value);
       headers.push('Cache-Control', ERROR_CACHE_CONTROL, 'Content-Type', JSON_TYPE, 'Content-Length', String(body.length));
       status = problem.status;
-      if (res.headersSent) res.destroy();
+      if (res.headersSent || res.destroyed) res.destroy();
       else res.writeHead(status, headers).end(req.method === 'HEAD' ? undefined : body);
     }
     logRequest(deps.logger, { requestId, method: req.method, path, status, started, principal });
