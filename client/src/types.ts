@@ -51,6 +51,12 @@ export interface VideoObjectJsonLd {
   '@id': string;
   name: string;
   description: string;
+  /** Present, with `uploadDate` and `duration`, when the catalog gives the video a thumbnail and an upload date. */
+  thumbnailUrl?: string;
+  /** ISO 8601 date, or date-time with an offset, as the catalog gives it. */
+  uploadDate?: string;
+  /** ISO 8601 duration in whole seconds, such as `PT1M33S`. */
+  duration?: string;
   transcript: string;
   inLanguage: string;
   isFamilyFriendly: boolean;
@@ -63,6 +69,9 @@ export interface VideoObjectJsonLd {
   about: {
     '@type': 'Product';
     '@id': string;
+    /** The product's title and image, present with `thumbnailUrl`. */
+    name?: string;
+    image?: string;
     brand: { '@type': 'Brand'; name: string };
     additionalProperty: { '@type': 'PropertyValue'; name: string; value: string }[];
   };

@@ -6,8 +6,15 @@ import type { LookupResult as ServiceLookupResult } from '../../src/domain/looku
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
 
-/** Each assignable to the other: a field added, removed or retyped on either side breaks it. */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Each assignable to the other. */
+type Assignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Every optional field made required, at every depth. */
+type DeepRequired<T> = T extends (infer U)[] ? DeepRequired<U>[] : T extends object ? { [K in keyof T]-?: DeepRequired<T[K]> } : T;
+/**
+ * A field added, removed or retyped on either side breaks it, an optional one too: mutual
+ * assignability alone lets a field that is optional on one side and absent on the other through.
+ */
+type Same<A, B> = Assignable<A, B> extends true ? Assignable<DeepRequired<A>, DeepRequired<B>> : false;
 
 /** The rejection of `promise`, which must be a PartnerCatalogError. */
 async function caught(promise: Promise<unknown>): Promise<PartnerCatalogError> {

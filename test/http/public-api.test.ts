@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { LookupResult } from '../../src/domain/lookup-result.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
-import { KEYS } from '../fixtures/catalog-fixture.js';
+import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { KEYS, searchableFixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { STORAGES, type OpenedStorage } from '../support/storages.js';
 import { memoryInfrastructure, startTestServer, type Response, type TestServer } from '../support/test-server.js';
 
@@ -431,6 +432,23 @@ describe('HTTP: failures of the storage behind the API', function () {
       const ready = await server.request('/readyz');
       expect(ready.status).to.equal(503);
       expect(ready.json()).to.deep.equal({ status: 'unavailable' });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('HTTP: a catalog with thumbnails and upload dates', function () {
+  it('serves the search-engine keys where a video has both, and the specification\'s keys elsewhere, as the OpenAPI document describes', async function () {
+    // Every answer of the test server is checked against the OpenAPI document.
+    const server = await startTestServer({ ...memoryInfrastructure(), catalog: new MemoryProductCatalog(searchableFixtureCatalog()) });
+    try {
+      const [pitch, pack] = data(await server.request(`${API}/sku/TENT-2P`, { headers: ACME })).product.pdp_urls;
+      expect(Object.keys(pitch?.json_ld ?? {}).sort()).to.deep.equal([...JSON_LD_KEYS, 'thumbnailUrl', 'uploadDate', 'duration'].sort());
+      expect(pitch?.json_ld).to.include({ uploadDate: '2026-03-14', duration: 'PT1M33S' });
+      expect(Object.keys(pack?.json_ld ?? {})).to.deep.equal(JSON_LD_KEYS);
+      const globex = data(await server.request(`${API}/sku/SHARED-1`, { headers: GLOBEX })).product.pdp_urls[0];
+      expect(globex?.json_ld?.about).to.include({ name: 'Globex shared', image: 'https://img.example/SHARED-1.jpg' });
     } finally {
       await server.close();
     }

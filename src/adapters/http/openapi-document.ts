@@ -360,6 +360,13 @@ export const openApiDocument = {
           '@id': { type: 'string', format: 'uri' },
           name: { type: 'string' },
           description: { type: 'string' },
+          thumbnailUrl: {
+            type: 'string',
+            format: 'uri',
+            description: 'Present, with `uploadDate`, `duration`, `about.name` and `about.image`, only when the catalog gives the video a thumbnail and an upload date, which search engines require.',
+          },
+          uploadDate: { type: 'string', description: 'ISO 8601 date, or date-time with an offset, as the catalog gives it.' },
+          duration: { type: 'string', pattern: '^PT([0-9]+H)?([0-9]+M)?([0-9]+S)?$', minLength: 4, description: 'The video\'s length, ISO 8601, in whole seconds, such as `PT1M33S`.' },
           transcript: { type: 'string' },
           inLanguage: { type: 'string' },
           isFamilyFriendly: { type: 'boolean' },
@@ -386,6 +393,8 @@ export const openApiDocument = {
             properties: {
               '@type': { type: 'string', const: 'Product' },
               '@id': { type: 'string', format: 'uri' },
+              name: { type: 'string', description: 'The product\'s title; present with `thumbnailUrl`.' },
+              image: { type: 'string', format: 'uri', description: 'The product\'s image; present with `thumbnailUrl`.' },
               brand: {
                 type: 'object',
                 additionalProperties: false,

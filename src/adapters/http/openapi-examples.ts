@@ -1,4 +1,7 @@
-/** The demo catalog's `TENT-2P` as the API answers it; a test keeps this equal to the real answer. */
+/**
+ * The demo catalog's `TENT-2P` as the API answers it; a test keeps this equal to the real answer.
+ * Its first entry's video has a thumbnail and an upload date, its second's has not: both shapes show.
+ */
 export const demoTentLookupExample = {
   data: {
     sku: 'TENT-2P',
@@ -38,6 +41,9 @@ export const demoTentLookupExample = {
             '@id': 'https://www.bigoutdoors.example/p/acme-ridgeline-2p',
             name: 'Pitching the Ridgeline in five minutes',
             description: 'Step by step: footprint, poles, clips and rainfly.',
+            thumbnailUrl: 'https://images.example.com/acme/tent-pitch-thumb.jpg',
+            uploadDate: '2026-03-14',
+            duration: 'PT1M33S',
             transcript: 'Lay the footprint down first. Cross the two poles and clip the body to them, starting from the corners. Throw the rainfly over, buckle each corner, and stake out the vestibules.',
             inLanguage: 'en',
             isFamilyFriendly: true,
@@ -63,6 +69,8 @@ export const demoTentLookupExample = {
             about: {
               '@type': 'Product',
               '@id': 'https://www.bigoutdoors.example/p/acme-ridgeline-2p',
+              name: 'Acme Ridgeline 2-Person Tent',
+              image: 'https://images.example.com/acme/tent-2p.jpg',
               brand: {
                 '@type': 'Brand',
                 name: 'Acme',
