@@ -6,6 +6,7 @@ import { issueApiKey, listApiKeys, revokeApiKey } from './adapters/mysql/api-key
 import { importCatalog } from './adapters/mysql/import-catalog.js';
 import { migrateToLatest } from './adapters/mysql/migrate.js';
 import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
+import { checkStructuredData } from './adapters/structured-data/google-rules.js';
 
 /** Operator commands work on large catalogs: connect fast, but let a statement run long. */
 const OPERATOR_TIMEOUTS = { connectTimeoutMs: 5_000, queryTimeoutMs: 600_000 };
@@ -30,4 +31,5 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stderr: process.stderr,
   openStore: openOperatorStore,
   readCatalog: readCatalogFile,
+  checkStructuredData,
 });

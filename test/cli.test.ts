@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,29 +6,12 @@ import { sql } from 'kysely';
 import { MysqlApiKeyStore } from '../src/adapters/mysql/mysql-api-key-store.js';
 import { hashApiKey, isWellFormedApiKey } from '../src/domain/api-key.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
+import { cli } from './support/cli-process.js';
 import { useTestDatabase } from './support/mariadb.js';
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-  json(): unknown;
-}
 
 interface IssuedJson { id: string; partner: string; label: string | null; key: string; created_at: string }
 interface ListedJson { id: string; label: string | null; created_at: string; revoked_at: string | null }
 interface ImportJson { products: object; pdp_entries: object }
-
-/** Runs the real CLI as an operator would, with only the environment given here. */
-function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { ...base, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) as unknown });
-    });
-  });
-}
 
 describe('operator CLI', function () {
   this.timeout(60_000);

@@ -4,6 +4,7 @@ export type Command =
   | { readonly name: 'help' }
   | { readonly name: 'migrate'; readonly json: boolean }
   | { readonly name: 'import'; readonly json: boolean; readonly file: string }
+  | { readonly name: 'check'; readonly json: boolean; readonly file: string }
   | { readonly name: 'keys issue'; readonly json: boolean; readonly partner: string; readonly label: string | null }
   | { readonly name: 'keys revoke'; readonly json: boolean; readonly keyId: string }
   | { readonly name: 'keys list'; readonly json: boolean; readonly partner: string }
@@ -14,6 +15,8 @@ export const USAGE = `Usage: npm run cli -- <command> [--json]
 Commands:
   migrate                                     bring the MySQL schema named by DATABASE_URL up to date
   import <file>                               validate a partner-catalog/v1 file and import it in one transaction
+  check <file>                                validate a catalog file as import does and, importing nothing, report
+                                              each PDP entry's JSON-LD: generated (with Google's findings) or why not
   keys issue --partner <id> [--label <text>]  create a key, print it once, store only its hash
   keys revoke <key-id>                        revoke a key from the next request on
   keys list --partner <id>                    list a partner's keys (never a key or a hash)
@@ -66,6 +69,7 @@ export function parseCommand(argv: readonly string[]): Command {
       allow([]);
       return { name, json };
     case 'import':
+    case 'check':
       allow([], '<file>');
       return { name, json, file: operands[0]! };
     case 'keys issue':
