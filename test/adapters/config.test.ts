@@ -17,7 +17,7 @@ describe('configuration', function () {
       port: 3000, host: '127.0.0.1', storage: 'memory', catalogFile: null, databaseUrl: null,
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
-      maxConnections: 4_096, maxConnectionsPerAddress: 128, authFailuresPerMinute: 30, trustedProxies: [],
+      maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
     });
   });
 

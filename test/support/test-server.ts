@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
+import { trustedProxies } from '../../src/adapters/http/client-address.js';
 import type { HttpHandlerOptions } from '../../src/adapters/http/handler.js';
 import { startHttpServer, type HttpServerOptions, type RunningServer } from '../../src/adapters/http/server.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
@@ -38,7 +39,7 @@ export const lenientAuthFailureGuard = (): AuthFailureGuard =>
 
 export async function startTestServer(
   infrastructure: Omit<Infrastructure, 'logger' | 'authFailures'> & { authFailures?: AuthFailureGuard },
-  options: HttpHandlerOptions & Pick<HttpServerOptions, 'limits' | 'timeouts'> = {},
+  options: HttpHandlerOptions & Partial<Pick<HttpServerOptions, 'limits' | 'timeouts'>> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -53,7 +54,7 @@ export async function startTestServer(
     port: 0,
     host: '127.0.0.1',
     logger,
-    ...(options.limits ? { limits: options.limits } : {}),
+    limits: options.limits ?? { maxConnections: 4_096, maxConnectionsPerAddress: 4_096, trustedProxies: trustedProxies([]) },
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
   });
   return {

@@ -66,7 +66,8 @@ export function readConfig(env: Env): Config {
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 100_000_000),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 4_096, 1, 1_000_000),
-    maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 128, 1, 1_000_000),
+    // A partner's key allows 100 requests a minute: a few connections carry that many times over.
+    maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 32, 1, 1_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000_000),
     trustedProxies: addressList(env, 'TRUSTED_PROXIES'),
   };

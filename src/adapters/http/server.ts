@@ -3,7 +3,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { trustedProxies } from './client-address.js';
 import { guardConnections, type ConnectionLimits } from './connection-guard.js';
 import type { HttpHandler } from './handler.js';
 
@@ -47,26 +46,19 @@ function answerRaw(socket: Duplex, status: string, body: string, options: { head
 export interface HttpServerOptions {
   readonly port: number;
   readonly host: string;
-  /** Connection limits; each has a default (DEFAULT_CONNECTION_LIMITS). */
-  readonly limits?: Partial<ConnectionLimits>;
+  readonly limits: ConnectionLimits;
   /** Where refused connections are summed up. */
   readonly logger?: Logger;
   /** How long a request's headers, and the whole request, may take to arrive (default 10 s and 15 s). */
   readonly timeouts?: { readonly headersMs: number; readonly requestMs: number };
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
-  maxConnections: 4_096,
-  maxConnectionsPerAddress: 128,
-  trustedProxies: trustedProxies([]),
-};
-
 /**
  * Listens with deliberate limits: small headers, bounded header and request times, short keep-alive,
  * bounded connections overall and per address, and a bound on requests in flight per connection.
  */
 export async function startHttpServer(handle: HttpHandler, options: HttpServerOptions): Promise<RunningServer> {
-  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+  const { limits } = options;
   const { headersMs, requestMs } = options.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS };
   const timedOutBody = requestTimedOut(headersMs, requestMs);
   let guarded: HttpHandler = handle;
