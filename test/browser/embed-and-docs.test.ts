@@ -29,6 +29,8 @@ function hostileCatalog() {
       ref: 'hostile', published: true, name: '<img src=x onerror="window.__pwned=2">', description: '</SCRIPT ><script>window.__pwned=3</script>',
       aspect_ratio: '16x9', length: 10, language: 'en', family_friendly: true, genre: ['How-to'], keywords: ['<script>'],
       creator: { name: 'Dana', job_title: 'Specialist' }, transcript: `Intro. ${PAYLOAD} Outro.`,
+      // Both search-engine fields: the embedded object is the rich one, with thumbnailUrl, uploadDate and duration.
+      thumbnail_url: 'https://img.example/h-thumb.jpg?a=1&b=</script>', upload_date: '2026-03-14T09:00:00+01:00',
     }],
     pdp_urls: [
       { pdp_url: 'https://other.example/p/hostile', retailer: 'Other', video_ref: 'hostile', video_file_url: 'https://cdn.example/h2.mp4' },
@@ -111,7 +113,7 @@ describe('in headless Chromium', function () {
     }
   }
 
-  it('a page embedding with jsonLdScriptFor holds exactly one JSON-LD script, equal to the API\'s json_ld, and runs none of its text', async function () {
+  it('a page embedding a rich object with jsonLdScriptFor holds exactly one JSON-LD script, equal to the API\'s json_ld, and runs none of its text', async function () {
     const seen = await visit((_ld, safe) => safe);
     const apiLd = ((await api!.request('/api/v1/public/sku/HOSTILE-1', { headers: { 'X-API-Key': KEYS.acme } })).json() as { data: { product: { pdp_urls: { pdp_url: string; json_ld: unknown }[] } } })
       .data.product.pdp_urls.find((e) => e.pdp_url === PAGE_URL)?.json_ld;
@@ -121,6 +123,7 @@ describe('in headless Chromium', function () {
     expect(seen.jsonLd).to.have.length(1);
     expect(JSON.parse(seen.jsonLd[0] ?? '')).to.deep.equal(apiLd);
     expect(JSON.stringify(apiLd)).to.include(PAYLOAD);
+    expect(apiLd).to.include({ thumbnailUrl: 'https://img.example/h-thumb.jpg?a=1&b=</script>', uploadDate: '2026-03-14T09:00:00+01:00', duration: 'PT10S' });
   });
 
   it('(control) the same page with plain JSON.stringify is broken out of, so the test above can fail', async function () {
