@@ -344,7 +344,7 @@ export const openApiDocument = {
           video_file_url: { type: ['string', 'null'], format: 'uri', description: 'Equals the `contentUrl` of the JSON-LD.' },
           retailer: { type: ['string', 'null'] },
           json_ld: {
-            description: '`null` until it is generated; regenerated when the transcript changes, so re-fetch at render time or on a daily cache.',
+            description: '`null` until it is generated (the entry names a published video with a transcript, and has a video file URL); regenerated whenever one of its sources changes (a transcript, a name, a thumbnail, an upload date), so re-fetch at render time or on a daily cache. `thumbnailUrl`, `uploadDate`, `duration` and `about.name`/`about.image` are present only when the catalog gives the video a thumbnail and an upload date.',
             oneOf: [{ $ref: '#/components/schemas/VideoObject' }, { type: 'null' }],
           },
         },
