@@ -62,7 +62,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pcat-bench-'));
   const catalog = writeBenchCatalog(join(dir, 'catalog.json'), Number(values.products), Number(values.keys));
   const generator = values.load === 'autocannon' || values.load === 'wrk' ? values.load : loadGenerator();
-  const serviceEnv = { CATALOG_FILE: catalog.file, RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' };
+  // The load generator stands for many partners on one address: its 50 connections must all be let in.
+  const serviceEnv = {
+    CATALOG_FILE: catalog.file, RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1',
+    MAX_CONNECTIONS_PER_ADDRESS: String(2 * LOAD_CONNECTIONS),
+  };
   const serviceScript = resolve(values['service-dir'], 'src/main.ts');
   const context: BenchContext = { dir, catalog, generator, bodyFile: join(dir, 'body.json'), serviceEnv, serviceScript };
 
