@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/mysql/database.js';
-import { importCatalog } from '../../src/adapters/mysql/import-catalog.js';
+import { IMPORT_LOCK, importCatalog } from '../../src/adapters/mysql/import-catalog.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
@@ -347,5 +347,27 @@ describe('MySQL video rows', function () {
     const withThumbnail = videoRow('acme', 1, 0, { ...videos[0]!, thumbnailUrl: 'https://img.example/t.jpg' }).content_hash;
     const withDate = videoRow('acme', 1, 0, { ...videos[0]!, uploadDate: '2026-03-14' }).content_hash;
     expect(new Set([before['tent-pitch'], withThumbnail, withDate]).size).to.equal(3);
+  });
+});
+
+describe('MySQL imports into two databases of one server', function () {
+  const first = useTestDatabase();
+  const second = useTestDatabase();
+  this.timeout(30_000);
+
+  it('do not wait for each other: an import into one runs while the other\'s import lock is held', async function () {
+    await first.db.connection().execute(async (holder) => {
+      const { rows } = await sql<{ acquired: number }>`select get_lock(${IMPORT_LOCK}, 0) as acquired`.execute(holder);
+      expect(rows[0]!.acquired).to.equal(1);
+      try {
+        // The name held is the one the first database's imports take: another of its sessions finds it in use.
+        const inUse = await sql<{ holder: number | null }>`select is_used_lock(${IMPORT_LOCK}) as holder`.execute(first.db);
+        expect(inUse.rows[0]!.holder).to.not.equal(null);
+        const report = await importCatalog(second.db, fixtureCatalog());
+        expect(report.products.created).to.equal(7);
+      } finally {
+        await sql`select release_lock(${IMPORT_LOCK})`.execute(holder);
+      }
+    });
   });
 });

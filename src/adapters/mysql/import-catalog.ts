@@ -65,7 +65,12 @@ const PRODUCT_COLUMNS = [
 /** Lookup answers built and written per chunk, so a large import never holds them all at once. */
 const LOOKUP_CHUNK = 1_000;
 
-const IMPORT_LOCK = 'partner_catalog_import';
+/**
+ * The import lock's name, for the database the connection uses: MariaDB's named locks are
+ * server-wide, so imports into two databases on one server must not share one name (a hash keeps
+ * the name within the 64 characters a lock name may have, whatever the database's name).
+ */
+export const IMPORT_LOCK = sql<string>`concat('pcat_import:', left(sha2(database(), 256), 48))`;
 const IMPORT_LOCK_WAIT_S = 600;
 
 /**
