@@ -169,9 +169,9 @@ export function guardConnections(
 
   function overflowed(socket: GuardedSocket): void {
     count('pipeline_overflow');
+    const address = plainAddress(socket.remoteAddress ?? '');
     // What is left of the read is still parsed, into objects that die with the socket.
     socket.destroy();
-    const address = plainAddress(socket.remoteAddress ?? '');
     if (limits.trustedProxies.has(address)) return;
     const { window } = countRequest(overflows.get(address), now(), OVERFLOWS_PER_PENALTY_WINDOW, PENALTY_WINDOW_MS);
     overflows.set(address, window);
