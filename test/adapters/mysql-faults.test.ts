@@ -139,6 +139,15 @@ describe('MySQL pool bounds and statement secrecy', function () {
     await importCatalog(testDb.db, fixtureCatalog());
   });
 
+  /** The serving storage, reaching this suite's database through a TCP proxy the test can black-hole. */
+  async function storageBehindProxy() {
+    const target = new URL(testDb.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const viaProxy = new URL(testDb.url);
+    viaProxy.port = String(proxy.port);
+    return { proxy, storage: await openMysqlStorage({ url: viaProxy.toString() }) };
+  }
+
   it('lets a bounded number of callers wait for a connection and fails the next one at once', async function () {
     const db = createMysqlDatabase(testDb.url, { connectionLimit: 2, queueLimit: 3, queryTimeoutMs: 10_000 });
     try {
@@ -188,11 +197,7 @@ describe('MySQL pool bounds and statement secrecy', function () {
   });
 
   it('fails every caller by its deadline while the path is black-holed, and lends no connection lost in it once it is back', async function () {
-    const target = new URL(testDb.url);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = new URL(testDb.url);
-    viaProxy.port = String(proxy.port);
-    const storage = await openMysqlStorage({ url: viaProxy.toString() });
+    const { proxy, storage } = await storageBehindProxy();
     try {
       // Ten connections open and idle.
       const warm = await Promise.all(Array.from({ length: 10 }, () => storage.keys.findActiveByHash(hash)));
@@ -222,11 +227,7 @@ describe('MySQL pool bounds and statement secrecy', function () {
   });
 
   it('after a failure, replaces the connections that sat idle through it instead of waiting a timeout on each', async function () {
-    const target = new URL(testDb.url);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = new URL(testDb.url);
-    viaProxy.port = String(proxy.port);
-    const storage = await openMysqlStorage({ url: viaProxy.toString() });
+    const { proxy, storage } = await storageBehindProxy();
     try {
       await Promise.all(Array.from({ length: 10 }, () => storage.keys.findActiveByHash(hash)));
       proxy.blackHole();
