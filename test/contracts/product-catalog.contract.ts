@@ -34,24 +34,32 @@ function withoutIds(result: LookupResult): string {
 }
 const id = (n: number): ProductId => n as ProductId;
 
+/** Opens the adapter on `source` around the enclosing suite; `subject()` is valid inside its tests. */
+function openedForSuite(factory: CatalogFactory, source: Catalog) {
+  let opened: CatalogUnderTest | undefined;
+  before(async function () {
+    opened = await factory(source);
+  });
+  after(async function () {
+    await opened?.close();
+  });
+  const subject = (): CatalogUnderTest => {
+    if (opened === undefined) throw new Error('the adapter is open only inside the suite');
+    return opened;
+  };
+  const mustFind = async (partnerId: string, s: string): Promise<LookupResult> => {
+    const found = await subject().catalog.findBySku(partnerId, sku(s));
+    if (found === null) throw new Error(`expected ${partnerId}/${s} to be found`);
+    return found;
+  };
+  return { subject, mustFind };
+}
+
 /** Every ProductCatalog adapter must pass these, against the shared fixture. */
 export function productCatalogContract(adapterName: string, factory: CatalogFactory): void {
   describe(`ProductCatalog contract: ${adapterName}`, function () {
     const source = fixtureCatalog();
-    let subject: CatalogUnderTest;
-
-    before(async function () {
-      subject = await factory(source);
-    });
-    after(async function () {
-      await subject.close();
-    });
-
-    const mustFind = async (partnerId: string, s: string): Promise<LookupResult> => {
-      const found = await subject.catalog.findBySku(partnerId, sku(s));
-      if (found === null) throw new Error(`expected ${partnerId}/${s} to be found`);
-      return found;
-    };
+    const { subject, mustFind } = openedForSuite(factory, source);
 
     /** The domain's view of the fixture product, with the IDs the adapter assigned. */
     const expected = (partnerId: string, s: string, actual: LookupResult): LookupResult => {
@@ -110,8 +118,8 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
     it('matches SKUs case-sensitively', async function () {
       expect((await mustFind('acme', 'abc-1')).product.title).to.equal('Title abc-1');
       expect((await mustFind('acme', 'ABC-1')).product.title).to.equal('Upper-case ABC');
-      expect(await subject.catalog.findBySku('acme', sku('Abc-1'))).to.equal(null);
-      expect(await subject.catalog.findBySku('acme', sku('tent-2p'))).to.equal(null);
+      expect(await subject().catalog.findBySku('acme', sku('Abc-1'))).to.equal(null);
+      expect(await subject().catalog.findBySku('acme', sku('tent-2p'))).to.equal(null);
     });
 
     it('keeps each partner to its own catalog, even for a shared SKU', async function () {
@@ -121,8 +129,8 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
       expect(globex.product.title).to.equal('Globex shared');
       expect(acme.product.id).to.not.equal(globex.product.id);
       expect(globex.product.pdp_urls[0]?.json_ld?.publisher.name).to.equal('Globex Retail');
-      expect(await subject.catalog.findBySku('acme', sku('GLOBEX-ONLY'))).to.equal(null);
-      expect(await subject.catalog.findBySku('nobody', sku('SHARED-1'))).to.equal(null);
+      expect(await subject().catalog.findBySku('acme', sku('GLOBEX-ONLY'))).to.equal(null);
+      expect(await subject().catalog.findBySku('nobody', sku('SHARED-1'))).to.equal(null);
     });
 
     it('returns an inactive product with its status', async function () {
@@ -138,10 +146,10 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
     it('finds a product by ID only within its own partner', async function () {
       const acme = await mustFind('acme', 'TENT-2P');
       const globexOnly = await mustFind('globex', 'GLOBEX-ONLY');
-      expect(await subject.catalog.findById('acme', id(acme.product.id))).to.deep.equal(acme);
-      expect(await subject.catalog.findById('globex', id(acme.product.id))).to.equal(null);
-      expect(await subject.catalog.findById('acme', id(globexOnly.product.id))).to.equal(null);
-      expect(await subject.catalog.findById('acme', id(Number.MAX_SAFE_INTEGER))).to.equal(null);
+      expect(await subject().catalog.findById('acme', id(acme.product.id))).to.deep.equal(acme);
+      expect(await subject().catalog.findById('globex', id(acme.product.id))).to.equal(null);
+      expect(await subject().catalog.findById('acme', id(globexOnly.product.id))).to.equal(null);
+      expect(await subject().catalog.findById('acme', id(Number.MAX_SAFE_INTEGER))).to.equal(null);
     });
 
     it('assigns distinct positive IDs to products, videos and PDP entries', async function () {
@@ -162,20 +170,7 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
 
   describe(`ProductCatalog contract: ${adapterName}, a catalog with thumbnails and upload dates`, function () {
     const source = searchableFixtureCatalog();
-    let subject: CatalogUnderTest;
-
-    before(async function () {
-      subject = await factory(source);
-    });
-    after(async function () {
-      await subject.close();
-    });
-
-    const mustFind = async (partnerId: string, s: string): Promise<LookupResult> => {
-      const found = await subject.catalog.findBySku(partnerId, sku(s));
-      if (found === null) throw new Error(`expected ${partnerId}/${s} to be found`);
-      return found;
-    };
+    const { mustFind } = openedForSuite(factory, source);
 
     it('serves the search-engine keys for an entry whose video has both fields', async function () {
       const tent = await mustFind('acme', 'TENT-2P');
