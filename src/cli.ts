@@ -1,27 +1,40 @@
 import { readCatalogFile } from './adapters/catalog-file/catalog-file.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import type { OperatorStore } from './adapters/cli/operator-store.js';
+import { announcingStore } from './adapters/cli/announcing-store.js';
 import { runCli } from './adapters/cli/run-command.js';
 import { issueApiKey, listApiKeys, revokeApiKey } from './adapters/mysql/api-key-admin.js';
 import { importCatalog } from './adapters/mysql/import-catalog.js';
 import { migrateToLatest } from './adapters/mysql/migrate.js';
 import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
+import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
 import { checkStructuredData } from './adapters/structured-data/google-rules.js';
 
 /** Operator commands work on large catalogs: connect fast, but let a statement run long. */
 const OPERATOR_TIMEOUTS = { connectTimeoutMs: 5_000, queryTimeoutMs: 600_000 };
 
+/** The database; with REDIS_URL set, every write is also announced to the running instances. */
 function openOperatorStore(): Promise<OperatorStore> {
-  const { databaseUrl } = readConfig(process.env);
+  const { databaseUrl, redisUrl } = readConfig(process.env);
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, OPERATOR_TIMEOUTS);
-  return Promise.resolve({
+  const store: OperatorStore = {
     migrate: () => migrateToLatest(db),
     importCatalog: (catalog) => importCatalog(db, catalog),
     issueKey: (partnerId, label) => issueApiKey(db, partnerId, label),
     revokeKey: (keyId) => revokeApiKey(db, keyId),
     listKeys: (partnerId) => listApiKeys(db, partnerId),
     close: () => db.destroy(),
+  };
+  if (redisUrl === null) return Promise.resolve(store);
+  const versions = new RedisChangeVersions({ url: redisUrl });
+  const announcing = announcingStore(store, versions, (line) => process.stderr.write(`${line}\n`));
+  return Promise.resolve({
+    ...announcing,
+    close: async () => {
+      await versions.close();
+      await store.close();
+    },
   });
 }
 

@@ -49,7 +49,10 @@ export function createContainer(infrastructure: Infrastructure): Container {
     (keys: ApiKeyStore, guard: AuthFailureGuard) => new AuthenticateKey(keys, guard),
     [TOKENS.ApiKeyStore, TOKENS.AuthFailureGuard],
   );
-  container.bind(TOKENS.EnforceRateLimit).toResolvedValue((limiter: RateLimiter) => new EnforceRateLimit(limiter), [TOKENS.RateLimiter]);
+  container.bind(TOKENS.EnforceRateLimit).toResolvedValue(
+    (limiter: RateLimiter, keys: ApiKeyStore) => new EnforceRateLimit(limiter, keys),
+    [TOKENS.RateLimiter, TOKENS.ApiKeyStore],
+  );
   container.bind(TOKENS.LookupBySku).toResolvedValue((catalog: ProductCatalog) => new LookupBySku(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.LookupById).toResolvedValue((catalog: ProductCatalog) => new LookupById(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.HttpDependencies).toResolvedValue(

@@ -1,4 +1,5 @@
 import { withResponseCache } from './adapters/cache/cached-product-catalog.js';
+import { HeldApiKeyStore, type KeySetVersionReader } from './adapters/cache/held-api-key-store.js';
 import { clientAddressResolver, trustedProxies } from './adapters/http/client-address.js';
 import { startHttpServer } from './adapters/http/server.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
@@ -11,6 +12,8 @@ import { MemoryProductCatalog } from './adapters/memory/memory-product-catalog.j
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
 import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
 import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
+import { ChangeWatch } from './application/change-watch.js';
+import type { ApiKeyStore } from './application/ports/api-key-store.js';
 import { systemClock } from './application/ports/clock.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
@@ -62,14 +65,28 @@ async function main(): Promise<void> {
 }
 
 async function openInfrastructure(config: Config, logger: Logger): Promise<Opened> {
-  const rateLimiting = await openRateLimiter(config, logger);
+  // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
+  // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
+  // reads its key from the database.
+  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0);
   const authFailures = new MemoryAuthFailureGuard({ failuresPerWindow: config.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimitMaxKeys });
   if (config.storage === 'mysql' && config.databaseUrl !== null) {
     const storage = await openMysqlStorage({ url: config.databaseUrl, logger });
+    const changes = rateLimiting.changes;
+    let keys: ApiKeyStore = storage.keys;
+    if (changes !== undefined) {
+      const held = new HeldApiKeyStore(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
+      // The token first, then the keys, so the first request finds both current.
+      await changes.versions.keysVersion();
+      await held.warm().catch((error: unknown) => {
+        logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: not read at start; the first request will read them');
+      });
+      keys = held;
+    }
     return {
       infrastructure: {
-        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries }),
-        keys: storage.keys,
+        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, watch: changes?.watch }),
+        keys,
         limiter: rateLimiting.limiter,
         authFailures,
         readiness: storage.readiness,
@@ -93,17 +110,26 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
   return { ...opened, banner: (url) => demoBanner(url, demoKey) };
 }
 
+interface RateLimiting {
+  readonly limiter: RateLimiter;
+  /** When counting is shared through Redis and changes were asked for: what the counts reveal. */
+  readonly changes?: { readonly watch: ChangeWatch; readonly versions: KeySetVersionReader };
+  close(): Promise<void>;
+}
+
 /** In-process, or shared through Redis with the in-process limiter standing in while Redis is away. */
-async function openRateLimiter(config: Config, logger: Logger): Promise<{ limiter: RateLimiter; close(): Promise<void> }> {
+async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean): Promise<RateLimiting> {
   const local = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys });
   if (config.rateLimitStore === 'memory' || config.redisUrl === null) return { limiter: local, close: () => Promise.resolve() };
-  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, fallback: local, logger });
+  const watch = watchChanges ? new ChangeWatch() : undefined;
+  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, fallback: local, logger, watch });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.
   await shared.ready(REDIS_START_WAIT_MS).catch((error: unknown) => {
     logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
   });
-  return { limiter: shared, close: () => shared.close() };
+  const close = (): Promise<void> => shared.close();
+  return watch === undefined ? { limiter: shared, close } : { limiter: shared, changes: { watch, versions: shared }, close };
 }
 
 /** The one place a key is ever printed by the server: the demo's, to its own terminal. */

@@ -1,5 +1,5 @@
 import { hashApiKey, isWellFormedApiKey, type Principal } from '../domain/api-key.js';
-import { DomainError, TooManyFailedAuthentications } from '../domain/errors.js';
+import { DomainError, InvalidApiKey, TooManyFailedAuthentications } from '../domain/errors.js';
 import type { ApiKeyStore } from './ports/api-key-store.js';
 import type { AuthFailureGuard } from './ports/auth-failure-guard.js';
 
@@ -42,7 +42,7 @@ export class AuthenticateKey {
     if (principal === null || hash === null) {
       if (address !== undefined) this.guard.failed(address);
       if ('error' in presented) throw presented.error;
-      throw new DomainError('invalid_api_key', 'The API key is not valid or has been revoked.');
+      throw new InvalidApiKey();
     }
     if (address !== undefined) this.guard.succeeded(hash);
     return principal;

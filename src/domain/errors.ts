@@ -41,3 +41,11 @@ export class TooManyFailedAuthentications extends DomainError {
     this.name = 'TooManyFailedAuthentications';
   }
 }
+
+/** The key is unknown, revoked or malformed: one answer for all three, so none is told apart. */
+export class InvalidApiKey extends DomainError {
+  constructor() {
+    super('invalid_api_key', 'The API key is not valid or has been revoked.');
+    this.name = 'InvalidApiKey';
+  }
+}

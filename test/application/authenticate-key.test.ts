@@ -12,7 +12,7 @@ function countingStore(): { store: ApiKeyStore; reads: () => number } {
   const inner = new MemoryApiKeyStore(fixtureCatalog());
   let reads = 0;
   return {
-    store: { findActiveByHash: (hash) => { reads += 1; return inner.findActiveByHash(hash); } },
+    store: { findActiveByHash: (hash) => { reads += 1; return inner.findActiveByHash(hash); }, isStillActive: (p) => inner.isStillActive(p) },
     reads: () => reads,
   };
 }

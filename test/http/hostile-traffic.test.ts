@@ -204,7 +204,8 @@ describe('HTTP: hostile clients', function () {
       let reads = 0;
       before(async function () {
         const opened = await storage.open();
-        const keys: ApiKeyStore = { findActiveByHash: (hash) => { reads += 1; return opened.infrastructure.keys.findActiveByHash(hash); } };
+        const inner = opened.infrastructure.keys;
+        const keys: ApiKeyStore = { findActiveByHash: (hash) => { reads += 1; return inner.findActiveByHash(hash); }, isStillActive: (p) => inner.isStillActive(p) };
         server = await startTestServer({
           ...opened.infrastructure,
           keys,

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { ChangeWatch } from '../../application/change-watch.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
@@ -10,6 +11,11 @@ export interface ResponseCacheOptions {
   readonly ttlMs: number;
   /** Most answers held at once; the least recently used goes first. */
   readonly maxEntries?: number;
+  /**
+   * With a shared store: answers are held under their partner's catalog token, so an import
+   * announced anywhere is served from the next request on, whatever the TTL.
+   */
+  readonly watch?: ChangeWatch | undefined;
 }
 
 /** lru-cache holds no null, so an answer is boxed: a miss is remembered too. */
@@ -18,30 +24,38 @@ interface Answer {
 }
 
 /**
- * Serves repeated lookups from process memory for up to `ttlMs`. The key holds the partner,
- * so one partner's answer can never be served to another. Misses are cached for the same
- * time: a product imported a moment ago shows up within the TTL, as any change does, and a
- * caller probing unknown SKUs costs one query per SKU per TTL. API keys are never cached.
+ * Serves repeated lookups from process memory. The key holds the partner, so one partner's answer
+ * can never be served to another. Misses are cached too, so a caller probing unknown SKUs costs one
+ * query per SKU.
+ *
+ * Without a watch, an answer lives `ttlMs`: a change shows up within the TTL. With one, the key also
+ * holds the partner's catalog token as the watch last saw it, taken before the database is read:
+ * an answer held under a token was read after that token was announced, so after every write
+ * announced before it. A new token leaves the old answers unreachable; the TTL still bounds them.
  */
 export class CachedProductCatalog implements ProductCatalog {
   private readonly answers: LRUCache<string, Answer>;
+  private readonly watch: ChangeWatch | undefined;
 
   constructor(
     private readonly inner: ProductCatalog,
     options: ResponseCacheOptions,
   ) {
     this.answers = new LRUCache({ max: options.maxEntries ?? 10_000, ttl: options.ttlMs });
+    this.watch = options.watch;
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
-    return this.remember(JSON.stringify([partnerId, 'sku', sku]), () => this.inner.findBySku(partnerId, sku));
+    return this.remember(partnerId, `s${sku}`, () => this.inner.findBySku(partnerId, sku));
   }
 
   findById(partnerId: string, id: ProductId): Promise<LookupResult | null> {
-    return this.remember(JSON.stringify([partnerId, 'id', id]), () => this.inner.findById(partnerId, id));
+    return this.remember(partnerId, `i${id}`, () => this.inner.findById(partnerId, id));
   }
 
-  private async remember(key: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
+  private async remember(partnerId: string, what: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
+    const key = this.keyOf(partnerId, what);
+    if (key === null) return load();
     const cached = this.answers.get(key);
     if (cached !== undefined) return cached.result;
     // A failed lookup throws before anything is stored, so errors are never cached.
@@ -49,10 +63,20 @@ export class CachedProductCatalog implements ProductCatalog {
     this.answers.set(key, { result });
     return result;
   }
+
+  /** Null when the answer must not be cached: sharing, but no token seen for the partner yet. */
+  private keyOf(partnerId: string, what: string): string | null {
+    const watch = this.watch;
+    if (watch === undefined) return `${partnerId}\u0000${what}`;
+    const token = watch.catalogToken(partnerId);
+    if (token === undefined && watch.isShared()) return null;
+    // The epoch changes whenever the shared store is lost or regained: nothing held across an
+    // outage is served after it. While it is lost, answers live by the TTL alone.
+    return `${partnerId}\u0000${watch.epoch}\u0000${token ?? ''}\u0000${what}`;
+  }
 }
 
 /** The catalog behind a response cache, or the catalog itself when the TTL is 0. */
 export function withResponseCache(catalog: ProductCatalog, options: ResponseCacheOptions): ProductCatalog {
   return options.ttlMs === 0 ? catalog : new CachedProductCatalog(catalog, options);
 }
-

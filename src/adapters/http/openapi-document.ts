@@ -1,3 +1,4 @@
+import { InvalidApiKey } from '../../domain/errors.js';
 import { demoTentLookupExample } from './openapi-examples.js';
 
 /*
@@ -50,7 +51,7 @@ const unauthorized = errorResponse(
   'No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`).',
   {
     missing_api_key: 'An API key is required, in "Authorization: Bearer <key>" or in "X-API-Key: <key>".',
-    invalid_api_key: 'The API key is not valid or has been revoked.',
+    invalid_api_key: new InvalidApiKey().message,
   },
   { ...REQUEST_ID, 'WWW-Authenticate': header('Always `Bearer`.', { type: 'string', const: 'Bearer' }) },
 );

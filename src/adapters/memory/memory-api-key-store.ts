@@ -9,6 +9,7 @@ interface StoredKey extends Principal {
 /** Keys by SHA-256, as listed in the catalog file, plus keys issued while the process runs. */
 export class MemoryApiKeyStore implements ApiKeyStore {
   private readonly byHash = new Map<string, StoredKey>();
+  private readonly byKeyId = new Map<string, StoredKey>();
 
   constructor(catalog: Catalog) {
     for (const partner of catalog.partners) {
@@ -19,7 +20,9 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   }
 
   add(key: { keyId: string; partnerId: string; sha256: string; revoked?: boolean }): void {
-    this.byHash.set(key.sha256, { keyId: key.keyId, partnerId: key.partnerId, revoked: key.revoked ?? false });
+    const stored = { keyId: key.keyId, partnerId: key.partnerId, revoked: key.revoked ?? false };
+    this.byHash.set(key.sha256, stored);
+    this.byKeyId.set(key.keyId, stored);
   }
 
   /** Revokes the key with this id; true if there was one. Takes effect on the next request. */
@@ -37,5 +40,10 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   findActiveByHash(sha256: string): Promise<Principal | null> {
     const key = this.byHash.get(sha256);
     return Promise.resolve(key === undefined || key.revoked ? null : { keyId: key.keyId, partnerId: key.partnerId });
+  }
+
+  isStillActive(principal: Principal): Promise<boolean> {
+    const key = this.byKeyId.get(principal.keyId);
+    return Promise.resolve(key !== undefined && key.partnerId === principal.partnerId && !key.revoked);
   }
 }

@@ -4,9 +4,11 @@ import type { Principal } from '../../domain/api-key.js';
 import type { Database } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 
-/** One read on the unique, binary-collated hash index; never cached, so a revocation counts at once. */
+/** One read on the unique, binary-collated hash index per call; nothing cached here. */
 export class MysqlApiKeyStore implements ApiKeyStore {
   private readonly activeByHash;
+  private readonly activeById;
+  private readonly live;
 
   constructor(db: Kysely<Database>) {
     this.activeByHash = prepareQuery(
@@ -16,10 +18,32 @@ export class MysqlApiKeyStore implements ApiKeyStore {
       // The hash is a bound value, never part of the SQL text a server or its logs see.
       { onServer: true },
     );
+    this.activeById = prepareQuery(
+      db,
+      (id: string) => db.selectFrom('api_keys').select(['id', 'partner_id']).where('id', '=', id).where('revoked_at', 'is', null),
+      ['<id>'],
+    );
+    this.live = () => db.selectFrom('api_keys').select(['id', 'partner_id', 'sha256']).where('revoked_at', 'is', null).execute();
   }
 
   async findActiveByHash(sha256: string): Promise<Principal | null> {
     const [row] = await this.activeByHash(sha256);
     return row === undefined ? null : { keyId: row.id, partnerId: row.partner_id };
+  }
+
+  /** Read from the database on this very request: nothing newer can have been learned since. */
+  isStillActive(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  /** Whether the key is live now, read by its id. */
+  async isLive(principal: Principal): Promise<boolean> {
+    const [row] = await this.activeById(principal.keyId);
+    return row !== undefined && row.partner_id === principal.partnerId;
+  }
+
+  /** Every live key, for an instance that holds them all in memory. */
+  async listLive(): Promise<Array<Principal & { sha256: string }>> {
+    return (await this.live()).map((row) => ({ keyId: row.id, partnerId: row.partner_id, sha256: row.sha256 }));
   }
 }

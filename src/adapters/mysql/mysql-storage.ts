@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
 import type { Database } from './database.js';
@@ -11,7 +10,7 @@ import { MysqlReadinessProbe } from './mysql-readiness-probe.js';
 
 export interface MysqlStorage {
   readonly catalog: ProductCatalog;
-  readonly keys: ApiKeyStore;
+  readonly keys: MysqlApiKeyStore;
   readonly readiness: ReadinessProbe;
   readonly db: Kysely<Database>;
   close(): Promise<void>;

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { ChangeWatch } from '../../application/change-watch.js';
 import type { RateLimiter } from '../../application/ports/rate-limiter.js';
 import { RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus } from '../../domain/rate-limit.js';
+import { catalogVersionKey, CURRENT_TOKEN_LUA, DEFAULT_VERSION_PREFIX, keysVersionKey } from './version-keys.js';
 
 /**
  * Counts one request and returns `{count, msLeft}` in one atomic step, so concurrent
@@ -9,7 +12,7 @@ import { RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus } from '../
  * the key's expiry ends it. A key found without an expiry (written by hand, say)
  * gets one, so it can never block a key for good.
  */
-const COUNT_SCRIPT = `
+const COUNT_LUA = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local msLeft = redis.call('PTTL', KEYS[1])
@@ -17,8 +20,15 @@ if msLeft < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   msLeft = tonumber(ARGV[1])
 end
-return {count, msLeft}
 `;
+const COUNT_SCRIPT = `${COUNT_LUA}\nreturn {count, msLeft}`;
+/**
+ * The same count, and in the same round trip the key-set token (KEYS[2]) and the partner's catalog
+ * token (KEYS[3]), each started from the fresh candidate ARGV[2] where there is none.
+ */
+const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}
+return {count, msLeft, current(KEYS[2], ARGV[2]), current(KEYS[3], ARGV[2])}`;
+const KEYS_VERSION_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
 const DEFAULT_COOL_DOWN_MS = 1_000;
@@ -29,6 +39,8 @@ const MAX_RECONNECT_DELAY_MS = 1_000;
 /** ioredis adds the script as a method at run time (EVALSHA, EVAL once after a Redis restart). */
 interface CountingClient extends Redis {
   pcatCountRequest(key: string, windowMs: number): Promise<unknown>;
+  pcatCountAndVersions(key: string, keysVersionKey: string, catalogVersionKey: string, windowMs: number, fresh: string): Promise<unknown>;
+  pcatKeysVersion(keysVersionKey: string, fresh: string): Promise<unknown>;
 }
 
 export interface RedisRateLimiterOptions {
@@ -43,6 +55,13 @@ export interface RedisRateLimiterOptions {
   readonly keyPrefix?: string;
   /** How long to stay on the fallback after Redis fails before probing it again. */
   readonly coolDownMs?: number;
+  /**
+   * Told the version tokens read with every count, and when Redis is lost and regained; without
+   * one, only requests are counted.
+   */
+  readonly watch?: ChangeWatch | undefined;
+  /** Prepended to the version tokens' keys. */
+  readonly versionPrefix?: string;
 }
 
 export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisRateLimiter {
@@ -63,6 +82,9 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly logger: Logger | undefined;
   private readonly keyPrefix: string;
   private readonly coolDownMs: number;
+  private readonly watch: ChangeWatch | undefined;
+  private readonly keysVersionKey: string;
+  private readonly versionPrefix: string;
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
 
   constructor(options: RedisRateLimiterOptions) {
@@ -72,7 +94,13 @@ export class RedisRateLimiter implements RateLimiter {
     this.logger = options.logger;
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.coolDownMs = options.coolDownMs ?? DEFAULT_COOL_DOWN_MS;
+    this.watch = options.watch;
+    this.versionPrefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
+    this.keysVersionKey = keysVersionKey(this.versionPrefix);
     const client = new Redis(options.url, {
+      // Commands issued in one turn of the event loop go out in one write: under load, one
+      // system call for many requests' counts.
+      enableAutoPipelining: true,
       // Without a connection a command fails at once instead of waiting in a queue.
       enableOfflineQueue: false,
       connectTimeout: TIMEOUT_MS,
@@ -81,19 +109,45 @@ export class RedisRateLimiter implements RateLimiter {
       retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
     });
     client.defineCommand('pcatCountRequest', { numberOfKeys: 1, lua: COUNT_SCRIPT });
+    client.defineCommand('pcatCountAndVersions', { numberOfKeys: 3, lua: COUNT_AND_VERSIONS_SCRIPT });
+    client.defineCommand('pcatKeysVersion', { numberOfKeys: 1, lua: KEYS_VERSION_SCRIPT });
     // The breaker reports the outage once; ioredis would otherwise print every reconnect error.
     client.on('error', () => undefined);
     this.client = client as CountingClient;
   }
 
-  async consume(keyId: string): Promise<RateLimitStatus> {
-    if (!this.redisInUse()) return this.fallback.consume(keyId);
+  async consume(keyId: string, partnerId?: string): Promise<RateLimitStatus> {
+    if (!this.redisInUse()) return this.fallback.consume(keyId, partnerId);
     try {
-      const [count, msLeft] = parseReply(await this.client.pcatCountRequest(this.keyPrefix + keyId, this.windowMs));
+      const watch = this.watch;
+      if (watch === undefined || partnerId === undefined) {
+        const [count, msLeft] = parseReply(await this.client.pcatCountRequest(this.keyPrefix + keyId, this.windowMs));
+        return rateLimitStatus(count, this.limit, msLeft);
+      }
+      const reply = await this.client.pcatCountAndVersions(
+        this.keyPrefix + keyId, this.keysVersionKey, catalogVersionKey(this.versionPrefix, partnerId), this.windowMs, randomUUID(),
+      );
+      const [count, msLeft, keysToken, catalogToken] = parseVersionsReply(reply);
+      // Replies come back in the order Redis ran the scripts, so what the watch holds only moves forward.
+      watch.keysSeen(keysToken);
+      watch.catalogSeen(partnerId, catalogToken);
       return rateLimitStatus(count, this.limit, msLeft);
     } catch (error) {
       this.redisFailed(error);
-      return this.fallback.consume(keyId);
+      return this.fallback.consume(keyId, partnerId);
+    }
+  }
+
+  /** The key-set token, reported to the watch; null when Redis cannot be asked now. */
+  async keysVersion(): Promise<string | null> {
+    if (!this.redisInUse()) return null;
+    try {
+      const token = parseToken(await this.client.pcatKeysVersion(this.keysVersionKey, randomUUID()));
+      this.watch?.keysSeen(token);
+      return token;
+    } catch (error) {
+      this.redisFailed(error);
+      return null;
     }
   }
 
@@ -146,7 +200,10 @@ export class RedisRateLimiter implements RateLimiter {
     this.client.ping().then(
       () => {
         this.breaker = { state: 'closed' };
-        this.logger?.info('rate limiter: Redis is back; counting in Redis again');
+        this.watch?.sharingRegained();
+        this.logger?.info(this.watch === undefined
+          ? 'rate limiter: Redis is back; counting in Redis again'
+          : 'rate limiter: Redis is back; counting in Redis again, and re-reading keys and answers held');
       },
       () => {
         this.breaker = { state: 'open', until: performance.now() + this.coolDownMs };
@@ -157,6 +214,7 @@ export class RedisRateLimiter implements RateLimiter {
   private redisFailed(error: unknown): void {
     const wasClosed = this.breaker.state === 'closed';
     if (this.breaker.state !== 'probing') this.breaker = { state: 'open', until: performance.now() + this.coolDownMs };
+    this.watch?.sharingLost();
     if (wasClosed) {
       this.logger?.warn(
         { reason: error instanceof Error ? error.message : String(error) },
@@ -164,6 +222,18 @@ export class RedisRateLimiter implements RateLimiter {
       );
     }
   }
+}
+
+function parseVersionsReply(reply: unknown): [count: number, msLeft: number, keysToken: string, catalogToken: string] {
+  if (Array.isArray(reply) && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'string' && typeof reply[3] === 'string') {
+    return [reply[0], reply[1], reply[2], reply[3]];
+  }
+  throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
+}
+
+function parseToken(reply: unknown): string {
+  if (typeof reply === 'string' && reply !== '') return reply;
+  throw new Error(`unexpected reply from the version script: ${JSON.stringify(reply)}`);
 }
 
 function parseReply(reply: unknown): [count: number, msLeft: number] {

@@ -4,4 +4,9 @@ import type { Principal } from '../../domain/api-key.js';
 export interface ApiKeyStore {
   /** The key's owner if a key with this hash exists and is not revoked, else null. */
   findActiveByHash(sha256: string): Promise<Principal | null>;
+  /**
+   * Whether the key that authenticated this request is still live, given what the instance has
+   * learned since (the rate-limit step may have seen a key change made elsewhere).
+   */
+  isStillActive(principal: Principal): Promise<boolean>;
 }

@@ -1,0 +1,56 @@
+import type { ChangeVersions } from '../../application/ports/change-versions.js';
+import type { OperatorStore } from './operator-store.js';
+
+/** A write committed to the database that the running instances could not be told of. */
+export class NotAnnouncedError extends Error {
+  override readonly name = 'NotAnnouncedError';
+}
+
+/**
+ * The operator store, telling every running instance of each write once it has committed: a new
+ * key-set token after a key is issued or revoked, and after an import new tokens for the key set
+ * and for every partner in the file. If Redis cannot be told, a revocation or an import fails
+ * saying so: the write stands, and instances still connected to Redis may serve what they hold
+ * for up to CACHE_TTL_MS. A new key is still printed, with a warning that it may take as long to
+ * work everywhere.
+ */
+export function announcingStore(store: OperatorStore, versions: ChangeVersions, warn: (line: string) => void): OperatorStore {
+  return {
+    ...store,
+    importCatalog: async (catalog) => {
+      const summary = await store.importCatalog(catalog);
+      await announce('the import', () => Promise.all([versions.catalogsChanged(catalog.partners.map((p) => p.id)), versions.keysChanged()]));
+      return summary;
+    },
+    issueKey: async (partnerId, label) => {
+      const issued = await store.issueKey(partnerId, label);
+      try {
+        await versions.keysChanged();
+      } catch (error) {
+        warn(`warning: key ${issued.id} is issued, but the running instances could not be told through Redis (${reasonOf(error)}): ` +
+          'it may be refused for up to CACHE_TTL_MS, until each instance re-reads its keys');
+      }
+      return issued;
+    },
+    revokeKey: async (keyId) => {
+      const revoked = await store.revokeKey(keyId);
+      await announce(`the revocation of key ${revoked.id}`, () => versions.keysChanged());
+      return revoked;
+    },
+  };
+}
+
+async function announce(what: string, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    throw new NotAnnouncedError(
+      `${what} is committed to the database, but the running instances could not be told through Redis (${reasonOf(error)}): ` +
+      'instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS',
+    );
+  }
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

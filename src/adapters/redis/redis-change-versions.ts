@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ChangeVersions } from '../../application/ports/change-versions.js';
+import { catalogVersionKey, CURRENT_TOKEN_LUA, DEFAULT_VERSION_PREFIX, keysVersionKey } from './version-keys.js';
+
+const CURRENT_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
+/** An operator command may wait a little for Redis; a request never uses this client. */
+const TIMEOUT_MS = 2_000;
+const RECONNECT_ATTEMPTS = 3;
+
+interface TokenClient extends Redis {
+  pcatCurrentToken(key: string, fresh: string): Promise<unknown>;
+}
+
+export interface RedisChangeVersionsOptions {
+  /** `redis://host:port`; never logged, since it may carry a password. */
+  readonly url: string;
+  readonly versionPrefix?: string;
+}
+
+/**
+ * The version tokens in Redis, for the commands that write (imports, keys issued or revoked):
+ * each write replaces the token after its transaction commits, and the serving instances read
+ * the tokens in the rate-limit step of every request.
+ */
+export class RedisChangeVersions implements ChangeVersions {
+  private readonly client: TokenClient;
+  private readonly prefix: string;
+
+  constructor(options: RedisChangeVersionsOptions) {
+    this.prefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
+    const client = new Redis(options.url, {
+      connectTimeout: TIMEOUT_MS,
+      commandTimeout: TIMEOUT_MS,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt) => (attempt > RECONNECT_ATTEMPTS ? null : attempt * 200),
+    });
+    client.defineCommand('pcatCurrentToken', { numberOfKeys: 1, lua: CURRENT_SCRIPT });
+    // Failures reach the caller through the command that failed.
+    client.on('error', () => undefined);
+    this.client = client as TokenClient;
+  }
+
+  async keysChanged(): Promise<void> {
+    await this.client.set(keysVersionKey(this.prefix), randomUUID());
+  }
+
+  async catalogsChanged(partnerIds: readonly string[]): Promise<void> {
+    if (partnerIds.length === 0) return;
+    await this.client.mset(...partnerIds.flatMap((partnerId) => [catalogVersionKey(this.prefix, partnerId), randomUUID()]));
+  }
+
+  async keysVersion(): Promise<string> {
+    return tokenOf(await this.client.pcatCurrentToken(keysVersionKey(this.prefix), randomUUID()));
+  }
+
+  async catalogVersion(partnerId: string): Promise<string> {
+    return tokenOf(await this.client.pcatCurrentToken(catalogVersionKey(this.prefix, partnerId), randomUUID()));
+  }
+
+  async close(): Promise<void> {
+    if (this.client.status === 'ready') {
+      try {
+        await this.client.quit();
+        return;
+      } catch {
+        // Redis went away while closing: dropping the connection is all that is left.
+      }
+    }
+    this.client.disconnect();
+  }
+}
+
+function tokenOf(reply: unknown): string {
+  if (typeof reply === 'string' && reply !== '') return reply;
+  throw new Error(`unexpected reply from the version script: ${JSON.stringify(reply)}`);
+}
