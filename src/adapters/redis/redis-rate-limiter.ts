@@ -207,6 +207,9 @@ export class RedisRateLimiter implements RateLimiter {
       },
       () => {
         this.breaker = { state: 'open', until: performance.now() + this.coolDownMs };
+        // A connection that looks open but carries nothing (a partition drops packets without a
+        // reset) never recovers by itself: start a new one, which ioredis retries until it connects.
+        if (this.client.status === 'ready') this.client.disconnect(true);
       },
     );
   }
