@@ -2,12 +2,14 @@ import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CachedProductCatalog, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
 import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { ChangeWatch } from '../../src/application/change-watch.js';
 import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
 import type { LookupResult } from '../../src/domain/lookup-result.js';
 import type { ProductId } from '../../src/domain/product-id.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
-import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import { parseCatalogSource } from '../../src/domain/catalog-source.js';
+import { fixtureCatalog, fixtureDocument } from '../fixtures/catalog-fixture.js';
 
 const sku = (s: string): Sku => s as Sku;
 
@@ -100,5 +102,81 @@ describe('response cache', function () {
   it('is no cache at all with a TTL of 0', function () {
     expect(withResponseCache(backing, { ttlMs: 0 })).to.equal(backing);
     expect(withResponseCache(backing, { ttlMs: 1 })).to.be.instanceOf(CachedProductCatalog);
+  });
+});
+
+/** The fixture after an import that renamed Acme's SHARED-1. */
+function reimportedCatalog(): MemoryProductCatalog {
+  const document = fixtureDocument() as { partners: { id: string; products: { sku: string; title: string }[] }[] };
+  document.partners.find((p) => p.id === 'acme')!.products.find((p) => p.sku === 'SHARED-1')!.title = 'Acme shared, reimported';
+  return new MemoryProductCatalog(parseCatalogSource(document));
+}
+
+describe('response cache with a watch on the catalog tokens', function () {
+  let live: ProductCatalog;
+  let backing: CountingCatalog;
+  let watch: ChangeWatch;
+  let cache: CachedProductCatalog;
+  const title = async (partnerId: string): Promise<string | undefined> => (await cache.findBySku(partnerId, sku('SHARED-1')))?.product.title;
+
+  beforeEach(function () {
+    live = new MemoryProductCatalog(fixtureCatalog());
+    // The database behind the cache: an import replaces what it answers.
+    backing = new CountingCatalog({ findBySku: (p, s) => live.findBySku(p, s), findById: (p, id) => live.findById(p, id) });
+    watch = new ChangeWatch();
+    cache = new CachedProductCatalog(backing, { ttlMs: 60_000, watch });
+    watch.catalogSeen('acme', 'acme-token-1');
+    watch.catalogSeen('globex', 'globex-token-1');
+  });
+
+  it('answers from memory while the partner\'s token is unchanged', async function () {
+    for (let i = 0; i < 3; i += 1) expect(await title('acme')).to.equal('Acme shared');
+    watch.catalogSeen('acme', 'acme-token-1');
+    expect(await title('acme')).to.equal('Acme shared');
+    expect(backing.calls).to.equal(1);
+  });
+
+  it('reads again, and answers anew, from the first lookup after the partner\'s token changes', async function () {
+    expect(await title('acme')).to.equal('Acme shared');
+    live = reimportedCatalog();
+    expect(await title('acme'), 'token unchanged: the held answer').to.equal('Acme shared');
+    watch.catalogSeen('acme', 'acme-token-2');
+    expect(await title('acme')).to.equal('Acme shared, reimported');
+    expect(await title('acme')).to.equal('Acme shared, reimported');
+    expect(backing.calls).to.equal(2);
+  });
+
+  it('keeps a partner\'s answers when another partner\'s token changes', async function () {
+    await title('acme');
+    await title('globex');
+    watch.catalogSeen('globex', 'globex-token-2');
+    expect(await title('acme')).to.equal('Acme shared');
+    expect(backing.calls).to.equal(2);
+    expect(await title('globex')).to.equal('Globex shared');
+    expect(backing.calls).to.equal(3);
+  });
+
+  it('reads again on the first lookup after the shared store is lost, and after it returns', async function () {
+    await title('acme');
+    watch.sharingLost();
+    await title('acme');
+    expect(backing.calls, 'after the loss').to.equal(2);
+    await title('acme');
+    expect(backing.calls, 'while lost, held by the TTL').to.equal(2);
+    watch.sharingRegained();
+    watch.catalogSeen('acme', 'acme-token-1');
+    await title('acme');
+    expect(backing.calls, 'after the return, the same token as before').to.equal(3);
+    await title('acme');
+    expect(backing.calls).to.equal(3);
+  });
+
+  it('holds nothing for a partner whose token is not seen yet while sharing', async function () {
+    for (let i = 0; i < 3; i += 1) expect(await cache.findBySku('nobody', sku('SHARED-1'))).to.equal(null);
+    expect(backing.calls).to.equal(3);
+    watch.sharingLost();
+    watch.sharingRegained();
+    for (let i = 0; i < 2; i += 1) expect(await title('acme')).to.equal('Acme shared');
+    expect(backing.calls, 'acme\'s token forgotten on the return').to.equal(5);
   });
 });

@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import { systemClock } from '../../src/application/ports/clock.js';
 import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
+import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
 import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { apiKeyStoreContract } from '../contracts/api-key-store.contract.js';
+import { changeVersionsContract } from '../contracts/change-versions.contract.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
 import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
 
@@ -25,6 +27,10 @@ apiKeyStoreContract('memory', (catalog) => {
 
 rateLimiterContract('memory', ({ limit, windowMs }) =>
   Promise.resolve({ limiter: new MemoryRateLimiter({ limit, windowMs, clock: systemClock }), close: noop }));
+
+describe('MemoryChangeVersions', function () {
+  changeVersionsContract('memory', () => Promise.resolve({ versions: new MemoryChangeVersions(), close: noop }));
+});
 
 describe('MemoryRateLimiter bound', function () {
   it('tracks at most maxKeys keys, forgetting the least recently seen first', async function () {

@@ -4,9 +4,12 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { RedisChangeVersions } from '../../src/adapters/redis/redis-change-versions.js';
 import { createRedisRateLimiter, type RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { ChangeWatch } from '../../src/application/change-watch.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import type { RateLimiter } from '../../src/application/ports/rate-limiter.js';
+import { changeVersionsContract } from '../contracts/change-versions.contract.js';
 import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
 import { deleteKeys, freePort, requireRedis, startRedisServer, TEST_REDIS_URL, type RedisServerProcess } from '../support/redis.js';
 
@@ -106,6 +109,64 @@ describe('Redis rate limiter on the machine\'s Redis', function () {
   });
 });
 
+describe('Version tokens on the machine\'s Redis', function () {
+  let serial = 0;
+  const freshVersionPrefix = (): string => `pcat:v:test:${process.pid}-${Date.now()}-${(serial += 1)}:`;
+  const prefixes: string[] = [];
+  const closing: (() => Promise<void>)[] = [];
+
+  before(async function () {
+    await requireRedis(this);
+  });
+  after(async function () {
+    await Promise.all(closing.splice(0).map((close) => close()));
+    for (const prefix of prefixes.splice(0)) await deleteKeys(TEST_REDIS_URL, prefix);
+  });
+
+  changeVersionsContract('redis', () => {
+    const versionPrefix = freshVersionPrefix();
+    const versions = new RedisChangeVersions({ url: TEST_REDIS_URL, versionPrefix });
+    return Promise.resolve({
+      versions,
+      close: async () => {
+        await versions.close();
+        await deleteKeys(TEST_REDIS_URL, versionPrefix);
+      },
+    });
+  });
+
+  it('shows a watching limiter a change announced through RedisChangeVersions on its very next count', async function () {
+    const versionPrefix = freshVersionPrefix();
+    prefixes.push(versionPrefix, `${PREFIX}watch:`);
+    const versions = new RedisChangeVersions({ url: TEST_REDIS_URL, versionPrefix });
+    closing.push(() => versions.close());
+    const watch = new ChangeWatch();
+    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, limit: 100, fallback: mustNotFallBack, keyPrefix: `${PREFIX}watch:`, versionPrefix, watch });
+    closing.push(() => limiter.close());
+    await limiter.ready();
+
+    await limiter.consume('key-a', 'acme');
+    await limiter.consume('key-b', 'globex');
+    const [acme, globex] = [watch.catalogToken('acme'), watch.catalogToken('globex')];
+    expect(acme).to.equal(await versions.catalogVersion('acme'));
+    expect(globex).to.equal(await versions.catalogVersion('globex'));
+    const seq = watch.keysSeq;
+    await limiter.consume('key-a', 'acme');
+    expect(watch.keysSeq, 'no change announced').to.equal(seq);
+
+    await versions.keysChanged();
+    await versions.catalogsChanged(['acme']);
+    await limiter.consume('key-a', 'acme');
+    expect(watch.keysSeq).to.equal(seq + 1);
+    expect(watch.catalogToken('acme')).to.not.equal(acme);
+    expect(watch.catalogToken('acme')).to.equal(await versions.catalogVersion('acme'));
+    expect(watch.catalogToken('globex')).to.equal(globex);
+    await limiter.consume('key-b', 'globex');
+    expect(watch.keysSeq, 'the key-set change is counted once').to.equal(seq + 1);
+    expect(watch.catalogToken('globex')).to.equal(globex);
+  });
+});
+
 describe('Redis rate limiter when Redis is lost', function () {
   it('answers every request from the fallback when Redis cannot be reached, warning once', async function () {
     const { logger, lines } = capturedLogger();
@@ -161,6 +222,102 @@ describe('Redis rate limiter when Redis is lost', function () {
       await limiter.ready();
       return limiter;
     };
+    const openWatching = async (watch: ChangeWatch): Promise<RedisRateLimiter> => {
+      const limiter = createRedisRateLimiter({ url: `redis://127.0.0.1:${port}`, limit: 1_000, fallback: memoryFallback(1_000), coolDownMs: 200, watch });
+      opened.push(limiter);
+      await limiter.ready();
+      return limiter;
+    };
+
+    it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to a watching limiter', async function () {
+      const watch = new ChangeWatch();
+      const limiter = await openWatching(watch);
+      const versions = new RedisChangeVersions({ url: server!.url });
+      const direct = new Redis(server!.url);
+      // Every token read before a flush; a token read after one must be none of them.
+      const beforeFlush = new Set<string>();
+      let sinceFlush: string[] = [];
+      const expectNew = (token: string | null | undefined, what: string): void => {
+        expect(token, what).to.be.a('string');
+        expect(beforeFlush.has(token!), `${what} came back from before a flush: ${token}`).to.equal(false);
+        sinceFlush.push(token!);
+      };
+      const flush = async (): Promise<void> => {
+        for (const token of sinceFlush) beforeFlush.add(token);
+        sinceFlush = [];
+        await direct.flushall();
+      };
+      try {
+        expectNew(await versions.keysVersion(), 'first key-set token');
+        expectNew(await versions.catalogVersion('acme'), 'first catalog token');
+        await versions.keysChanged();
+        await versions.catalogsChanged(['acme']);
+        expectNew(await versions.keysVersion(), 'changed key-set token');
+        expectNew(await versions.catalogVersion('acme'), 'changed catalog token');
+        await limiter.consume('key-a', 'acme');
+        expect(watch.catalogToken('acme')).to.equal(await versions.catalogVersion('acme'));
+        expectNew(watch.catalogToken('acme'), 'catalog token seen by the limiter');
+        expectNew(await limiter.keysVersion(), 'key-set token seen by the limiter');
+
+        // After a flush the limiter reads first: it starts the new tokens, and the operator reads the same.
+        await flush();
+        let seq = watch.keysSeq;
+        await limiter.consume('key-a', 'acme');
+        expect(watch.keysSeq).to.equal(seq + 1);
+        expectNew(watch.catalogToken('acme'), 'catalog token seen by the limiter after the first flush');
+        expect(await versions.catalogVersion('acme')).to.equal(watch.catalogToken('acme'));
+        const keysAfterFirst = await limiter.keysVersion();
+        expectNew(keysAfterFirst, 'key-set token seen by the limiter after the first flush');
+        expect(await versions.keysVersion()).to.equal(keysAfterFirst);
+
+        // After another the operator reads first, and the limiter is shown what it started.
+        await flush();
+        const keysAfterSecond = await versions.keysVersion();
+        const catalogAfterSecond = await versions.catalogVersion('acme');
+        expectNew(keysAfterSecond, 'key-set token read through RedisChangeVersions after the second flush');
+        expectNew(catalogAfterSecond, 'catalog token read through RedisChangeVersions after the second flush');
+        seq = watch.keysSeq;
+        await limiter.consume('key-a', 'acme');
+        expect(watch.keysSeq).to.equal(seq + 1);
+        expect(watch.catalogToken('acme')).to.equal(catalogAfterSecond);
+        expect(await limiter.keysVersion()).to.equal(keysAfterSecond);
+      } finally {
+        await direct.quit();
+        await versions.close();
+      }
+    });
+
+    it('stops trusting the watch while Redis is gone, and trusts it again once Redis is back', async function () {
+      const watch = new ChangeWatch();
+      const limiter = await openWatching(watch);
+      await limiter.consume('key-a', 'acme');
+      const before = watch.catalogToken('acme');
+      expect(before).to.be.a('string');
+      expect(watch.isShared()).to.equal(true);
+
+      await server!.kill();
+      expect((await limiter.consume('key-a', 'acme')).allowed, 'the fallback answers').to.equal(true);
+      expect(watch.isShared()).to.equal(false);
+      expect(watch.catalogToken('acme')).to.equal(undefined);
+      const epochWhileLost = watch.epoch;
+
+      server = await startRedisServer(port);
+      await eventually(async () => {
+        await limiter.consume('key-a', 'acme');
+        return watch.isShared();
+      });
+      expect(watch.epoch).to.equal(epochWhileLost + 1);
+      await limiter.consume('key-a', 'acme');
+      // The new server started empty: a fresh token, counted in it.
+      expect(watch.catalogToken('acme')).to.be.a('string').and.not.equal(before);
+      const direct = new Redis(server.url);
+      try {
+        expect(await direct.get('pcat:v:catalog:acme')).to.equal(watch.catalogToken('acme'));
+        expect(Number(await direct.get('pcat:rl:key-a'))).to.be.at.least(1);
+      } finally {
+        await direct.quit();
+      }
+    });
 
     it('limits in-process while Redis is down and shares the count again once it returns', async function () {
       const { logger, lines } = capturedLogger();
