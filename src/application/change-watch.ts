@@ -63,9 +63,12 @@ export class ChangeWatch {
     this.forgetAll();
   }
 
+  /**
+   * The key set is read again once; the last key-set token is kept, since a token never comes back:
+   * the same token after the outage means no write was announced meanwhile.
+   */
   private forgetAll(): void {
     this.epochCount += 1;
-    this.keysToken = undefined;
     this.keysChanges += 1;
     this.catalogTokens.clear();
   }

@@ -178,6 +178,9 @@ describe('HeldApiKeyStore', function () {
       }
       expect(source.reads.listLive).to.equal(2);
       expect(source.reads.findActiveByHash).to.equal(1);
+      // The first token read after the return finds the token of before: nothing more to read.
+      expect(await held.findActiveByHash(hashApiKey(`pcat_live_${'z'.repeat(40)}`))).to.equal(null);
+      expect(source.reads.listLive).to.equal(2);
     });
   });
 

@@ -194,11 +194,11 @@ describe('two instances on one database and one Redis, answers cached for an hou
     const during = await get(url!, KEYS.acme);
     expect(during.status).to.equal(200);
     expect(transcriptOf(during)).to.equal('Refined while Redis was away.');
-    expect(logLines(service).some((l) => l.level === 40 && String(l.msg).includes('Redis unavailable'))).to.equal(true);
+    expect(logLines(service).some((l) => l.level === 40 && l.msg.includes('Redis unavailable'))).to.equal(true);
 
     proxy.restore();
     const deadline = Date.now() + 10_000;
-    const back = (): boolean => logLines(service).some((l) => String(l.msg).includes('Redis is back'));
+    const back = (): boolean => logLines(service).some((l) => l.msg.includes('Redis is back'));
     // The breaker asks Redis again on a request after its cool-down.
     while (!back() && Date.now() < deadline) {
       await get(url!, KEYS.acme);

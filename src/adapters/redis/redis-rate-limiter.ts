@@ -24,10 +24,11 @@ end
 const COUNT_SCRIPT = `${COUNT_LUA}\nreturn {count, msLeft}`;
 /**
  * The same count, and in the same round trip the key-set token (KEYS[2]) and the partner's catalog
- * token (KEYS[3]), each started from the fresh candidate ARGV[2] where there is none.
+ * token (KEYS[3]), each started where there is none from the fresh candidate ARGV[2], suffixed so the
+ * two never start equal.
  */
 const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}
-return {count, msLeft, current(KEYS[2], ARGV[2]), current(KEYS[3], ARGV[2])}`;
+return {count, msLeft, current(KEYS[2], ARGV[2] .. 'k'), current(KEYS[3], ARGV[2] .. 'c')}`;
 const KEYS_VERSION_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
@@ -69,7 +70,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
 }
 
 /**
- * The fixed-window counter of decisions.md section 3, shared by every instance through
+ * The fixed-window counter (docs/decisions.md, rate limit), shared by every instance through
  * Redis. A circuit breaker keeps a lost Redis off the request path: on a failure it
  * switches to the fallback for `coolDownMs`, then one background PING decides whether
  * to go back.
