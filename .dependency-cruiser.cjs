@@ -1,4 +1,4 @@
-/** The architecture rule (STYLE.md): dependencies point inward, adapters stay apart. */
+/** The architecture rule (docs/architecture.md): dependencies point inward, adapters stay apart. */
 module.exports = {
   forbidden: [
     {

@@ -16,7 +16,7 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 /** Lets every request through: for callers with no address to account failures to. */
 const UNGUARDED: AuthFailureGuard = { secondsToWait: () => 0, failed: () => undefined, succeeded: () => undefined };
 
-/** Resolves the calling partner from the request's key (spec section 5, decisions.md section 2). */
+/** Resolves the calling partner from the request's key (docs/api.md, authentication; docs/decisions.md, API keys). */
 export class AuthenticateKey {
   constructor(
     private readonly keys: ApiKeyStore,

@@ -2,7 +2,7 @@ import type { PdpEntry, Product, Video } from './catalog.js';
 import { isoDuration } from './iso-duration.js';
 
 /**
- * The schema.org VideoObject embedded on one retailer product page (spec 2.5). The optional keys
+ * The schema.org VideoObject embedded on one retailer product page (docs/api.md, the VideoObject). The optional keys
  * are there only when the catalog gives the video both a thumbnail and an upload date, which
  * search engines require before they read a VideoObject at all.
  */

@@ -1,7 +1,7 @@
 import type { Product, ProductStatus } from './catalog.js';
 import { generateJsonLd, type VideoObjectJsonLd } from './json-ld.js';
 
-/** The documented response shape (spec 2.1 to 2.5); nothing else is ever sent. */
+/** The documented response shape (docs/api.md, the answer); nothing else is ever sent. */
 export interface LookupResult {
   sku: string;
   status: ProductStatus;

@@ -12,7 +12,7 @@ function errorOf(env: Record<string, string>): ConfigError {
 }
 
 describe('configuration', function () {
-  it('has the defaults of decisions.md section 6', function () {
+  it('has the documented defaults (docs/decisions.md, configuration)', function () {
     expect(readConfig({})).to.deep.equal({
       port: 3000, host: '127.0.0.1', storage: 'memory', catalogFile: null, databaseUrl: null,
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,

@@ -10,7 +10,7 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 /*
  * The real service on MySQL storage, its database behind a TCP proxy of the test's own that
- * black-holes the path (issue 10): every client gets its JSON error within 5 s whatever the
+ * black-holes the path: every client gets its JSON error within 5 s whatever the
  * concurrency, failures are summed up in the log, and lookups come back with the database.
  */
 

@@ -7,7 +7,7 @@ import { memoryInfrastructure, startTestServer, type TestServer } from '../suppo
 /*
  * Random requests against a real server: paths, percent-encodings, methods and header
  * combinations, over node:http and, for what node:http refuses to send, over a raw socket.
- * Every answer must be below 500 and one the contract documents (decisions.md sections 1-3).
+ * Every answer must be below 500 and one the contract documents (docs/api.md).
  * The run is seeded: FUZZ_SEED=<n> replays a failing run exactly.
  */
 
@@ -26,7 +26,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   method_not_allowed: 405,
   rate_limit_exceeded: 429,
 };
-/** Codes only a request that passed authentication can get (check order, decisions.md section 1). */
+/** Codes only a request that passed authentication can get (docs/api.md, order of checks). */
 const AFTER_AUTHENTICATION = new Set(['invalid_sku', 'invalid_product_id', 'sku_not_found', 'product_not_found', 'rate_limit_exceeded']);
 
 const VALID_KEYS: ReadonlyMap<string, string> = new Map([
@@ -163,7 +163,7 @@ function header(headers: Received['headers'], name: string): string | undefined 
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** decisions.md section 2: the key a request authenticates with, or why it has none. */
+/** docs/api.md, authentication: the key a request authenticates with, or why it has none. */
 function effectiveKey(headers: Record<string, string>): { kind: 'missing' } | { kind: 'key'; key: string | null } {
   const trimOws = (v: string | undefined): string => (v ?? '').replace(/^[ \t]+|[ \t]+$/g, '');
   const authorization = trimOws(headers.Authorization);
@@ -478,7 +478,7 @@ describe(`fuzzing the HTTP surface (FUZZ_SEED=${SEED})`, function () {
 
 /*
  * Requests the app never sees, found by the fuzz above: each must still get a JSON answer with a
- * request ID (decisions.md section 1), and a HEAD no body.
+ * request ID (docs/api.md, errors), and a HEAD no body.
  */
 describe('answers at the HTTP edge, below the app', function () {
   this.timeout(20_000);

@@ -9,7 +9,7 @@ import { startService, type ServiceProcess } from '../support/service-process.js
 
 /*
  * Two real service processes (src/main.ts, as operators start it) sharing one throwaway
- * redis-server: one limit per key across both (decisions.md section 3).
+ * redis-server: one limit per key across both (docs/decisions.md, rate limit).
  */
 
 const SKU_PATH = '/api/v1/public/sku/TENT-2P';

@@ -62,7 +62,7 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: public API on 
       }
     });
 
-    it('maps the catalog into JSON-LD as decisions.md section 5 says', async function () {
+    it('maps the catalog into JSON-LD as docs/decisions.md (JSON-LD) says', async function () {
       const [first, second] = data(await server.request(`${API}/sku/TENT-2P`, { headers: ACME })).product.pdp_urls;
       expect(first?.json_ld).to.deep.equal({
         '@context': 'https://schema.org',
@@ -95,7 +95,7 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: public API on 
       expect(second?.json_ld).to.include({ name: 'Title TENT-2P', description: 'Short TENT-2P', '@id': 'https://outlet.example/tent?id=9' });
     });
 
-    it('anchors every JSON-LD object to its own entry (spec 2.5 rule 1)', async function () {
+    it('anchors every JSON-LD object to its own entry (docs/api.md, the VideoObject, rule 1)', async function () {
       for (const [headers, sku] of [[ACME, 'TENT-2P'], [GLOBEX, 'SHARED-1']] as const) {
         for (const entry of data(await server.request(`${API}/sku/${sku}`, { headers })).product.pdp_urls) {
           if (entry.json_ld === null) continue;

@@ -12,7 +12,7 @@ import { startService, type ServiceProcess } from '../support/service-process.js
 /*
  * The real service on a throwaway redis-server that is killed (SIGKILL) mid-run and started
  * again on the same port: answers never stop, one warning is logged, and counting goes back
- * to Redis (decisions.md section 3, issue 4).
+ * to Redis (docs/decisions.md, rate limit).
  */
 
 const SKU_PATH = '/api/v1/public/sku/TENT-2P';

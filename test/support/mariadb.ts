@@ -5,7 +5,7 @@ import type { Database } from '../../src/adapters/mysql/database.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
 
-/** The MariaDB server of the machine (STACK-NOTES.md); override with TEST_MARIADB_URL. */
+/** The MariaDB server of the machine (docs/architecture.md, tests); override with TEST_MARIADB_URL. */
 const SERVER_URL = process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 
 /** This suite's own database, migrated; read its fields inside hooks and tests only. */

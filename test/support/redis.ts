@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
-/** The machine's Redis (STACK-NOTES.md); `.ci/run` makes sure it is up. */
+/** The machine's Redis (docs/architecture.md, tests); `.ci/run` makes sure it is up. */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 let reachable: Promise<boolean> | undefined;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { parseAddressBlock } from '../../domain/address-block.js';
 
-/** The service's settings (decisions.md section 6), validated. */
+/** The service's settings (docs/decisions.md, configuration), validated. */
 export interface Config {
   readonly port: number;
   readonly host: string;

@@ -82,7 +82,7 @@ export function createHttpApp(deps: HttpAppDependencies, clientAddress: ClientAd
   return app;
 }
 
-/** Check order of decisions.md section 1: authentication, then the rate limit, then the route's own work. */
+/** Check order (docs/api.md, order of checks): authentication, then the rate limit, then the route's own work. */
 function apiGuard(deps: HttpAppDependencies, clientAddress: ClientAddressOf) {
   return async (ctx: Context & { state: State }, next: Next): Promise<void> => {
     const principal = await deps.authenticateKey.execute({

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { DomainError, RateLimitExceeded, TooManyFailedAuthentications, type DomainErrorCode } from '../../domain/errors.js';
 
-/** The one table from a domain error code to its HTTP status (spec section 7, decisions.md section 1). */
+/** The one table from a domain error code to its HTTP status (docs/api.md, errors). */
 const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
   invalid_sku: 400,
   invalid_product_id: 400,

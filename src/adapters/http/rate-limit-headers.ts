@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { RateLimitStatus } from '../../domain/rate-limit.js';
 
-/** The RateLimit-* headers every authenticated answer carries (spec section 8), as name/value pairs. */
+/** The RateLimit-* headers every authenticated answer carries (docs/api.md, rate limit), as name/value pairs. */
 export function rateLimitHeaders(status: RateLimitStatus): [readonly [string, string], readonly [string, string], readonly [string, string]] {
   return [
     ['RateLimit-Limit', String(status.limit)],

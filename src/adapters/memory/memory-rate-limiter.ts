@@ -11,7 +11,7 @@ export interface MemoryRateLimiterOptions {
   readonly maxKeys?: number;
 }
 
-/** The fixed-window counter of decisions.md section 3, in this process only. */
+/** The fixed-window counter (docs/decisions.md, rate limit), in this process only. */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows: LRUCache<string, RateLimitWindow>;
   private readonly limit: number;

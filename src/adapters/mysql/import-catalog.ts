@@ -76,7 +76,7 @@ const IMPORT_LOCK_WAIT_S = 600;
 /**
  * Imports a validated catalog in one transaction: it lands whole or not at all.
  *
- * Rows are upserted by the identities of decisions.md section 4, so IDs survive re-imports;
+ * Rows are upserted by their identities (docs/decisions.md, catalog files), so IDs survive re-imports;
  * rows whose content hash is unchanged are not written. For every partner in the file, the
  * file is the whole truth: its products, videos and PDP entries that the file no longer lists
  * are deleted, and its file-listed keys that the file no longer lists are revoked. Partners

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
-// Every table compares text byte for byte: SKUs, refs and hashes match exactly (decisions.md section 1).
+// Every table compares text byte for byte: SKUs, refs and hashes match exactly (docs/decisions.md, lookups).
 const TABLE_OPTIONS = sql`engine = InnoDB default charset = utf8mb4 collate = utf8mb4_bin`;
 
 const initialSchema: Migration = {
