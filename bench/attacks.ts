@@ -1,4 +1,5 @@
 import { measureFlood, type FloodOptions } from './flood.js';
+import { openBenchRedis } from './bench-redis.js';
 import { measurePipelineAttack } from './pipeline-attack.js';
 import { openMysqlBenchDatabase } from './targets-mysql.js';
 import type { BenchContext } from './target.js';
@@ -18,17 +19,26 @@ export function chooseAttacks(only: readonly string[] | undefined): AttackChoice
 
 /**
  * Hostile traffic against the service, each part on a fresh server: a legitimate key's throughput
- * during a made-up-key flood against without it (memory storage, and MySQL when reachable), and the
+ * and latency during a made-up-key flood against without it (memory storage; MySQL when reachable,
+ * and then MySQL with Redis, the production settings, when Redis is reachable too), and the
  * server's memory and a legitimate client's answers during a non-reading pipeline attack.
  */
 export async function runAttacks(context: BenchContext, choice: AttackChoice, options: { flood: FloodOptions; attackSeconds: number }): Promise<void> {
   process.stdout.write(`\nattacks on ${context.serviceScript}\n`);
   if (choice.flood) {
-    await measureFlood('memory', context.serviceEnv, context, options.flood);
+    await measureFlood('memory storage', context.serviceEnv, context, options.flood);
     const database = await openMysqlBenchDatabase(context, 'flood');
     if (database !== null) {
       try {
-        await measureFlood('MySQL', database.env, context, options.flood);
+        await measureFlood('MySQL storage', database.env, context, options.flood);
+        const redis = await openBenchRedis('production-settings flood');
+        if (redis !== null) {
+          try {
+            await measureFlood('MySQL + Redis, production settings', { ...database.env, ...redis.env }, context, options.flood);
+          } finally {
+            await redis.cleanup();
+          }
+        }
       } finally {
         await database.drop();
       }

@@ -7,18 +7,15 @@
  *
  * Usage: flood-client.ts <host> <port> <path> <connections> <seconds> <local address>
  */
-import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
+import { madeUpKey } from './made-up-key.js';
 
 const [host, port, path, connections, seconds, localAddress] = process.argv.slice(2) as [string, string, string, string, string, string];
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const REQUEST_TIMEOUT_MS = 5_000;
 /** Before opening again a connection that got no answer at all, so a refusing server does not make a busy loop. */
 const RETRY_PAUSE_MS = 100;
 const HEAD_END = Buffer.from('\r\n\r\n');
 const LAST_CHUNK = Buffer.from('\r\n0\r\n\r\n');
-
-const madeUpKey = (): string => `pcat_live_${Array.from(randomBytes(40), (b) => ALPHABET[b % ALPHABET.length]).join('')}`;
 
 const counts = { statuses: {} as Record<string, number>, failures: 0, reopened: 0 };
 const started = performance.now();

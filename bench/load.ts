@@ -9,6 +9,14 @@ export interface Load {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly errors: number;
+  /** Requests answered. */
+  readonly requests: number;
+  /** Answers by HTTP status, when asked for with `countStatuses` (it costs the load generator time). */
+  readonly statuses?: Record<string, number>;
+}
+
+export interface DriveOptions {
+  readonly countStatuses?: boolean;
 }
 
 export const LOAD_CONNECTIONS = 50;
@@ -20,18 +28,38 @@ export function loadGenerator(): 'wrk' | 'autocannon' {
   return spawnSync('wrk', ['--version']).error === undefined ? 'wrk' : 'autocannon';
 }
 
-export async function drive(generator: 'wrk' | 'autocannon', base: string, context: BenchContext, seconds: number, pinned: boolean): Promise<Load> {
-  return generator === 'wrk' ? driveWrk(base, context, seconds, pinned) : driveAutocannon(base, context, seconds, pinned);
+export async function drive(generator: 'wrk' | 'autocannon', base: string, context: BenchContext, seconds: number, pinned: boolean, options: DriveOptions = {}): Promise<Load> {
+  return generator === 'wrk' ? driveWrk(base, context, seconds, pinned, options) : driveAutocannon(base, context, seconds, pinned);
 }
 
 function rotation(context: BenchContext): { paths: string[]; keys: readonly string[] } {
   return { paths: context.catalog.skus.slice(0, SKUS_IN_ROTATION).map((s) => `/api/v1/public/sku/${s}`), keys: context.catalog.keys };
 }
 
-async function driveWrk(base: string, context: BenchContext, seconds: number, pinned: boolean): Promise<Load> {
+/**
+ * wrk's own thread states count the answers by status; `done` runs in another state, so it reads
+ * them through the threads `setup` saw.
+ */
+const COUNT_STATUSES_LUA = `
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+statuses = {}
+response = function(status) statuses[status] = (statuses[status] or 0) + 1 end
+local function statusesJson()
+  local all = {}
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get("statuses")) do all[status] = (all[status] or 0) + n end
+  end
+  local parts = {}
+  for status, n in pairs(all) do table.insert(parts, string.format('"%d":%d', status, n)) end
+  return ',"statuses":{' .. table.concat(parts, ',') .. '}'
+end
+`;
+
+async function driveWrk(base: string, context: BenchContext, seconds: number, pinned: boolean, { countStatuses = false }: DriveOptions): Promise<Load> {
   const { paths, keys } = rotation(context);
   const script = join(context.dir, 'rotate.lua');
-  writeFileSync(script, `
+  writeFileSync(script, `${countStatuses ? COUNT_STATUSES_LUA : 'local function statusesJson() return "" end'}
 local paths = {${paths.map((p) => `"${p}"`).join(',')}}
 local keys = {${keys.map((k) => `"Bearer ${k}"`).join(',')}}
 local i = 0
@@ -41,17 +69,17 @@ request = function()
 end
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('\\nRESULT {"requests":%d,"us":%d,"p50":%d,"p99":%d,"errors":%d}\\n',
+  io.write(string.format('\\nRESULT {"requests":%d,"us":%d,"p50":%d,"p99":%d,"errors":%d%s}\\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    e.connect + e.read + e.write + e.timeout + e.status))
+    e.connect + e.read + e.write + e.timeout + e.status, statusesJson()))
 end
 `);
   const wrk = ['wrk', '-t1', `-c${LOAD_CONNECTIONS}`, `-d${seconds}s`, '-s', script, base];
   const output = await outputOf(pinned ? ['taskset', '-c', '1', ...wrk] : wrk);
   const json = /RESULT (\{.*\})/.exec(output)?.[1];
   if (json === undefined) throw new Error(`wrk printed no result: ${output}`);
-  const r = JSON.parse(json) as { requests: number; us: number; p50: number; p99: number; errors: number };
-  return { rps: r.requests / (r.us / 1e6), p50Ms: r.p50 / 1000, p99Ms: r.p99 / 1000, errors: r.errors };
+  const r = JSON.parse(json) as { requests: number; us: number; p50: number; p99: number; errors: number; statuses?: Record<string, number> };
+  return { rps: r.requests / (r.us / 1e6), p50Ms: r.p50 / 1000, p99Ms: r.p99 / 1000, errors: r.errors, requests: r.requests, ...(r.statuses === undefined ? {} : { statuses: r.statuses }) };
 }
 
 async function driveAutocannon(base: string, context: BenchContext, seconds: number, pinned: boolean): Promise<Load> {
@@ -61,6 +89,9 @@ async function driveAutocannon(base: string, context: BenchContext, seconds: num
   writeFileSync(file, JSON.stringify({ url: base, connections: LOAD_CONNECTIONS, duration: seconds, requests }));
   const runner = [process.execPath, 'bench/autocannon-runner.mjs', file];
   const output = await outputOf(pinned ? ['taskset', '-c', '1', ...runner] : runner);
-  const r = JSON.parse(output) as { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; non2xx: number };
-  return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, errors: r.errors + r.non2xx };
+  const r = JSON.parse(output) as {
+    requests: { average: number; total: number }; latency: { p50: number; p99: number }; errors: number; non2xx: number; statusCodeStats: Record<string, { count: number }>;
+  };
+  const statuses = Object.fromEntries(Object.entries(r.statusCodeStats).map(([status, { count }]) => [status, count]));
+  return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, errors: r.errors + r.non2xx, requests: r.requests.total, statuses };
 }

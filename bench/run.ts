@@ -1,14 +1,18 @@
 /**
  * `npm run bench`: req/s, p50/p99 latency and peak RSS of the service against a bare node:http
  * server writing the very same bytes, in the same run, pinned to separate cores where possible.
- * Figures are ratios to the bare server because machines here are shared and noisy. Then the
- * attacks (attacks.ts): a made-up-key flood and a non-reading pipeline attack.
+ * Figures are ratios to the bare server because machines here are shared and noisy. With the
+ * production row (MySQL + Redis, needs both), the database queries per request after the table
+ * (queries-per-request.ts). Then the attacks (attacks.ts): a made-up-key flood and a non-reading
+ * pipeline attack.
  *
  * Options: --duration <s> (per run, default 8), --rounds <n> (default 3), --products <n> (default 10000),
  * --keys <n> (default 1000), --load wrk|autocannon (default: wrk when installed),
  * --only <text,...> (only rows whose name contains one of these, besides the bare reference; the
- * attacks with `attacks`, `flood` or `pipeline`), --flood-connections <n> (the made-up-key flood's,
- * default 256), --attack-seconds <s> (the pipeline attack, default 20),
+ * attacks with `attacks`, `flood` or `pipeline`; `--only "MySQL + Redis"` runs just the bare
+ * reference and the production row, then the database queries per request, quickly),
+ * --flood-connections <n> (the made-up-key flood's, default 256), --attack-seconds <s> (the
+ * pipeline attack, default 20),
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit).
  */
 import { spawnSync } from 'node:child_process';
@@ -20,9 +24,10 @@ import { chooseAttacks, runAttacks } from './attacks.js';
 import { writeBenchCatalog } from './bench-catalog.js';
 import { drive, LOAD_CONNECTIONS, loadGenerator, type Load } from './load.js';
 import { median } from './percentile.js';
-import { cores, freePort, peakRssMb, pinned, startServer, waitUntilUp } from './server-process.js';
+import { printQueriesPerRequest } from './queries-per-request.js';
+import { cores, peakRssMb, pinned, withServer } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
-import { mysqlTargets } from './targets-mysql.js';
+import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW } from './targets-mysql.js';
 
 const { values } = parseArgs({
   options: {
@@ -39,23 +44,18 @@ const { values } = parseArgs({
 });
 const durationS = Number(values.duration);
 const rounds = Number(values.rounds);
+const MEMORY_ROW = 'service, memory storage';
 
 interface Sample extends Load {
   readonly rssMb: number;
 }
 
-async function measure(target: Target, context: BenchContext): Promise<Sample> {
-  const port = await freePort();
-  const child = startServer(target.script, { ...target.env, PORT: String(port), BODY_FILE: context.bodyFile });
-  try {
-    const base = `http://127.0.0.1:${port}`;
-    await waitUntilUp(`${base}/healthz`);
+function measure(target: Target, context: BenchContext): Promise<Sample> {
+  return withServer(target.script, { ...target.env, BODY_FILE: context.bodyFile }, async (base, pid) => {
     await drive(context.generator, base, context, 2, pinned); // warm-up: JIT, caches
     const load = await drive(context.generator, base, context, durationS, pinned);
-    return { ...load, rssMb: peakRssMb(child.pid!) };
-  } finally {
-    child.kill('SIGKILL');
-  }
+    return { ...load, rssMb: peakRssMb(pid) };
+  });
 }
 
 async function main(): Promise<void> {
@@ -83,18 +83,28 @@ async function main(): Promise<void> {
   }
 }
 
-/** The table; skipped when --only names no row of it. */
+/** The table, and with the production row the database queries per request; skipped when --only names no row of it. */
 async function runTable(context: BenchContext, only: string[] | undefined): Promise<void> {
   const rows: Target[] = [
     { name: 'bare node:http, pre-built bytes', script: 'bench/bare-server.ts', env: {}, reference: true },
     { name: 'bare node:http, JSON.stringify per request', script: 'bench/bare-server.ts', env: { MODE: 'stringify' } },
     { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
-    { name: 'service, memory storage', script: context.serviceScript, env: context.serviceEnv },
+    { name: MEMORY_ROW, script: context.serviceScript, env: context.serviceEnv },
     ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context) : []),
   ];
-  const targets = rows.filter((t) => only === undefined || t.reference === true || only.some((text) => t.name.includes(text)));
-  if (targets.every((t) => t.reference === true)) return;
+  try {
+    const targets = rows.filter((t) => only === undefined || t.reference === true || only.some((text) => t.name.includes(text)));
+    if (targets.every((t) => t.reference === true)) return;
+    printTable(targets, await sampleRows(context, targets));
+    const production = targets.find((t) => t.name === PRODUCTION_ROW);
+    if (production !== undefined) await printQueriesPerRequest(context, production, rows.find((t) => t.name === CACHE_ON_ROW), durationS);
+  } finally {
+    for (const target of rows) await target.cleanup?.();
+  }
+}
 
+/** Every row `rounds` times, each run on a fresh server. */
+async function sampleRows(context: BenchContext, targets: Target[]): Promise<Map<Target, Sample[]>> {
   const { catalog, generator } = context;
   process.stdout.write(`bench: ${targets.length} rows x ${rounds} rounds x ${durationS}s, ${catalog.skus.length} products, ${catalog.keys.length} keys, ` +
     `load ${generator} (${LOAD_CONNECTIONS} connections), ${pinned ? 'server on core 0, load on core 1' : 'not pinned'}, ${cores} cores, node ${process.version}\n`);
@@ -108,23 +118,17 @@ async function runTable(context: BenchContext, only: string[] | undefined): Prom
       process.stdout.write(`  round ${round + 1}: ${target.name}: ${Math.round(sample.rps)} req/s${sample.errors > 0 ? `, ${sample.errors} errors` : ''}\n`);
     }
   }
-  printTable(targets, samples);
-  for (const target of rows) await target.cleanup?.();
+  return samples;
 }
 
 async function captureBody(context: BenchContext): Promise<void> {
-  const port = await freePort();
-  const child = startServer(context.serviceScript, { ...context.serviceEnv, PORT: String(port) });
-  try {
-    await waitUntilUp(`http://127.0.0.1:${port}/healthz`);
-    const response = await fetch(`http://127.0.0.1:${port}/api/v1/public/sku/${context.catalog.skus[0]!}`, {
+  await withServer(context.serviceScript, context.serviceEnv, async (base) => {
+    const response = await fetch(`${base}/api/v1/public/sku/${context.catalog.skus[0]!}`, {
       headers: { Authorization: `Bearer ${context.catalog.keys[0]!}` },
     });
     if (response.status !== 200) throw new Error(`probe answered ${response.status}`);
     writeFileSync(context.bodyFile, Buffer.from(await response.arrayBuffer()));
-  } finally {
-    child.kill('SIGKILL');
-  }
+  });
 }
 
 /**
@@ -132,8 +136,10 @@ async function captureBody(context: BenchContext): Promise<void> {
  * median: drift on a shared machine moves both sides of a ratio together.
  */
 function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
-  const bare = samples.get(targets.find((t) => t.reference === true)!)!;
-  const ratioOf = (t: Target): number => median(samples.get(t)!.map((s, round) => s.rps / bare[round]!.rps));
+  /** The median over the rounds of one row's req/s over another's in the same round. */
+  const against = (t: Target, other: Target): number => median(samples.get(t)!.map((s, round) => s.rps / samples.get(other)![round]!.rps));
+  const bare = targets.find((t) => t.reference === true)!;
+  const ratioOf = (t: Target): number => against(t, bare);
   const rows = targets.map((t) => {
     const s = samples.get(t)!;
     return [t.name, String(Math.round(median(s.map((x) => x.rps)))), ratioOf(t).toFixed(2), median(s.map((x) => x.p50Ms)).toFixed(2), median(s.map((x) => x.p99Ms)).toFixed(2), String(Math.max(...s.map((x) => x.rssMb)))];
@@ -142,10 +148,15 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
   process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
   for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
   const ceiling = targets.find((t) => t.name.startsWith('koa'));
-  const memory = targets.find((t) => t.name === 'service, memory storage');
+  const memory = targets.find((t) => t.name === MEMORY_ROW);
   if (ceiling !== undefined && memory !== undefined) {
-    const ofCeiling = median(samples.get(memory)!.map((s, round) => s.rps / samples.get(ceiling)![round]!.rps));
-    process.stdout.write(`\nservice on memory storage against the Koa ceiling (same rounds): ${ofCeiling.toFixed(2)}\n`);
+    process.stdout.write(`\nservice on memory storage against the Koa ceiling (same rounds): ${against(memory, ceiling).toFixed(2)}\n`);
+  }
+  const production = targets.find((t) => t.name === PRODUCTION_ROW);
+  if (production !== undefined) {
+    const checks = [`against bare ${ratioOf(production).toFixed(2)} (target >= 0.35)`];
+    if (memory !== undefined) checks.push(`against service on memory storage (same rounds) ${against(production, memory).toFixed(2)} (target >= 0.80)`);
+    process.stdout.write(`\nservice on MySQL + Redis with production settings: ${checks.join('; ')}\n`);
   }
 }
 

@@ -55,3 +55,19 @@ function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 export const rssMb = (pid: number): number => Math.round(statusKb(pid, 'VmRSS') / 1024);
 export const peakRssMb = (pid: number): number => Math.round(statusKb(pid, 'VmHWM') / 1024);
+
+/**
+ * Starts a server script on a free port, waits until it answers `/healthz`, gives `use` its base
+ * URL and pid, and kills it when `use` is done.
+ */
+export async function withServer<T>(script: string, env: Record<string, string>, use: (base: string, pid: number) => Promise<T>): Promise<T> {
+  const port = await freePort();
+  const child = startServer(script, { ...env, PORT: String(port) });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await waitUntilUp(`${base}/healthz`);
+    return await use(base, child.pid!);
+  } finally {
+    child.kill('SIGKILL');
+  }
+}

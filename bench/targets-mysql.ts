@@ -4,9 +4,13 @@ import { importCatalog } from '../src/adapters/mysql/import-catalog.js';
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
 import { parseCatalogSourceText } from '../src/domain/catalog-source.js';
+import { openBenchRedis } from './bench-redis.js';
 import type { BenchContext, Target } from './target.js';
 
-const SERVER_URL = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
+export const SERVER_URL = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
+export const CACHE_ON_ROW = 'service, MySQL, response cache on';
+/** As deployed: MySQL, counts and version tokens in Redis, the default CACHE_TTL_MS. */
+export const PRODUCTION_ROW = 'service, MySQL + Redis, production settings';
 
 /** A database of the bench's own holding the bench catalog: the service's environment for it, and how to drop it. */
 export interface MysqlBenchDatabase {
@@ -42,13 +46,18 @@ export async function openMysqlBenchDatabase(context: BenchContext, purpose: str
   };
 }
 
-/** The service on MySQL with the response cache on and off; none without MariaDB. */
+/**
+ * The service on MySQL with the response cache on and off, and with the production settings (none
+ * without Redis); none without MariaDB.
+ */
 export async function mysqlTargets(context: BenchContext): Promise<Target[]> {
   const database = await openMysqlBenchDatabase(context, 'rows');
   if (database === null) return [];
   const { env } = database;
+  const redis = await openBenchRedis('production row');
   return [
-    { name: 'service, MySQL, response cache on', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '30000' } },
+    { name: CACHE_ON_ROW, script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '30000' } },
     { name: 'service, MySQL, response cache off', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '0' }, cleanup: () => database.drop() },
+    ...(redis === null ? [] : [{ name: PRODUCTION_ROW, script: context.serviceScript, env: { ...env, ...redis.env }, cleanup: () => redis.cleanup() }]),
   ];
 }
