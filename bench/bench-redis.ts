@@ -1,6 +1,8 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { freePort, onLoadCore } from './server-process.js';
 
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SHARED_REDIS_URL = 'redis://127.0.0.1:6379';
 /** What the service writes in Redis for the bench catalog: the counters of its keys (ids `bench-<n>`) and the version tokens. */
 const COUNTERS = 'pcat:rl:bench-*';
 const VERSION_TOKENS = 'pcat:v:*';
@@ -13,8 +15,42 @@ export interface BenchRedis {
   cleanup(): Promise<void>;
 }
 
+/**
+ * A redis-server of the bench's own, on the load generator's core when pinned: in production Redis
+ * runs on a host of its own, and here it would otherwise take its CPU from the measured server's
+ * core, as the load generator would if it were not pinned. BENCH_REDIS_URL names a Redis to use
+ * instead; without redis-server on the PATH, the machine's Redis is used, unpinned.
+ */
+async function ownRedis(): Promise<{ url: string; child: ChildProcess | null }> {
+  if (process.env.BENCH_REDIS_URL !== undefined) return { url: process.env.BENCH_REDIS_URL, child: null };
+  if (spawnSync('redis-server', ['--version']).error !== undefined) return { url: SHARED_REDIS_URL, child: null };
+  const port = await freePort();
+  const [command, ...args] = onLoadCore(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+  const child = spawn(command!, args, { stdio: 'ignore' });
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined);
+    try {
+      await probe.connect();
+      await probe.ping();
+      return { url: `redis://127.0.0.1:${port}`, child };
+    } catch (error) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      probe.disconnect();
+    }
+  }
+}
+
 /** Null, with a line saying why, when Redis cannot be reached. */
 export async function openBenchRedis(purpose: string): Promise<BenchRedis | null> {
+  const own = await ownRedis();
+  const REDIS_URL = own.url;
   const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
   let cause: Error | undefined;
   client.on('error', (error: Error) => {
@@ -40,6 +76,7 @@ export async function openBenchRedis(purpose: string): Promise<BenchRedis | null
         for (let i = 0; i < doomed.length; i += SCAN_COUNT) await client.unlink(...doomed.slice(i, i + SCAN_COUNT));
       } finally {
         client.disconnect();
+        own.child?.kill('SIGKILL');
       }
     },
   };

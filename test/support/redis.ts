@@ -75,8 +75,8 @@ export interface RedisServerProcess {
   resume(): void;
 }
 
-export async function startRedisServer(port: number): Promise<RedisServerProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+export async function startRedisServer(port: number, extraArgs: readonly string[] = []): Promise<RedisServerProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await untilReady(child);

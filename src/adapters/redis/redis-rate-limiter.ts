@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ChangeWatch } from '../../application/change-watch.js';
 import type { RateLimiter } from '../../application/ports/rate-limiter.js';
 import { RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus } from '../../domain/rate-limit.js';
+import { ScriptConnection } from './script-connection.js';
 import { catalogVersionKey, CURRENT_TOKEN_LUA, DEFAULT_VERSION_PREFIX, keysVersionKey } from './version-keys.js';
 
 /**
@@ -39,8 +40,6 @@ const MAX_RECONNECT_DELAY_MS = 1_000;
 
 /** ioredis adds the script as a method at run time (EVALSHA, EVAL once after a Redis restart). */
 interface CountingClient extends Redis {
-  pcatCountRequest(key: string, windowMs: number): Promise<unknown>;
-  pcatCountAndVersions(key: string, keysVersionKey: string, catalogVersionKey: string, windowMs: number, fresh: string): Promise<unknown>;
   pcatKeysVersion(keysVersionKey: string, fresh: string): Promise<unknown>;
 }
 
@@ -86,6 +85,11 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly watch: ChangeWatch | undefined;
   private readonly keysVersionKey: string;
   private readonly versionPrefix: string;
+  private readonly counting: ScriptConnection;
+  private readonly window: string;
+  /** Fresh tokens are this random prefix and a count: unique, and cheaper than a UUID a request. */
+  private readonly tokenPrefix = `${randomUUID()}.`;
+  private tokenCount = 0;
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
 
   constructor(options: RedisRateLimiterOptions) {
@@ -98,10 +102,10 @@ export class RedisRateLimiter implements RateLimiter {
     this.watch = options.watch;
     this.versionPrefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
     this.keysVersionKey = keysVersionKey(this.versionPrefix);
+    this.window = String(this.windowMs);
+    // The count runs on every request: on a lean connection of its own (script-connection.ts).
+    this.counting = new ScriptConnection({ url: options.url, script: this.watch === undefined ? COUNT_SCRIPT : COUNT_AND_VERSIONS_SCRIPT, timeoutMs: TIMEOUT_MS });
     const client = new Redis(options.url, {
-      // Commands issued in one turn of the event loop go out in one write: under load, one
-      // system call for many requests' counts.
-      enableAutoPipelining: true,
       // Without a connection a command fails at once instead of waiting in a queue.
       enableOfflineQueue: false,
       connectTimeout: TIMEOUT_MS,
@@ -109,8 +113,6 @@ export class RedisRateLimiter implements RateLimiter {
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
     });
-    client.defineCommand('pcatCountRequest', { numberOfKeys: 1, lua: COUNT_SCRIPT });
-    client.defineCommand('pcatCountAndVersions', { numberOfKeys: 3, lua: COUNT_AND_VERSIONS_SCRIPT });
     client.defineCommand('pcatKeysVersion', { numberOfKeys: 1, lua: KEYS_VERSION_SCRIPT });
     // The breaker reports the outage once; ioredis would otherwise print every reconnect error.
     client.on('error', () => undefined);
@@ -121,17 +123,16 @@ export class RedisRateLimiter implements RateLimiter {
     if (!this.redisInUse()) return this.fallback.consume(keyId, partnerId);
     try {
       const watch = this.watch;
-      if (watch === undefined || partnerId === undefined) {
-        const [count, msLeft] = parseReply(await this.client.pcatCountRequest(this.keyPrefix + keyId, this.windowMs));
+      if (watch === undefined) {
+        const [count, msLeft] = parseReply(await this.counting.run([this.keyPrefix + keyId], [this.window]));
         return rateLimitStatus(count, this.limit, msLeft);
       }
-      const reply = await this.client.pcatCountAndVersions(
-        this.keyPrefix + keyId, this.keysVersionKey, catalogVersionKey(this.versionPrefix, partnerId), this.windowMs, randomUUID(),
-      );
+      const partner = partnerId ?? '';
+      const reply = await this.counting.run([this.keyPrefix + keyId, this.keysVersionKey, catalogVersionKey(this.versionPrefix, partner)], [this.window, this.freshToken()]);
       const [count, msLeft, keysToken, catalogToken] = parseVersionsReply(reply);
       // Replies come back in the order Redis ran the scripts, so what the watch holds only moves forward.
       watch.keysSeen(keysToken);
-      watch.catalogSeen(partnerId, catalogToken);
+      if (partnerId !== undefined) watch.catalogSeen(partnerId, catalogToken);
       return rateLimitStatus(count, this.limit, msLeft);
     } catch (error) {
       this.redisFailed(error);
@@ -139,11 +140,16 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  private freshToken(): string {
+    this.tokenCount += 1;
+    return this.tokenPrefix + String(this.tokenCount);
+  }
+
   /** The key-set token, reported to the watch; null when Redis cannot be asked now. */
   async keysVersion(): Promise<string | null> {
     if (!this.redisInUse()) return null;
     try {
-      const token = parseToken(await this.client.pcatKeysVersion(this.keysVersionKey, randomUUID()));
+      const token = parseToken(await this.client.pcatKeysVersion(this.keysVersionKey, this.freshToken()));
       this.watch?.keysSeen(token);
       return token;
     } catch (error) {
@@ -178,6 +184,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    this.counting.close();
     if (this.client.status === 'ready') {
       try {
         await this.client.quit();

@@ -1,0 +1,139 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { parseReply, ScriptConnection } from '../../src/adapters/redis/script-connection.js';
+import { freePort, requireRedis, startRedisServer, TEST_REDIS_URL, type RedisServerProcess } from '../support/redis.js';
+
+/** Echoes its keys and arguments back, with a count and a nil, as the rate-limit script's reply shape does. */
+const ECHO = "return {#KEYS, tonumber(ARGV[1]), KEYS[1], ARGV[2], redis.call('GET', KEYS[1])}";
+
+describe('the lean Redis script connection', function () {
+  describe('its RESP parser', function () {
+    const reply = Buffer.from('*5\r\n:42\r\n:-7\r\n$4\r\ntök\r\n$-1\r\n*2\r\n+OK\r\n-ERR no\r\n', 'utf8');
+
+    it('reads integers, negative ones, bulk strings in UTF-8, nil, simple strings, errors and nested arrays', function () {
+      const parsed = parseReply(reply, 0);
+      expect(parsed?.next).to.equal(reply.length);
+      const [answer, negative, text, nil, nested] = parsed!.reply as unknown[];
+      expect([answer, negative, text, nil]).to.deep.equal([42, -7, 'tök', null]);
+      const [ok, error] = nested as [string, Error];
+      expect(ok).to.equal('OK');
+      expect(error).to.be.instanceOf(Error);
+      expect(error.message).to.equal('ERR no');
+    });
+
+    it('waits for more at every point a reply can be cut, and starts where it is told', function () {
+      for (let cut = 0; cut < reply.length; cut += 1) expect(parseReply(reply.subarray(0, cut), 0), `cut at ${cut}`).to.equal(undefined);
+      const two = Buffer.concat([Buffer.from(':1\r\n'), reply]);
+      expect(parseReply(two, 0)).to.deep.equal({ reply: 1, next: 4 });
+      expect(parseReply(two, 4)?.next).to.equal(two.length);
+    });
+
+    it('refuses what is not RESP', function () {
+      expect(() => parseReply(Buffer.from('?1\r\n'), 0)).to.throw(/unexpected reply type/);
+      expect(() => parseReply(Buffer.from(':1x\r\n'), 0)).to.throw(/unexpected integer/);
+    });
+  });
+
+  describe('on the machine\'s Redis', function () {
+    before(async function () {
+      await requireRedis(this);
+    });
+
+    it('answers each of 2,000 concurrent calls with its own reply, in UTF-8 both ways', async function () {
+      const connection = new ScriptConnection({ url: TEST_REDIS_URL, script: ECHO, timeoutMs: 2_000 });
+      try {
+        const replies = await Promise.all(Array.from({ length: 2_000 }, (_, i) => connection.run([`pcat:test:lean:é${i}`, 'x'], [String(i), `ärg ${i}`])));
+        replies.forEach((reply, i) => expect(reply).to.deep.equal([2, i, `pcat:test:lean:é${i}`, `ärg ${i}`, null]));
+      } finally {
+        connection.close();
+      }
+      // A closed connection refuses at once.
+      let refused: unknown;
+      await connection.run(['k'], ['1', 'a']).catch((error: unknown) => { refused = error; });
+      expect(refused).to.be.instanceOf(Error);
+    });
+  });
+
+  describe('on a redis-server of its own', function () {
+    this.timeout(20_000);
+    let server: RedisServerProcess | undefined;
+    before(async function () {
+      await requireRedis(this);
+    });
+    afterEach(async function () {
+      server?.resume();
+      await server?.kill();
+      server = undefined;
+    });
+
+    it('runs the script again after Redis forgot it (SCRIPT FLUSH)', async function () {
+      server = await startRedisServer(await freePort());
+      const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 2_000 });
+      try {
+        expect(await connection.run(['a'], ['1', 'x'])).to.deep.equal([1, 1, 'a', 'x', null]);
+        const admin = new Redis(server.url);
+        await admin.script('FLUSH');
+        await admin.quit();
+        expect(await connection.run(['a'], ['2', 'y'])).to.deep.equal([1, 2, 'a', 'y', null]);
+      } finally {
+        connection.close();
+      }
+    });
+
+    it('signs in with the password and database of its URL, and fails without saying the password', async function () {
+      const port = await freePort();
+      server = await startRedisServer(port, ['--requirepass', 's3cret-pass']);
+      const admin = new Redis(`redis://:s3cret-pass@127.0.0.1:${port}/3`);
+      await admin.set('pcat:test:lean:db3', 'in three');
+      await admin.quit();
+      const good = new ScriptConnection({ url: `redis://:s3cret-pass@127.0.0.1:${port}/3`, script: ECHO, timeoutMs: 2_000 });
+      const bad = new ScriptConnection({ url: `redis://:wrong-pass@127.0.0.1:${port}`, script: ECHO, timeoutMs: 2_000 });
+      try {
+        expect(await good.run(['pcat:test:lean:db3'], ['1', 'x'])).to.deep.equal([1, 1, 'pcat:test:lean:db3', 'x', 'in three']);
+        let failure: Error | undefined;
+        await bad.run(['a'], ['1', 'x']).catch((error: unknown) => { failure = error as Error; });
+        expect(failure?.message).to.match(/WRONGPASS|invalid password/);
+        expect(failure?.message).to.not.include('wrong-pass');
+      } finally {
+        good.close();
+        bad.close();
+      }
+    });
+
+    it('rejects every waiting call once Redis stops answering for the timeout, and reconnects on the next call', async function () {
+      server = await startRedisServer(await freePort());
+      const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 200 });
+      try {
+        expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);
+        server.pause();
+        const started = performance.now();
+        const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => connection.run(['a'], ['1', 'x'])));
+        expect(outcomes.every((o) => o.status === 'rejected')).to.equal(true);
+        expect((outcomes[0] as PromiseRejectedResult).reason).to.match(/did not answer within 200 ms/);
+        // Generous: the sweep runs every 50 ms; a loaded machine may be late.
+        expect(performance.now() - started).to.be.below(2_000);
+        server.resume();
+        expect(await connection.run(['a'], ['2', 'y'])).to.deep.equal([1, 2, 'a', 'y', null]);
+      } finally {
+        connection.close();
+      }
+    });
+
+    it('rejects the calls in flight when Redis goes away, and uses a new Redis on the same port', async function () {
+      const port = await freePort();
+      server = await startRedisServer(port);
+      const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 1_000 });
+      try {
+        expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);
+        await server.kill();
+        let failure: unknown;
+        await connection.run(['a'], ['1', 'x']).catch((error: unknown) => { failure = error; });
+        expect(failure).to.be.instanceOf(Error);
+        server = await startRedisServer(port);
+        expect(await connection.run(['b'], ['3', 'z'])).to.deep.equal([1, 3, 'b', 'z', null]);
+      } finally {
+        connection.close();
+      }
+    });
+  });
+});
