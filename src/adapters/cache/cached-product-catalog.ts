@@ -53,11 +53,14 @@ export class CachedProductCatalog implements ProductCatalog {
     return this.remember(partnerId, `i${id}`, () => this.inner.findById(partnerId, id));
   }
 
-  private async remember(partnerId: string, what: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
+  private remember(partnerId: string, what: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
     const key = this.keyOf(partnerId, what);
     if (key === null) return load();
     const cached = this.answers.get(key);
-    if (cached !== undefined) return cached.result;
+    return cached === undefined ? this.loadAndKeep(key, load) : Promise.resolve(cached.result);
+  }
+
+  private async loadAndKeep(key: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
     // A failed lookup throws before anything is stored, so errors are never cached.
     const result = deepFreeze(await load());
     this.answers.set(key, { result });

@@ -62,7 +62,20 @@ export class HeldApiKeyStore implements ApiKeyStore {
     await this.current();
   }
 
-  async findActiveByHash(sha256: string): Promise<Principal | null> {
+  findActiveByHash(sha256: string): Promise<Principal | null> {
+    // The common case answers without an async step: a held key, with nothing to re-read.
+    const principal = this.upToDate()?.byHash.get(sha256);
+    return principal === undefined ? this.findNotHeld(sha256) : Promise.resolve(principal);
+  }
+
+  isStillActive(principal: Principal): Promise<boolean> {
+    const held = this.upToDate();
+    if (held === null) return this.checkAgain(principal);
+    const live = held.byKeyId.get(principal.keyId);
+    return Promise.resolve(live !== undefined && live.partnerId === principal.partnerId);
+  }
+
+  private async findNotHeld(sha256: string): Promise<Principal | null> {
     const { watch, versions } = this.options;
     if (!watch.isShared()) return this.source.findActiveByHash(sha256);
     const held = await this.current();
@@ -76,7 +89,7 @@ export class HeldApiKeyStore implements ApiKeyStore {
     return (await this.current()).byHash.get(sha256) ?? null;
   }
 
-  async isStillActive(principal: Principal): Promise<boolean> {
+  private async checkAgain(principal: Principal): Promise<boolean> {
     if (!this.options.watch.isShared()) {
       // Read from the database on this request, unless it came from the held set before the
       // shared store was lost: then the held set may be stale, and the database decides.
@@ -85,6 +98,14 @@ export class HeldApiKeyStore implements ApiKeyStore {
     const held = await this.current();
     const live = held.byKeyId.get(principal.keyId);
     return live !== undefined && live.partnerId === principal.partnerId;
+  }
+
+  /** The held set when it can be trusted as it is: sharing, nothing seen since it was read, not too old. */
+  private upToDate(): Held | null {
+    const { watch, clock, maxAgeMs } = this.options;
+    const held = this.held;
+    if (held === null || !watch.isShared() || held.seq < watch.keysSeq || clock.now() - held.readAt >= maxAgeMs) return null;
+    return held;
   }
 
   /** The held set, read again first if the watch has seen a change since, or if it is too old. */
