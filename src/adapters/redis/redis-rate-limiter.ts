@@ -130,7 +130,9 @@ export class RedisRateLimiter implements RateLimiter {
       const partner = partnerId ?? '';
       const reply = await this.counting.run([this.keyPrefix + keyId, this.keysVersionKey, catalogVersionKey(this.versionPrefix, partner)], [this.window, this.freshToken()]);
       const [count, msLeft, keysToken, catalogToken] = parseVersionsReply(reply);
-      // Replies come back in the order Redis ran the scripts, so what the watch holds only moves forward.
+      // On this one connection replies come back in the order Redis ran the scripts, so a partner's
+      // token the watch holds only moves forward. (The key-set token is also read on the ioredis
+      // connection: a reply from there seen out of order only costs one more read of the key set.)
       watch.keysSeen(keysToken);
       if (partnerId !== undefined) watch.catalogSeen(partnerId, catalogToken);
       return rateLimitStatus(count, this.limit, msLeft);
