@@ -1,6 +1,6 @@
 import { readCatalogFile } from './adapters/catalog-file/catalog-file.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
-import type { OperatorStore } from './adapters/cli/operator-store.js';
+import type { OperatorStore } from './application/ports/operator-store.js';
 import { announcingStore } from './adapters/cli/announcing-store.js';
 import { runCli } from './adapters/cli/run-command.js';
 import { issueApiKey, listApiKeys, revokeApiKey } from './adapters/mysql/api-key-admin.js';

@@ -1,5 +1,5 @@
 import type { ChangeVersions } from '../../application/ports/change-versions.js';
-import type { OperatorStore } from './operator-store.js';
+import type { OperatorStore } from '../../application/ports/operator-store.js';
 
 /** A write committed to the database that the running instances could not be told of. */
 export class NotAnnouncedError extends Error {

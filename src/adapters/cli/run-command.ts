@@ -2,7 +2,7 @@ import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
 import type { Catalog } from '../../domain/catalog.js';
 import { jsonLdOutcome, type NoJsonLdReason, type VideoObjectJsonLd } from '../../domain/json-ld.js';
 import type { StructuredDataFinding, StructuredDataFindings } from '../../domain/structured-data.js';
-import type { KeyListing, OperatorStore } from './operator-store.js';
+import type { ApiKeyListing, OperatorStore } from '../../application/ports/operator-store.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
 
 export interface CliIo {
@@ -134,7 +134,7 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-function listing(key: KeyListing) {
+function listing(key: ApiKeyListing) {
   return { id: key.id, label: key.label, created_at: key.created_at.toISOString(), revoked_at: key.revoked_at?.toISOString() ?? null };
 }
 

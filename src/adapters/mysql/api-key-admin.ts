@@ -1,27 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { ApiKeyListing, IssuedApiKey } from '../../application/ports/operator-store.js';
 import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
 import type { Database } from './database.js';
 
 /** An operator's request that names something that is not there. */
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';
-}
-
-export interface IssuedApiKey {
-  readonly id: string;
-  readonly partner: string;
-  readonly label: string | null;
-  /** The key itself: handed to the operator once, never stored. */
-  readonly key: string;
-  readonly created_at: Date;
-}
-
-export interface ApiKeyListing {
-  readonly id: string;
-  readonly label: string | null;
-  readonly created_at: Date;
-  readonly revoked_at: Date | null;
 }
 
 async function requirePartner(db: Kysely<Database>, partnerId: string): Promise<void> {

@@ -1,10 +1,10 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import type { ImportCounts, ImportReport } from '../../application/ports/operator-store.js';
 import type { Catalog, Partner, Product } from '../../domain/catalog.js';
 import { generateJsonLd } from '../../domain/json-ld.js';
 import { toLookupResult } from '../../domain/lookup-result.js';
 import { lookupSourceHash, pdpEntryDraft, productRow, videoRow, type PdpEntryDraft, type ProductRow, type VideoRow } from './catalog-rows.js';
 import type { Database } from './database.js';
-import { emptyCounts, type ImportCounts, type ImportReport } from './import-report.js';
 import { deleteByIds, upsertRows } from './upsert.js';
 
 interface Stored {
@@ -17,6 +17,10 @@ interface Plan<R> {
   readonly write: R[];
   readonly counts: ImportCounts;
   readonly obsoleteIds: number[];
+}
+
+function emptyCounts(): ImportCounts {
+  return { created: 0, updated: 0, unchanged: 0, deleted: 0 };
 }
 
 /** Sorts file rows against stored rows by identity and content hash. */
