@@ -4,14 +4,9 @@ import type { ApiKeyListing, IssuedApiKey } from '../../application/ports/operat
 import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
 import type { Database } from './database.js';
 
-/** An operator's request that names something that is not there. */
-export class NotFoundError extends Error {
-  override readonly name = 'NotFoundError';
-}
-
 async function requirePartner(db: Kysely<Database>, partnerId: string): Promise<void> {
   const partner = await db.selectFrom('partners').select('id').where('id', '=', partnerId).executeTakeFirst();
-  if (partner === undefined) throw new NotFoundError(`no partner with id ${JSON.stringify(partnerId)}; import its catalog first`);
+  if (partner === undefined) throw new Error(`no partner with id ${JSON.stringify(partnerId)}; import its catalog first`);
 }
 
 /** Creates a key for the partner and stores only its SHA-256. */
@@ -28,7 +23,7 @@ export async function issueApiKey(db: Kysely<Database>, partnerId: string, label
 export async function revokeApiKey(db: Kysely<Database>, keyId: string, now = new Date()): Promise<{ id: string; revoked_at: Date }> {
   await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', keyId).where('revoked_at', 'is', null).execute();
   const row = await db.selectFrom('api_keys').select(['id', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
-  if (row?.revoked_at == null) throw new NotFoundError(`no API key with id ${JSON.stringify(keyId)}`);
+  if (row?.revoked_at == null) throw new Error(`no API key with id ${JSON.stringify(keyId)}`);
   return { id: row.id, revoked_at: row.revoked_at };
 }
 
