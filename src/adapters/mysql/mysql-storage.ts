@@ -1,8 +1,6 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
-import type { Database } from './database.js';
 import { MysqlApiKeyStore } from './mysql-api-key-store.js';
 import { createMysqlDatabase, type MysqlDatabaseOptions } from './mysql-database.js';
 import { MysqlProductCatalog } from './mysql-product-catalog.js';
@@ -12,7 +10,6 @@ export interface MysqlStorage {
   readonly catalog: ProductCatalog;
   readonly keys: MysqlApiKeyStore;
   readonly readiness: ReadinessProbe;
-  readonly db: Kysely<Database>;
   close(): Promise<void>;
 }
 
@@ -26,7 +23,6 @@ export function openMysqlStorage(options: { url: string; logger?: Logger } & Mys
     catalog: new MysqlProductCatalog(db),
     keys: new MysqlApiKeyStore(db),
     readiness: new MysqlReadinessProbe(db, { logger: options.logger }),
-    db,
     close: () => db.destroy(),
   });
 }
