@@ -1,6 +1,7 @@
 import { readCatalogFile } from './adapters/catalog-file/catalog-file.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import type { OperatorStore } from './application/ports/operator-store.js';
+import { TIMEOUTS } from './application/timeouts.js';
 import { announcingStore } from './adapters/cli/announcing-store.js';
 import { runCli } from './adapters/cli/run-command.js';
 import { issueApiKey, listApiKeys, revokeApiKey } from './adapters/mysql/api-key-admin.js';
@@ -10,14 +11,11 @@ import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
 import { checkStructuredData } from './adapters/structured-data/google-rules.js';
 
-/** Operator commands work on large catalogs: connect fast, but let a statement run long. */
-const OPERATOR_TIMEOUTS = { connectTimeoutMs: 5_000, queryTimeoutMs: 600_000 };
-
 /** The database; with REDIS_URL set, every write is also announced to the running instances. */
 function openOperatorStore(): Promise<OperatorStore> {
   const { databaseUrl, redisUrl } = readConfig(process.env);
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
-  const db = createMysqlDatabase(databaseUrl, OPERATOR_TIMEOUTS);
+  const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
   const store: OperatorStore = {
     migrate: () => migrateToLatest(db),
     importCatalog: (catalog) => importCatalog(db, catalog),

@@ -16,6 +16,7 @@ import { ChangeWatch } from './application/change-watch.js';
 import type { ApiKeyStore } from './application/ports/api-key-store.js';
 import { systemClock } from './application/ports/clock.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
+import { TIMEOUTS } from './application/timeouts.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
 import { createHandler, type Infrastructure } from './container.js';
 
@@ -26,9 +27,6 @@ interface Opened {
   /** Printed once the server listens, with its real address. */
   banner?: (url: string) => string;
 }
-
-const SHUTDOWN_GRACE_MS = 10_000;
-const REDIS_START_WAIT_MS = 2_000;
 
 async function main(): Promise<void> {
   loadDotEnv();
@@ -52,8 +50,8 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     // A hung close must not keep the process alive past the grace period.
-    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 5_000).unref();
-    void server.close(SHUTDOWN_GRACE_MS)
+    setTimeout(() => process.exit(1), TIMEOUTS.shutdownGraceMs + TIMEOUTS.shutdownHangMarginMs).unref();
+    void server.close(TIMEOUTS.shutdownGraceMs)
       .then(() => opened.close())
       .then(() => {
         logger.info('stopped');
@@ -125,7 +123,7 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, fallback: local, logger, watch });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.
-  await shared.ready(REDIS_START_WAIT_MS).catch((error: unknown) => {
+  await shared.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
     logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
   });
   const close = (): Promise<void> => shared.close();

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import { countRequest, type RateLimitWindow } from '../../domain/rate-limit.js';
 import { plainAddress, type TrustedProxies } from './client-address.js';
 import type { HttpHandler } from './handler.js';
@@ -31,14 +32,6 @@ export const OVERFLOWS_PER_PENALTY_WINDOW = 3;
 export const PENALTY_WINDOW_MS = 60_000;
 /** Addresses whose overflows are remembered at once; the least recently seen are forgotten first. */
 const MAX_PENALIZED_ADDRESSES = 100_000;
-/** How long a refused connection is kept, for its answer to be read, before it is dropped. */
-const LINGER_MS = 250;
-/**
- * A refused connection is answered only after this long, unread meanwhile: a client that opens a new
- * connection the moment one is refused then costs an accept and a timer per second per connection,
- * instead of keeping the accept queue, which every client shares, full.
- */
-const REFUSAL_DELAY_MS = 1_000;
 /** Refused connections held for their delayed answer at once; past this, they are dropped unanswered. */
 const MAX_HELD_REFUSALS = 1_024;
 /** How often refusals are summed up in one log line, instead of a line each. */
@@ -62,9 +55,9 @@ function stopReading(socket: Socket): void {
   });
 }
 
-/** Drops the socket once `LINGER_MS` have passed, whatever is still under way on it. */
+/** Drops the socket once `TIMEOUTS.refusedConnectionLingerMs` have passed, whatever is still under way on it. */
 function dropSoon(socket: Socket): void {
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  setTimeout(() => socket.destroy(), TIMEOUTS.refusedConnectionLingerMs).unref();
 }
 
 type Refusal = 'server_full' | 'address_full' | 'pipeline_overflow' | 'address_penalized';
@@ -164,7 +157,7 @@ export function guardConnections(
       if (socket.destroyed) return;
       options.refuse(socket, answer);
       dropSoon(socket);
-    }, REFUSAL_DELAY_MS).unref();
+    }, TIMEOUTS.refusedConnectionDelayMs).unref();
   }
 
   function overflowed(socket: GuardedSocket): void {

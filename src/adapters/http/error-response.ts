@@ -1,5 +1,6 @@
 import { setTimeout } from 'node:timers/promises';
 import type { Context } from 'koa';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { DomainError, RateLimitExceeded, TooManyFailedAuthentications, type DomainErrorCode } from '../../domain/errors.js';
 
@@ -29,13 +30,6 @@ export interface ErrorAnswer {
   readonly delayMs: number;
 }
 
-/**
- * A request held back for its address's failed authentications is answered only after this long.
- * A flooding client that waits for each answer is slowed to one request per connection per second,
- * so it costs the server almost nothing while the clients on other addresses are served.
- */
-export const HELD_BACK_ANSWER_DELAY_MS = 1_000;
-
 /** Errors are never cached. */
 export const ERROR_CACHE_CONTROL = 'no-store';
 
@@ -56,7 +50,7 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
     headers,
     body: { error: thrown.code, message: thrown.message },
     expected: true,
-    delayMs: heldBack ? HELD_BACK_ANSWER_DELAY_MS : 0,
+    delayMs: heldBack ? TIMEOUTS.heldBackAnswerDelayMs : 0,
   };
 }
 

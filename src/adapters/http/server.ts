@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import { guardConnections, type ConnectionLimits } from './connection-guard.js';
 import type { HttpHandler } from './handler.js';
 
@@ -13,10 +14,6 @@ export interface RunningServer {
   /** Stops accepting, lets requests in flight finish (at most `graceMs`), then resolves. */
   close(graceMs?: number): Promise<void>;
 }
-
-const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 15_000;
-const STALLED_SOCKET_TIMEOUT_MS = 30_000;
 
 const BAD_REQUEST = JSON.stringify({ error: 'bad_request', message: 'Malformed HTTP request.' });
 const CONNECT_REFUSED = JSON.stringify({ error: 'method_not_allowed', message: 'Method CONNECT is not allowed here; use GET or HEAD.' });
@@ -49,7 +46,7 @@ export interface HttpServerOptions {
   readonly limits: ConnectionLimits;
   /** Where refused connections are summed up. */
   readonly logger?: Logger;
-  /** How long a request's headers, and the whole request, may take to arrive (default 10 s and 15 s). */
+  /** How long a request's headers, and the whole request, may take to arrive (default `TIMEOUTS.httpHeadersMs` and `TIMEOUTS.httpRequestMs`). */
   readonly timeouts?: { readonly headersMs: number; readonly requestMs: number };
 }
 
@@ -59,7 +56,7 @@ export interface HttpServerOptions {
  */
 export async function startHttpServer(handle: HttpHandler, options: HttpServerOptions): Promise<RunningServer> {
   const { limits } = options;
-  const { headersMs, requestMs } = options.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS };
+  const { headersMs, requestMs } = options.timeouts ?? { headersMs: TIMEOUTS.httpHeadersMs, requestMs: TIMEOUTS.httpRequestMs };
   const timedOutBody = requestTimedOut(headersMs, requestMs);
   let guarded: HttpHandler = handle;
   // Node would answer a missing Host itself, in plain text; the check below keeps the JSON shape.
@@ -79,11 +76,11 @@ export async function startHttpServer(handle: HttpHandler, options: HttpServerOp
   });
   server.headersTimeout = headersMs;
   server.requestTimeout = requestMs;
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = TIMEOUTS.httpKeepAliveMs;
   server.maxRequestsPerSocket = 10_000;
   // A socket with no traffic either way for this long (a client that stopped reading with answers
   // still to send) is closed, so it cannot hold its connection slot and buffers forever.
-  server.timeout = STALLED_SOCKET_TIMEOUT_MS;
+  server.timeout = TIMEOUTS.httpStalledSocketMs;
   // Node's own answer to unparsable requests is plain text; keep even those in the JSON shape.
   server.on('clientError', (error: Error & { rawPacket?: Buffer; code?: string }, socket: Socket) => {
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
@@ -107,7 +104,7 @@ export async function startHttpServer(handle: HttpHandler, options: HttpServerOp
   return {
     server,
     url: `http://${host}:${port}`,
-    close: (graceMs = 10_000) => closeGracefully(server, graceMs),
+    close: (graceMs = TIMEOUTS.shutdownGraceMs) => closeGracefully(server, graceMs),
   };
 }
 

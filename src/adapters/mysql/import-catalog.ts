@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ImportCounts, ImportReport } from '../../application/ports/operator-store.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import type { Catalog, Partner, Product } from '../../domain/catalog.js';
 import { generateJsonLd } from '../../domain/json-ld.js';
 import { toLookupResult } from '../../domain/lookup-result.js';
@@ -75,7 +76,6 @@ const LOOKUP_CHUNK = 1_000;
  * the name within the 64 characters a lock name may have, whatever the database's name).
  */
 export const IMPORT_LOCK = sql<string>`concat('pcat_import:', left(sha2(database(), 256), 48))`;
-const IMPORT_LOCK_WAIT_S = 600;
 
 /**
  * Imports a validated catalog in one transaction: it lands whole or not at all.
@@ -91,8 +91,8 @@ export async function importCatalog(db: Kysely<Database>, catalog: Catalog, now 
   // Imports take turns: a second one waits for the first to commit, then plans against what it wrote.
   // The lock is held on the transaction's own connection until after the commit.
   return db.connection().execute(async (connection) => {
-    const { rows } = await sql<{ acquired: number | null }>`select get_lock(${IMPORT_LOCK}, ${IMPORT_LOCK_WAIT_S}) as acquired`.execute(connection);
-    if (rows[0]?.acquired !== 1) throw new Error(`another import has been running for over ${IMPORT_LOCK_WAIT_S} s; try again later`);
+    const { rows } = await sql<{ acquired: number | null }>`select get_lock(${IMPORT_LOCK}, ${TIMEOUTS.importLockWaitS}) as acquired`.execute(connection);
+    if (rows[0]?.acquired !== 1) throw new Error(`another import has been running for over ${TIMEOUTS.importLockWaitS} s; try again later`);
     try {
       return await connection.transaction().execute((trx) => runImport(trx, catalog, now));
     } finally {

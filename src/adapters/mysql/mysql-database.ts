@@ -1,5 +1,6 @@
 import { Kysely, MysqlDialect } from 'kysely';
 import { createPool } from 'mysql2';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import type { Database } from './database.js';
 import { boundedPool } from './bounded-pool.js';
 
@@ -16,13 +17,6 @@ export interface MysqlDatabaseOptions {
   readonly queueLimit?: number;
 }
 
-/**
- * Serving requests: a request reads the database twice at most (its key, then its product), so
- * with the database unreachable in any way it fails within two deadlines, 2 s, leaving room for
- * a busy machine inside the 5 s a client is promised; a point read takes about a millisecond.
- * A connect on a black-holed path frees its slot within 1 s, which bounds recovery too.
- */
-export const SERVING_TIMEOUTS = { connectTimeoutMs: 1_000, queryTimeoutMs: 1_000 } as const;
 /** At 1 ms a statement, 500 waiters drain in a twentieth of the deadline; more means the database is far behind. */
 export const SERVING_POOL = { connectionLimit: 10, queueLimit: 500 } as const;
 
@@ -31,7 +25,7 @@ export function createMysqlDatabase(url: string, options: MysqlDatabaseOptions =
   const connectionLimit = options.connectionLimit ?? SERVING_POOL.connectionLimit;
   const pool = createPool({
     uri: url,
-    connectTimeout: options.connectTimeoutMs ?? SERVING_TIMEOUTS.connectTimeoutMs,
+    connectTimeout: options.connectTimeoutMs ?? TIMEOUTS.servingDatabase.connectTimeoutMs,
     connectionLimit,
     // Dates are stored and read as UTC whatever the server's or the process's zone.
     timezone: 'Z',
@@ -43,7 +37,7 @@ export function createMysqlDatabase(url: string, options: MysqlDatabaseOptions =
       pool: boundedPool(pool, {
         connectionLimit,
         queueLimit: options.queueLimit ?? SERVING_POOL.queueLimit,
-        queryTimeoutMs: options.queryTimeoutMs ?? SERVING_TIMEOUTS.queryTimeoutMs,
+        queryTimeoutMs: options.queryTimeoutMs ?? TIMEOUTS.servingDatabase.queryTimeoutMs,
         // JSON_ARRAYAGG is built on GROUP_CONCAT in MariaDB and would be cut at the 1 MiB default.
         sessionSetup: ['set session group_concat_max_len = 67108864'],
       }),

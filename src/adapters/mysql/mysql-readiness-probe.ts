@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import type { Database } from './database.js';
 
 /** Ready when `SELECT 1` answers within the timeout; logs only when readiness changes. */
@@ -14,7 +15,7 @@ export class MysqlReadinessProbe implements ReadinessProbe {
     private readonly db: Kysely<Database>,
     options: { readonly timeoutMs?: number; readonly logger?: Logger | undefined } = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? 1_500;
+    this.timeoutMs = options.timeoutMs ?? TIMEOUTS.readinessProbeMs;
     this.logger = options.logger;
   }
 

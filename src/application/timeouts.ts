@@ -1,0 +1,52 @@
+/**
+ * Every timeout a deployment might want to tune, in one place, in milliseconds unless the name
+ * says otherwise. The adapters and composition roots that used to hold them as literals import
+ * them from here (an adapter may import the application; adapters may not import each other).
+ * Windows that are policy rather than waiting (the rate-limit window, the connection guard's
+ * penalty window, log summary intervals) stay next to the rule they belong to.
+ */
+export const TIMEOUTS = {
+  /** After SIGTERM or SIGINT, requests in flight may finish for this long before their connections are closed. */
+  shutdownGraceMs: 10_000,
+  /** A close that still hangs this long after the grace period ends the process with exit code 1. */
+  shutdownHangMarginMs: 5_000,
+  /** How long start-up waits for Redis before counting requests in-process until it comes. */
+  redisStartWaitMs: 2_000,
+
+  /** How long a request's headers may take to arrive before a 408. */
+  httpHeadersMs: 10_000,
+  /** How long the whole request may take to arrive before a 408. */
+  httpRequestMs: 15_000,
+  /** How long an idle keep-alive connection is kept open. */
+  httpKeepAliveMs: 5_000,
+  /** A socket with no traffic either way for this long (a client that stopped reading) is closed. */
+  httpStalledSocketMs: 30_000,
+  /**
+   * A request held back for its address's failed authentications is answered only after this long.
+   * A flooding client that waits for each answer is slowed to one request per connection per second,
+   * so it costs the server almost nothing while the clients on other addresses are served.
+   */
+  heldBackAnswerDelayMs: 1_000,
+  /**
+   * A refused connection is answered only after this long, unread meanwhile: a client that opens a new
+   * connection the moment one is refused then costs an accept and a timer per second per connection,
+   * instead of keeping the accept queue, which every client shares, full.
+   */
+  refusedConnectionDelayMs: 1_000,
+  /** How long a refused connection is kept, for its answer to be read, before it is dropped. */
+  refusedConnectionLingerMs: 250,
+
+  /**
+   * Serving requests: a request reads the database twice at most (its key, then its product), so
+   * with the database unreachable in any way it fails within two deadlines, 2 s, leaving room for
+   * a busy machine inside the 5 s a client is promised; a point read takes about a millisecond.
+   * A connect on a black-holed path frees its slot within 1 s, which bounds recovery too.
+   */
+  servingDatabase: { connectTimeoutMs: 1_000, queryTimeoutMs: 1_000 },
+  /** `/readyz`: the database is ready when `SELECT 1` answers within this long. */
+  readinessProbeMs: 1_500,
+  /** Operator commands work on large catalogs: connect fast, but let a statement run long. */
+  operatorDatabase: { connectTimeoutMs: 5_000, queryTimeoutMs: 600_000 },
+  /** How long an import waits, in seconds, for another import into the same database to finish. */
+  importLockWaitS: 600,
+} as const;
