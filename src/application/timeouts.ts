@@ -12,6 +12,14 @@ export const TIMEOUTS = {
   shutdownHangMarginMs: 5_000,
   /** How long start-up waits for Redis before counting requests in-process until it comes. */
   redisStartWaitMs: 2_000,
+  /** Serving requests: a Redis connect or command (the count, a token read) fails after this long. */
+  redisCommandMs: 200,
+  /** After Redis fails, requests are counted in-process this long before one background PING asks again. */
+  redisCoolDownMs: 1_000,
+  /** The longest wait between two attempts to reconnect to Redis. */
+  redisMaxReconnectDelayMs: 1_000,
+  /** Operator commands: announcing a change through Redis may wait this long per attempt. */
+  operatorRedisMs: 2_000,
 
   /** How long a request's headers may take to arrive before a 408. */
   httpHeadersMs: 10_000,

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ChangeVersions } from '../../application/ports/change-versions.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import { catalogVersionKey, CURRENT_TOKEN_LUA, DEFAULT_VERSION_PREFIX, keysVersionKey } from './version-keys.js';
 
 const CURRENT_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
 /** An operator command may wait a little for Redis; a request never uses this client. */
-const TIMEOUT_MS = 2_000;
+const TIMEOUT_MS = TIMEOUTS.operatorRedisMs;
 const RECONNECT_ATTEMPTS = 3;
 
 interface TokenClient extends Redis {

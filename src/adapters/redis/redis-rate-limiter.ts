@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ChangeWatch } from '../../application/change-watch.js';
 import type { RateLimiter } from '../../application/ports/rate-limiter.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import { RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus } from '../../domain/rate-limit.js';
 import { ScriptConnection } from './script-connection.js';
 import { catalogVersionKey, CURRENT_TOKEN_LUA, DEFAULT_VERSION_PREFIX, keysVersionKey } from './version-keys.js';
@@ -33,10 +34,10 @@ return {count, msLeft, current(KEYS[2], ARGV[2] .. 'k'), current(KEYS[3], ARGV[2
 const KEYS_VERSION_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
-const DEFAULT_COOL_DOWN_MS = 1_000;
+const DEFAULT_COOL_DOWN_MS = TIMEOUTS.redisCoolDownMs;
 /** Bounds what a slow or vanished Redis can add to a request. */
-const TIMEOUT_MS = 200;
-const MAX_RECONNECT_DELAY_MS = 1_000;
+const TIMEOUT_MS = TIMEOUTS.redisCommandMs;
+const MAX_RECONNECT_DELAY_MS = TIMEOUTS.redisMaxReconnectDelayMs;
 
 /** ioredis adds the script as a method at run time (EVALSHA, EVAL once after a Redis restart). */
 interface CountingClient extends Redis {
