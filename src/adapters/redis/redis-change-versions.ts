@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ChangeVersions } from '../../application/ports/change-versions.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
-import { catalogVersionKey, CURRENT_TOKEN_LUA, DEFAULT_VERSION_PREFIX, keysVersionKey } from './version-keys.js';
+import { quitOrDrop } from './redis-client.js';
+import { catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, keysVersionKey, tokenFrom } from './version-keys.js';
 
-const CURRENT_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
 /** An operator command may wait a little for Redis; a request never uses this client. */
 const TIMEOUT_MS = TIMEOUTS.operatorRedisMs;
 const RECONNECT_ATTEMPTS = 3;
@@ -36,7 +36,7 @@ export class RedisChangeVersions implements ChangeVersions {
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt) => (attempt > RECONNECT_ATTEMPTS ? null : attempt * 200),
     });
-    client.defineCommand('pcatCurrentToken', { numberOfKeys: 1, lua: CURRENT_SCRIPT });
+    client.defineCommand('pcatCurrentToken', { numberOfKeys: 1, lua: CURRENT_TOKEN_SCRIPT });
     // Failures reach the caller through the command that failed.
     client.on('error', () => undefined);
     this.client = client as TokenClient;
@@ -52,27 +52,14 @@ export class RedisChangeVersions implements ChangeVersions {
   }
 
   async keysVersion(): Promise<string> {
-    return tokenOf(await this.client.pcatCurrentToken(keysVersionKey(this.prefix), randomUUID()));
+    return tokenFrom(await this.client.pcatCurrentToken(keysVersionKey(this.prefix), randomUUID()));
   }
 
   async catalogVersion(partnerId: string): Promise<string> {
-    return tokenOf(await this.client.pcatCurrentToken(catalogVersionKey(this.prefix, partnerId), randomUUID()));
+    return tokenFrom(await this.client.pcatCurrentToken(catalogVersionKey(this.prefix, partnerId), randomUUID()));
   }
 
-  async close(): Promise<void> {
-    if (this.client.status === 'ready') {
-      try {
-        await this.client.quit();
-        return;
-      } catch {
-        // Redis went away while closing: dropping the connection is all that is left.
-      }
-    }
-    this.client.disconnect();
+  close(): Promise<void> {
+    return quitOrDrop(this.client);
   }
-}
-
-function tokenOf(reply: unknown): string {
-  if (typeof reply === 'string' && reply !== '') return reply;
-  throw new Error(`unexpected reply from the version script: ${JSON.stringify(reply)}`);
 }

@@ -6,7 +6,8 @@ import type { RateLimiter } from '../../application/ports/rate-limiter.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus } from '../../domain/rate-limit.js';
 import { ScriptConnection } from './script-connection.js';
-import { catalogVersionKey, CURRENT_TOKEN_LUA, DEFAULT_VERSION_PREFIX, keysVersionKey } from './version-keys.js';
+import { quitOrDrop } from './redis-client.js';
+import { catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, keysVersionKey, tokenFrom } from './version-keys.js';
 
 /**
  * Counts one request and returns `{count, msLeft}` in one atomic step, so concurrent
@@ -31,7 +32,6 @@ const COUNT_SCRIPT = `${COUNT_LUA}\nreturn {count, msLeft}`;
  */
 const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}
 return {count, msLeft, current(KEYS[2], ARGV[2] .. 'k'), current(KEYS[3], ARGV[2] .. 'c')}`;
-const KEYS_VERSION_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
 const DEFAULT_COOL_DOWN_MS = TIMEOUTS.redisCoolDownMs;
@@ -114,7 +114,7 @@ export class RedisRateLimiter implements RateLimiter {
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
     });
-    client.defineCommand('pcatKeysVersion', { numberOfKeys: 1, lua: KEYS_VERSION_SCRIPT });
+    client.defineCommand('pcatKeysVersion', { numberOfKeys: 1, lua: CURRENT_TOKEN_SCRIPT });
     // The breaker reports the outage once; ioredis would otherwise print every reconnect error.
     client.on('error', () => undefined);
     this.client = client as CountingClient;
@@ -152,7 +152,7 @@ export class RedisRateLimiter implements RateLimiter {
   async keysVersion(): Promise<string | null> {
     if (!this.redisInUse()) return null;
     try {
-      const token = parseToken(await this.client.pcatKeysVersion(this.keysVersionKey, this.freshToken()));
+      const token = tokenFrom(await this.client.pcatKeysVersion(this.keysVersionKey, this.freshToken()));
       this.watch?.keysSeen(token);
       return token;
     } catch (error) {
@@ -186,17 +186,9 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.counting.close();
-    if (this.client.status === 'ready') {
-      try {
-        await this.client.quit();
-        return;
-      } catch {
-        // Redis went away while closing: dropping the connection is all that is left.
-      }
-    }
-    this.client.disconnect();
+    return quitOrDrop(this.client);
   }
 
   private redisInUse(): boolean {
@@ -243,11 +235,6 @@ function parseVersionsReply(reply: unknown): [count: number, msLeft: number, key
     return [reply[0], reply[1], reply[2], reply[3]];
   }
   throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
-}
-
-function parseToken(reply: unknown): string {
-  if (typeof reply === 'string' && reply !== '') return reply;
-  throw new Error(`unexpected reply from the version script: ${JSON.stringify(reply)}`);
 }
 
 function parseReply(reply: unknown): [count: number, msLeft: number] {

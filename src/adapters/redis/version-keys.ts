@@ -22,3 +22,12 @@ local function current(key, fresh)
   return fresh
 end
 `;
+
+/** The one token at KEYS[1], started from the candidate ARGV[1] where there is none. */
+export const CURRENT_TOKEN_SCRIPT = `${CURRENT_TOKEN_LUA}\nreturn current(KEYS[1], ARGV[1])`;
+
+/** A token as a script returned it: a non-empty string, or the reply was not what the script returns. */
+export function tokenFrom(reply: unknown): string {
+  if (typeof reply === 'string' && reply !== '') return reply;
+  throw new Error(`unexpected reply from the version script: ${JSON.stringify(reply)}`);
+}
