@@ -8,6 +8,7 @@ import { hashApiKey, isWellFormedApiKey } from '../src/domain/api-key.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
 import { cli } from './support/cli-process.js';
 import { useTestDatabase } from './support/mariadb.js';
+import { freePort } from './support/redis.js';
 
 interface IssuedJson { id: string; partner: string; label: string | null; key: string; created_at: string }
 interface ListedJson { id: string; label: string | null; created_at: string; revoked_at: string | null }
@@ -119,6 +120,20 @@ describe('operator CLI', function () {
       const issue = await cli(['keys', 'issue', '--partner', 'nobody'], env);
       expect(issue.code).to.equal(1);
       expect(issue.stderr).to.equal('error: no partner with id "nobody"; import its catalog first\n');
+    });
+
+    it('with REDIS_URL unreachable: fails an import it cannot announce, saying it stands, and prints a new key with a warning instead of failing', async function () {
+      const unreachable = { ...env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` };
+      const imported = await cli(['import', join(dir, 'catalog.json')], unreachable);
+      expect(imported.code).to.equal(1);
+      expect(imported.stderr).to.match(/^error: the import is committed to the database, but the running instances could not be told through Redis \(.+\): instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS\n$/);
+      const before = await keyCount();
+      const issued = await cli(['keys', 'issue', '--partner', 'acme', '--json'], unreachable);
+      expect(issued.code, issued.stderr).to.equal(0);
+      expect((issued.json() as { key: string }).key).to.match(/^pcat_live_/);
+      expect(issued.stderr).to.match(/^warning: key acme-[0-9a-f]+ is issued, but the running instances could not be told through Redis/);
+      expect(issued.stderr).to.not.include((issued.json() as { key: string }).key);
+      expect(await keyCount()).to.equal(before + 1);
     });
   });
 });
