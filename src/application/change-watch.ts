@@ -41,7 +41,7 @@ export class ChangeWatch {
   }
 
   catalogSeen(partnerId: string, token: string): void {
-    if (this.catalogTokens.get(partnerId) !== token) this.catalogTokens.set(partnerId, token);
+    this.catalogTokens.set(partnerId, token);
   }
 
   /** The partner's catalog token last seen, or undefined when none is to be trusted. */

@@ -102,18 +102,21 @@ export class HeldApiKeyStore implements ApiKeyStore {
 
   /** The held set when it can be trusted as it is: sharing, nothing seen since it was read, not too old. */
   private upToDate(): Held | null {
+    return this.options.watch.isShared() ? this.fresh() : null;
+  }
+
+  /** The held set if it was read after every change the watch has seen, and is not too old. */
+  private fresh(): Held | null {
     const { watch, clock, maxAgeMs } = this.options;
     const held = this.held;
-    if (held === null || !watch.isShared() || held.seq < watch.keysSeq || clock.now() - held.readAt >= maxAgeMs) return null;
-    return held;
+    return held !== null && held.seq >= watch.keysSeq && clock.now() - held.readAt < maxAgeMs ? held : null;
   }
 
   /** The held set, read again first if the watch has seen a change since, or if it is too old. */
   private async current(): Promise<Held> {
     for (;;) {
-      const needed = this.options.watch.keysSeq;
-      const held = this.held;
-      if (held !== null && held.seq >= needed && this.options.clock.now() - held.readAt < this.options.maxAgeMs) return held;
+      const held = this.fresh();
+      if (held !== null) return held;
       // One read at a time; a request that needs a later one than the read in flight waits for
       // it, then starts its own.
       this.reading ??= this.read().finally(() => {

@@ -1,11 +1,6 @@
 import type { ChangeVersions } from '../../application/ports/change-versions.js';
 import type { OperatorStore } from '../../application/ports/operator-store.js';
 
-/** A write committed to the database that the running instances could not be told of. */
-export class NotAnnouncedError extends Error {
-  override readonly name = 'NotAnnouncedError';
-}
-
 /**
  * The operator store, telling every running instance of each write once it has committed: a new
  * key-set token after a key is issued or revoked, and after an import new tokens for the key set
@@ -44,7 +39,7 @@ async function announce(what: string, write: () => Promise<unknown>): Promise<vo
   try {
     await write();
   } catch (error) {
-    throw new NotAnnouncedError(
+    throw new Error(
       `${what} is committed to the database, but the running instances could not be told through Redis (${reasonOf(error)}): ` +
       'instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS',
     );
