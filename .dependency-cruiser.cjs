@@ -3,10 +3,10 @@ module.exports = {
   forbidden: [
     {
       name: 'domain-is-pure',
-      comment: 'src/domain imports only itself and Node built-ins.',
+      comment: 'src/domain imports only itself, Node built-ins and TypeBox, in which the response contract is declared.',
       severity: 'error',
       from: { path: '^src/domain/' },
-      to: { pathNot: '^src/domain/', dependencyTypesNot: ['core'] },
+      to: { pathNot: '^(src/domain/|node_modules/typebox/)', dependencyTypesNot: ['core'] },
     },
     {
       name: 'application-needs-only-domain',

@@ -1,3 +1,4 @@
+import { Type, type Static } from 'typebox';
 import type { RateLimitStatus } from './rate-limit.js';
 
 /** Stable, machine-readable codes of the failures the domain and use cases can raise. */
@@ -9,6 +10,14 @@ export type DomainErrorCode =
   | 'sku_not_found'
   | 'product_not_found'
   | 'rate_limit_exceeded';
+
+/** The body of every error answer (docs/api.md, errors); the OpenAPI document's `Error` is this declaration. */
+export const ErrorBodySchema = Type.Object({
+  error: Type.String({ description: 'Machine-readable code.' }),
+  message: Type.String({ minLength: 1, description: 'Human-readable text.' }),
+}, { additionalProperties: false });
+
+export type ErrorBody = Static<typeof ErrorBodySchema>;
 
 /** A failure the caller caused or may act on; carries a stable code and no transport detail. */
 export class DomainError extends Error {

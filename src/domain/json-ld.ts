@@ -1,40 +1,56 @@
+import { Type, type Static } from 'typebox';
 import type { PdpEntry, Product, Video } from './catalog.js';
 import { isoDuration } from './iso-duration.js';
 
 /**
- * The schema.org VideoObject embedded on one retailer product page (docs/api.md, the VideoObject). The optional keys
+ * The schema.org VideoObject embedded on one retailer product page (docs/api.md, the VideoObject): its
+ * type and the OpenAPI document's `VideoObject` both come from this one declaration. The optional keys
  * are there only when the catalog gives the video both a thumbnail and an upload date, which
  * search engines require before they read a VideoObject at all.
  */
-export interface VideoObjectJsonLd {
-  '@context': 'https://schema.org';
-  '@type': 'VideoObject';
-  '@id': string;
-  name: string;
-  description: string;
-  thumbnailUrl?: string;
-  uploadDate?: string;
-  /** ISO 8601, in whole seconds. */
-  duration?: string;
-  transcript: string;
-  inLanguage: string;
-  isFamilyFriendly: boolean;
-  contentUrl: string;
-  embedUrl: string;
-  genre: string[];
-  keywords: string[];
-  creator: { '@type': 'Person'; name: string; jobTitle: string };
-  publisher: { '@type': 'Organization'; name: string };
-  about: {
-    '@type': 'Product';
-    '@id': string;
-    name?: string;
-    image?: string;
-    brand: { '@type': 'Brand'; name: string };
-    additionalProperty: { '@type': 'PropertyValue'; name: string; value: string }[];
-  };
-  isPartOf: { '@type': 'WebPage'; '@id': string; url: string };
-}
+export const VideoObjectJsonLdSchema = Type.Object({
+  '@context': Type.Literal('https://schema.org'),
+  '@type': Type.Literal('VideoObject'),
+  '@id': Type.String({ format: 'uri' }),
+  name: Type.String(),
+  description: Type.String(),
+  thumbnailUrl: Type.Optional(Type.String({
+    format: 'uri',
+    description: 'Present, with `uploadDate`, `duration`, `about.name` and `about.image`, only when the catalog gives the video a thumbnail and an upload date, which search engines require.',
+  })),
+  uploadDate: Type.Optional(Type.String({ description: 'ISO 8601 date, or date-time with an offset, as the catalog gives it.' })),
+  duration: Type.Optional(Type.String({
+    pattern: '^PT([0-9]+H)?([0-9]+M)?([0-9]+S)?$',
+    minLength: 4,
+    description: 'The video\'s length, ISO 8601, in whole seconds, such as `PT1M33S`.',
+  })),
+  transcript: Type.String(),
+  inLanguage: Type.String(),
+  isFamilyFriendly: Type.Boolean(),
+  contentUrl: Type.String({ format: 'uri' }),
+  embedUrl: Type.String({ format: 'uri' }),
+  genre: Type.Array(Type.String()),
+  keywords: Type.Array(Type.String()),
+  creator: Type.Object({ '@type': Type.Literal('Person'), name: Type.String(), jobTitle: Type.String() }, { additionalProperties: false }),
+  publisher: Type.Object({ '@type': Type.Literal('Organization'), name: Type.String() }, { additionalProperties: false }),
+  about: Type.Object({
+    '@type': Type.Literal('Product'),
+    '@id': Type.String({ format: 'uri' }),
+    name: Type.Optional(Type.String({ description: 'The product\'s title; present with `thumbnailUrl`.' })),
+    image: Type.Optional(Type.String({ format: 'uri', description: 'The product\'s image; present with `thumbnailUrl`.' })),
+    brand: Type.Object({ '@type': Type.Literal('Brand'), name: Type.String() }, { additionalProperties: false }),
+    additionalProperty: Type.Array(
+      Type.Object({ '@type': Type.Literal('PropertyValue'), name: Type.String(), value: Type.String() }, { additionalProperties: false }),
+      { description: 'In the catalog\'s order; names may repeat.' },
+    ),
+  }, { additionalProperties: false }),
+  isPartOf: Type.Object({ '@type': Type.Literal('WebPage'), '@id': Type.String({ format: 'uri' }), url: Type.String({ format: 'uri' }) }, { additionalProperties: false }),
+}, {
+  additionalProperties: false,
+  description: 'A schema.org VideoObject anchored to the entry\'s `pdp_url` (`@id`, `embedUrl`, `about.@id`, `isPartOf.@id`, `isPartOf.url`).',
+});
+
+export type VideoObjectJsonLd = Static<typeof VideoObjectJsonLdSchema>;
 
 /**
  * Why a PDP entry has no JSON-LD, in the order a content team fixes them: name a video, publish

@@ -2,7 +2,7 @@ import { setTimeout } from 'node:timers/promises';
 import type { Context } from 'koa';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import { DomainError, RateLimitExceeded, TooManyFailedAuthentications, type DomainErrorCode } from '../../domain/errors.js';
+import { DomainError, RateLimitExceeded, TooManyFailedAuthentications, type DomainErrorCode, type ErrorBody } from '../../domain/errors.js';
 
 /** The one table from a domain error code to its HTTP status (docs/api.md, errors). */
 const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
@@ -23,7 +23,7 @@ export interface ErrorAnswer {
   readonly status: number;
   /** Headers besides Cache-Control and Content-Type, as name/value pairs. */
   readonly headers: readonly (readonly [string, string])[];
-  readonly body: { readonly error: DomainErrorCode | HttpErrorCode; readonly message: string };
+  readonly body: Readonly<ErrorBody & { error: DomainErrorCode | HttpErrorCode }>;
   /** False for an unexpected error, which the caller logs. */
   readonly expected: boolean;
   /** How long to hold the answer back before sending it (0: at once). */
@@ -58,7 +58,7 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
 export function sendError(ctx: Context, status: number, error: DomainErrorCode | HttpErrorCode, message: string): void {
   ctx.status = status;
   ctx.set('Cache-Control', ERROR_CACHE_CONTROL);
-  ctx.body = { error, message };
+  ctx.body = { error, message } satisfies ErrorBody;
 }
 
 /** Answers a thrown error (after its delay, if any); true if it was a domain error, false if it was unexpected. */

@@ -1,4 +1,7 @@
-import { InvalidApiKey } from '../../domain/errors.js';
+import { Type, type TSchema } from 'typebox';
+import { ErrorBodySchema, InvalidApiKey } from '../../domain/errors.js';
+import { VideoObjectJsonLdSchema } from '../../domain/json-ld.js';
+import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSchema } from '../../domain/lookup-result.js';
 import { demoTentLookupExample } from './openapi-examples.js';
 
 /*
@@ -153,6 +156,22 @@ function serviceOperation(operationId: string, summary: string, description: str
   return { get: { operationId, tags: ['Service'], summary, description, security: [], responses } };
 }
 
+/**
+ * The domain's schemas as the document's components, in plain JSON: where one named schema holds
+ * another, it refers to that one's component instead of repeating it.
+ */
+function componentSchemas(named: Record<string, TSchema>): Record<string, unknown> {
+  const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
+  const plain = (node: unknown, root: boolean): unknown => {
+    const name = names.get(node);
+    if (!root && name !== undefined) return { $ref: `#/components/schemas/${name}` };
+    if (Array.isArray(node)) return node.map((item) => plain(item, false));
+    if (typeof node !== 'object' || node === null) return node;
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, plain(value, false)]));
+  };
+  return Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, plain(schema, true)]));
+}
+
 /** The outline of an OpenAPI 3.1 document; the OpenAPI Specification's own schema holds the rest. */
 const OPENAPI_DOCUMENT_SCHEMA = {
   type: 'object',
@@ -290,147 +309,14 @@ export const openApiDocument = {
     responses: {
       UnknownPath: errorResponse('Any path this document does not describe.', { not_found: 'No such endpoint.' }, REQUEST_ID),
     },
-    schemas: {
-      LookupResponse: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['data'],
-        properties: { data: { $ref: '#/components/schemas/LookupResult' } },
-      },
-      LookupResult: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['sku', 'status', 'product'],
-        properties: {
-          sku: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,50}$', description: 'The SKU requested, or the product\'s SKU for a lookup by ID.' },
-          status: { type: 'string', enum: ['active', 'inactive'], description: '`inactive`: deactivated in the service, still returned.' },
-          product: { $ref: '#/components/schemas/Product' },
-        },
-      },
-      Product: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'title', 'description', 'short_description', 'image', 'what_text', 'who_text', 'why_text', 'videos', 'pdp_urls'],
-        properties: {
-          id: { type: 'integer', minimum: 1, maximum: MAX_PRODUCT_ID, description: 'Service-assigned; usable with `getProductById`.' },
-          title: { type: 'string' },
-          description: { type: ['string', 'null'], description: 'Full marketing description.' },
-          short_description: { type: 'string', description: 'Short summary for cards and previews.' },
-          image: { type: 'string', format: 'uri', description: 'URL of the primary product image.' },
-          what_text: { type: 'string', description: 'Expert copy: what the product is.' },
-          who_text: { type: 'string', description: 'Expert copy: who the product is for.' },
-          why_text: { type: 'string', description: 'Expert copy: why it matters.' },
-          videos: { type: 'array', items: { $ref: '#/components/schemas/Video' }, description: 'Published videos only; empty when none.' },
-          pdp_urls: { type: 'array', items: { $ref: '#/components/schemas/PdpEntry' }, description: 'Retailer product-page entries; empty when none.' },
-        },
-      },
-      Video: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'name', 'aspect_ratio', 'length'],
-        properties: {
-          id: { type: 'integer', minimum: 1 },
-          name: { type: ['string', 'null'] },
-          aspect_ratio: { type: 'string', pattern: '^[1-9][0-9]*x[1-9][0-9]*$', examples: ['16x9', '9x16', '1x1'] },
-          length: { type: 'number', minimum: 0, description: 'Duration in seconds.' },
-        },
-      },
-      PdpEntry: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'pdp_url', 'video_file_url', 'retailer', 'json_ld'],
-        properties: {
-          id: { type: 'integer', minimum: 1 },
-          pdp_url: { type: 'string', format: 'uri', description: 'The retailer page this entry, and its `json_ld`, belong to.' },
-          video_file_url: { type: ['string', 'null'], format: 'uri', description: 'Equals the `contentUrl` of the JSON-LD.' },
-          retailer: { type: ['string', 'null'] },
-          json_ld: {
-            description: '`null` until it is generated (the entry names a published video with a transcript, and has a video file URL); regenerated whenever one of its sources changes (a transcript, a name, a thumbnail, an upload date), so re-fetch at render time or on a daily cache. `thumbnailUrl`, `uploadDate`, `duration` and `about.name`/`about.image` are present only when the catalog gives the video a thumbnail and an upload date.',
-            oneOf: [{ $ref: '#/components/schemas/VideoObject' }, { type: 'null' }],
-          },
-        },
-      },
-      VideoObject: {
-        type: 'object',
-        description: 'A schema.org VideoObject anchored to the entry\'s `pdp_url` (`@id`, `embedUrl`, `about.@id`, `isPartOf.@id`, `isPartOf.url`).',
-        additionalProperties: false,
-        required: ['@context', '@type', '@id', 'name', 'description', 'transcript', 'inLanguage', 'isFamilyFriendly', 'contentUrl', 'embedUrl', 'genre', 'keywords', 'creator', 'publisher', 'about', 'isPartOf'],
-        properties: {
-          '@context': { type: 'string', const: 'https://schema.org' },
-          '@type': { type: 'string', const: 'VideoObject' },
-          '@id': { type: 'string', format: 'uri' },
-          name: { type: 'string' },
-          description: { type: 'string' },
-          thumbnailUrl: {
-            type: 'string',
-            format: 'uri',
-            description: 'Present, with `uploadDate`, `duration`, `about.name` and `about.image`, only when the catalog gives the video a thumbnail and an upload date, which search engines require.',
-          },
-          uploadDate: { type: 'string', description: 'ISO 8601 date, or date-time with an offset, as the catalog gives it.' },
-          duration: { type: 'string', pattern: '^PT([0-9]+H)?([0-9]+M)?([0-9]+S)?$', minLength: 4, description: 'The video\'s length, ISO 8601, in whole seconds, such as `PT1M33S`.' },
-          transcript: { type: 'string' },
-          inLanguage: { type: 'string' },
-          isFamilyFriendly: { type: 'boolean' },
-          contentUrl: { type: 'string', format: 'uri' },
-          embedUrl: { type: 'string', format: 'uri' },
-          genre: { type: 'array', items: { type: 'string' } },
-          keywords: { type: 'array', items: { type: 'string' } },
-          creator: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['@type', 'name', 'jobTitle'],
-            properties: { '@type': { type: 'string', const: 'Person' }, name: { type: 'string' }, jobTitle: { type: 'string' } },
-          },
-          publisher: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['@type', 'name'],
-            properties: { '@type': { type: 'string', const: 'Organization' }, name: { type: 'string' } },
-          },
-          about: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['@type', '@id', 'brand', 'additionalProperty'],
-            properties: {
-              '@type': { type: 'string', const: 'Product' },
-              '@id': { type: 'string', format: 'uri' },
-              name: { type: 'string', description: 'The product\'s title; present with `thumbnailUrl`.' },
-              image: { type: 'string', format: 'uri', description: 'The product\'s image; present with `thumbnailUrl`.' },
-              brand: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['@type', 'name'],
-                properties: { '@type': { type: 'string', const: 'Brand' }, name: { type: 'string' } },
-              },
-              additionalProperty: {
-                type: 'array',
-                description: 'In the catalog\'s order; names may repeat.',
-                items: {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['@type', 'name', 'value'],
-                  properties: { '@type': { type: 'string', const: 'PropertyValue' }, name: { type: 'string' }, value: { type: 'string' } },
-                },
-              },
-            },
-          },
-          isPartOf: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['@type', '@id', 'url'],
-            properties: { '@type': { type: 'string', const: 'WebPage' }, '@id': { type: 'string', format: 'uri' }, url: { type: 'string', format: 'uri' } },
-          },
-        },
-      },
-      Error: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['error', 'message'],
-        properties: {
-          error: { type: 'string', description: 'Machine-readable code.' },
-          message: { type: 'string', minLength: 1, description: 'Human-readable text.' },
-        },
-      },
-    },
+    schemas: componentSchemas({
+      LookupResponse: Type.Object({ data: LookupResultSchema }, { additionalProperties: false }),
+      LookupResult: LookupResultSchema,
+      Product: ProductViewSchema,
+      Video: VideoViewSchema,
+      PdpEntry: PdpEntryViewSchema,
+      VideoObject: VideoObjectJsonLdSchema,
+      Error: ErrorBodySchema,
+    }),
   },
 };
