@@ -1,11 +1,14 @@
 import { readCatalogFile } from './adapters/catalog-file/catalog-file.js';
+import { catalogFilePieces } from './adapters/catalog-file/catalog-pieces.js';
+import { ImportCatalog } from './application/import-catalog.js';
+import { systemClock } from './application/ports/clock.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import type { OperatorStore } from './application/ports/operator-store.js';
 import { TIMEOUTS } from './application/timeouts.js';
 import { announcingStore } from './adapters/cli/announcing-store.js';
 import { runCli } from './adapters/cli/run-command.js';
 import { issueApiKey, listApiKeys, revokeApiKey } from './adapters/mysql/api-key-admin.js';
-import { importCatalog } from './adapters/mysql/import-catalog.js';
+import { MysqlCatalogStore } from './adapters/mysql/mysql-catalog-store.js';
 import { migrateToLatest } from './adapters/mysql/migrate.js';
 import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
@@ -18,7 +21,7 @@ function openOperatorStore(): Promise<OperatorStore> {
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
   const store: OperatorStore = {
     migrate: () => migrateToLatest(db),
-    importCatalog: (catalog) => importCatalog(db, catalog),
+    importCatalog: (pieces) => new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(pieces),
     issueKey: (partnerId, label) => issueApiKey(db, partnerId, label),
     revokeKey: (keyId) => revokeApiKey(db, keyId),
     listKeys: (partnerId) => listApiKeys(db, partnerId),
@@ -42,5 +45,6 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stderr: process.stderr,
   openStore: openOperatorStore,
   readCatalog: readCatalogFile,
+  catalogPieces: catalogFilePieces,
   checkStructuredData,
 });

@@ -31,10 +31,19 @@ export class CatalogSourceError extends Error {
  * Every problem is collected with its JSON path; any problem refuses the whole document.
  */
 export function parseCatalogSource(document: unknown): Catalog {
-  const reader = new Reader();
-  const catalog = readCatalog(reader, document);
-  if (reader.problems.length > 0 || catalog === undefined) throw new CatalogSourceError(reader.problems);
-  return catalog;
+  const reader = new CatalogSourceReader();
+  const partners: Partner[] = [];
+  const products = new Map<string, Product[]>();
+  for (const piece of piecesOfDocument(document)) {
+    for (const unit of reader.read(piece)) {
+      if (unit.kind === 'partner') products.set(unit.partner.id, []);
+      else if (unit.kind === 'product') products.get(unit.partner.id)?.push(unit.product);
+      else partners.push({ ...unit.partner, products: products.get(unit.partner.id) ?? [] });
+    }
+  }
+  const problems = reader.finish();
+  if (problems.length > 0) throw new CatalogSourceError(problems);
+  return { partners };
 }
 
 /** Parses JSON text first, so a syntax error is reported the same way as a rule broken. */
@@ -43,17 +52,260 @@ export function parseCatalogSourceText(text: string): Catalog {
   try {
     document = JSON.parse(text);
   } catch (error) {
-    throw new CatalogSourceError([`$: not valid JSON (${(error as Error).message})`]);
+    throw new CatalogSourceError([`$: ${notJson((error as Error).message)}`]);
   }
   return parseCatalogSource(document);
+}
+
+const notJson = (reason: string): string => `not valid JSON (${reason})`;
+
+/**
+ * A catalog document in the order a reader meets it, so a file can be checked and imported
+ * product by product without ever being held whole. A piece carries a whole value only below
+ * the level of a product or of a partner's other fields.
+ */
+export type CatalogPiece =
+  /** The document is not an object: the whole of it. */
+  | { readonly kind: 'document'; readonly value: unknown }
+  /** A top-level field; `partners` comes as one only when it is not an array. */
+  | { readonly kind: 'field'; readonly key: string; readonly value: unknown }
+  /** The `partners` array opens. */
+  | { readonly kind: 'partners' }
+  /** An element of `partners` that is not an object. */
+  | { readonly kind: 'partner'; readonly index: number; readonly value: unknown }
+  | { readonly kind: 'partnerStart'; readonly index: number }
+  /** A field of a partner; `products` comes as one only when it is not an array. */
+  | { readonly kind: 'partnerField'; readonly index: number; readonly key: string; readonly value: unknown }
+  /** A partner's `products` array opens. */
+  | { readonly kind: 'products'; readonly index: number }
+  | { readonly kind: 'product'; readonly partner: number; readonly index: number; readonly value: unknown }
+  | { readonly kind: 'partnerEnd'; readonly index: number }
+  /** The text stopped being JSON here; nothing after it is read. */
+  | { readonly kind: 'syntaxError'; readonly message: string };
+
+/** A partner as known before its products: what a product's JSON-LD and storage need of it. */
+export interface PartnerHeader {
+  readonly id: string;
+  readonly name: string;
+}
+
+/**
+ * What a reader hands on, in order: a partner once its id and name are valid, then each of its
+ * valid products, then the partner with its keys once it ends. A partner whose id or name is
+ * refused hands on nothing; its products are still checked.
+ */
+export type CatalogUnit =
+  | { readonly kind: 'partner'; readonly partner: PartnerHeader }
+  | { readonly kind: 'product'; readonly partner: PartnerHeader; readonly product: Product }
+  | { readonly kind: 'partnerEnd'; readonly partner: PartnerHeader & { readonly apiKeys: readonly ApiKeyRecord[] } };
+
+/** The pieces of a document already parsed, in its own key order. */
+export function* piecesOfDocument(document: unknown): Generator<CatalogPiece> {
+  if (!isObject(document)) {
+    yield { kind: 'document', value: document };
+    return;
+  }
+  for (const [key, value] of Object.entries(document)) {
+    if (key !== 'partners' || !Array.isArray(value)) {
+      yield { kind: 'field', key, value };
+      continue;
+    }
+    yield { kind: 'partners' };
+    for (const [index, partner] of value.entries()) {
+      if (!isObject(partner)) {
+        yield { kind: 'partner', index, value: partner };
+        continue;
+      }
+      yield { kind: 'partnerStart', index };
+      for (const [field, fieldValue] of Object.entries(partner)) {
+        if (field !== 'products' || !Array.isArray(fieldValue)) {
+          yield { kind: 'partnerField', index, key: field, value: fieldValue };
+          continue;
+        }
+        yield { kind: 'products', index };
+        for (const [productIndex, product] of fieldValue.entries()) yield { kind: 'product', partner: index, index: productIndex, value: product };
+      }
+      yield { kind: 'partnerEnd', index };
+    }
+  }
+}
+
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const ROOT_FIELDS = ['format', 'partners'];
+const PARTNER_REQUIRED = ['id', 'name', 'products'];
+
+/** A partner being read: what is known of it so far. */
+interface OpenPartner {
+  readonly path: string;
+  readonly seen: Set<string>;
+  id: string | undefined;
+  name: string | undefined;
+  apiKeys: ApiKeyRecord[] | undefined;
+  header: PartnerHeader | null;
+  /** Valid products met before the header was known; dropped once it cannot be. */
+  waiting: Product[] | null;
+  readonly skus: Map<string, string>;
+  readonly videoRefs: Map<string, string>;
+}
+
+/**
+ * Checks a catalog piece by piece, holding only what the rules need across pieces: the ids,
+ * key ids and key hashes seen, and the current partner's SKUs and video refs.
+ */
+export class CatalogSourceReader {
+  private readonly r = new Reader();
+  private readonly rootSeen = new Set<string>();
+  private readonly partnerIds = new Map<string, string>();
+  private readonly keyIds = new Map<string, string>();
+  private readonly keyHashes = new Map<string, string>();
+  private open: OpenPartner | null = null;
+  private documentRefused = false;
+
+  /** Every problem found so far, each naming its JSON path. */
+  get problems(): readonly string[] {
+    return this.r.problems;
+  }
+
+  read(piece: CatalogPiece): CatalogUnit[] {
+    const r = this.r;
+    switch (piece.kind) {
+      case 'document':
+        this.documentRefused = true;
+        r.fail('', 'must be an object');
+        return [];
+      case 'syntaxError':
+        this.documentRefused = true;
+        r.fail('', notJson(piece.message));
+        return [];
+      case 'field':
+        this.rootSeen.add(piece.key);
+        if (!ROOT_FIELDS.includes(piece.key)) r.fail(piece.key, 'is not a known field');
+        else if (piece.key === 'format' && piece.value !== CATALOG_FORMAT) r.fail('format', `must be ${JSON.stringify(CATALOG_FORMAT)}`);
+        else if (piece.key === 'partners') r.array('partners', piece.value);
+        return [];
+      case 'partners':
+        this.rootSeen.add('partners');
+        return [];
+      case 'partner':
+        r.object(`partners[${piece.index}]`, piece.value, PARTNER_REQUIRED);
+        return [];
+      case 'partnerStart':
+        this.open = {
+          path: `partners[${piece.index}]`, seen: new Set(), id: undefined, name: undefined, apiKeys: undefined,
+          header: null, waiting: [], skus: new Map(), videoRefs: new Map(),
+        };
+        return [];
+      case 'partnerField':
+        return this.partnerField(this.current(), piece.key, piece.value);
+      case 'products':
+        this.current().seen.add('products');
+        return [];
+      case 'product':
+        return this.product(this.current(), piece.index, piece.value);
+      case 'partnerEnd':
+        return this.partnerEnd(this.current());
+    }
+  }
+
+  /** Ends the document: the problems of the whole of it, none if it may be loaded. */
+  finish(): readonly string[] {
+    if (!this.documentRefused) {
+      for (const key of ROOT_FIELDS) if (!this.rootSeen.has(key)) this.r.fail(key, 'is required');
+    }
+    return this.r.problems;
+  }
+
+  private current(): OpenPartner {
+    if (this.open === null) throw new Error('a partner piece came outside a partner');
+    return this.open;
+  }
+
+  private partnerField(partner: OpenPartner, key: string, value: unknown): CatalogUnit[] {
+    const r = this.r;
+    const at = `${partner.path}.${key}`;
+    partner.seen.add(key);
+    switch (key) {
+      case 'id':
+      {
+        const id = r.matching(at, value, PARTNER_ID_PATTERN, 'a slug of a-z, 0-9 and -, starting with a letter or digit, at most 63 characters');
+        const duplicate = id !== undefined && this.partnerIds.has(id);
+        r.unique(this.partnerIds, at, id, 'partner id');
+        partner.id = duplicate ? undefined : id;
+        break;
+      }
+      case 'name':
+        partner.name = r.nonEmptyString(at, value);
+        break;
+      case 'api_keys':
+        partner.apiKeys = this.apiKeys(partner.path, value);
+        break;
+      case 'products':
+        r.array(at, value);
+        break;
+      default:
+        r.fail(at, 'is not a known field');
+    }
+    return this.headerIfKnown(partner);
+  }
+
+  /** Hands the partner on once its id and name are both valid, with the products that waited for them. */
+  private headerIfKnown(partner: OpenPartner): CatalogUnit[] {
+    if (partner.header !== null || partner.waiting === null) return [];
+    if ((partner.seen.has('id') && partner.id === undefined) || (partner.seen.has('name') && partner.name === undefined)) {
+      partner.waiting = null;
+      return [];
+    }
+    if (partner.id === undefined || partner.name === undefined) return [];
+    const header = { id: partner.id, name: partner.name };
+    partner.header = header;
+    const units: CatalogUnit[] = [{ kind: 'partner', partner: header }];
+    for (const product of partner.waiting) units.push({ kind: 'product', partner: header, product });
+    partner.waiting = [];
+    return units;
+  }
+
+  private apiKeys(path: string, value: unknown): ApiKeyRecord[] | undefined {
+    const keys = (this.r.optionalArray(`${path}.api_keys`, value) ?? []).map((k, i) => {
+      const keyPath = `${path}.api_keys[${i}]`;
+      const key = readApiKey(this.r, keyPath, k);
+      this.r.unique(this.keyIds, `${keyPath}.id`, key?.id, 'API key id');
+      this.r.unique(this.keyHashes, `${keyPath}.sha256`, key?.sha256, 'API key hash');
+      return key;
+    });
+    return keys.every((k) => k !== undefined) ? keys : undefined;
+  }
+
+  private product(partner: OpenPartner, index: number, value: unknown): CatalogUnit[] {
+    const path = `${partner.path}.products[${index}]`;
+    const product = readProduct(this.r, path, value, partner.videoRefs);
+    this.r.unique(partner.skus, `${path}.sku`, product?.sku, 'sku');
+    if (product === undefined) return [];
+    if (partner.header !== null) return [{ kind: 'product', partner: partner.header, product }];
+    partner.waiting?.push(product);
+    return [];
+  }
+
+  private partnerEnd(partner: OpenPartner): CatalogUnit[] {
+    this.open = null;
+    for (const key of PARTNER_REQUIRED) if (!partner.seen.has(key)) this.r.fail(`${partner.path}.${key}`, 'is required');
+    if (partner.header === null) return [];
+    const apiKeys = partner.seen.has('api_keys') ? partner.apiKeys : [];
+    if (apiKeys === undefined) return [];
+    return [{ kind: 'partnerEnd', partner: { ...partner.header, apiKeys } }];
+  }
 }
 
 type JsonObject = Record<string, unknown>;
 
 class Reader {
   readonly problems: string[] = [];
+  private readonly failed = new Set<string>();
 
+  /** Records a problem; one per path, so a missing field is not also reported as of the wrong type. */
   fail(path: string, message: string): undefined {
+    if (this.failed.has(path)) return undefined;
+    this.failed.add(path);
     this.problems.push(`${path === '' ? '$' : path}: ${message}`);
     return undefined;
   }
@@ -148,57 +400,6 @@ function isHttpUrl(text: string): boolean {
   if (!URL.canParse(text)) return false;
   const { protocol, host } = new URL(text);
   return (protocol === 'http:' || protocol === 'https:') && host !== '';
-}
-
-function readCatalog(r: Reader, document: unknown): Catalog | undefined {
-  const root = r.object('', document, ['format', 'partners']);
-  if (root === undefined) return undefined;
-  if (Object.hasOwn(root, 'format') && root.format !== CATALOG_FORMAT) {
-    r.fail('format', `must be ${JSON.stringify(CATALOG_FORMAT)}`);
-  }
-  const partners = Object.hasOwn(root, 'partners') ? r.array('partners', root.partners) : undefined;
-  if (partners === undefined) return undefined;
-  const partnerIds = new Map<string, string>();
-  const keyIds = new Map<string, string>();
-  const keyHashes = new Map<string, string>();
-  const read = partners.map((value, i) => {
-    const path = `partners[${i}]`;
-    const partner = readPartner(r, path, value, keyIds, keyHashes);
-    r.unique(partnerIds, `${path}.id`, partner?.id, 'partner id');
-    return partner;
-  });
-  return read.every((p) => p !== undefined) ? { partners: read } : undefined;
-}
-
-function readPartner(
-  r: Reader,
-  path: string,
-  value: unknown,
-  keyIds: Map<string, string>,
-  keyHashes: Map<string, string>,
-): Partner | undefined {
-  const o = r.object(path, value, ['id', 'name', 'products'], ['api_keys']);
-  if (o === undefined) return undefined;
-  const id = r.matching(`${path}.id`, o.id, PARTNER_ID_PATTERN, 'a slug of a-z, 0-9 and -, starting with a letter or digit, at most 63 characters');
-  const name = r.nonEmptyString(`${path}.name`, o.name);
-  const apiKeys = (r.optionalArray(`${path}.api_keys`, o.api_keys) ?? []).map((k, i) => {
-    const keyPath = `${path}.api_keys[${i}]`;
-    const key = readApiKey(r, keyPath, k);
-    r.unique(keyIds, `${keyPath}.id`, key?.id, 'API key id');
-    r.unique(keyHashes, `${keyPath}.sha256`, key?.sha256, 'API key hash');
-    return key;
-  });
-  const skus = new Map<string, string>();
-  const videoRefs = new Map<string, string>();
-  const products = (r.array(`${path}.products`, o.products) ?? []).map((p, i) => {
-    const productPath = `${path}.products[${i}]`;
-    const product = readProduct(r, productPath, p, videoRefs);
-    r.unique(skus, `${productPath}.sku`, product?.sku, 'sku');
-    return product;
-  });
-  if (id === undefined || name === undefined) return undefined;
-  if (!apiKeys.every((k) => k !== undefined) || !products.every((p) => p !== undefined)) return undefined;
-  return { id, name, apiKeys: apiKeys, products: products };
 }
 
 function readApiKey(r: Reader, path: string, value: unknown): ApiKeyRecord | undefined {

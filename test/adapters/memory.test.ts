@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { systemClock } from '../../src/application/ports/clock.js';
 import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
+import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
 import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { apiKeyStoreContract } from '../contracts/api-key-store.contract.js';
+import { catalogImportContract } from '../contracts/catalog-import.contract.js';
 import { changeVersionsContract } from '../contracts/change-versions.contract.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
 import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
@@ -24,6 +26,19 @@ apiKeyStoreContract('memory', (catalog) => {
     close: noop,
   });
 });
+
+catalogImportContract('memory', () => ({
+  fresh: () => {
+    const store = new MemoryCatalogStore();
+    return Promise.resolve({
+      store,
+      catalog: store,
+      keys: store,
+      issueKey: (keyId, partnerId, sha256) => Promise.resolve(store.addKey({ keyId, partnerId, sha256 })),
+      revokeKey: (keyId) => Promise.resolve(void store.revokeKey(keyId)),
+    });
+  },
+}));
 
 rateLimiterContract('memory', ({ limit, windowMs }) =>
   Promise.resolve({ limiter: new MemoryRateLimiter({ limit, windowMs, clock: systemClock }), close: noop }));

@@ -4,7 +4,7 @@ import { inspect } from 'node:util';
 import { sql } from 'kysely';
 import { createConnection } from 'mysql2/promise';
 import { DatabaseError } from '../../src/adapters/mysql/database-error.js';
-import { importCatalog } from '../../src/adapters/mysql/import-catalog.js';
+import { importCatalog } from '../support/import.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
 import { openMysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { importCatalog } from '../../src/adapters/mysql/import-catalog.js';
+import { importCatalog } from '../support/import.js';
 import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { cli } from '../support/cli-process.js';
 import { useTestDatabase } from '../support/mariadb.js';

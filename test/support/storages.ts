@@ -1,5 +1,5 @@
 import { withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
-import { importCatalog } from '../../src/adapters/mysql/import-catalog.js';
+import { importCatalog } from './import.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
 import { MysqlReadinessProbe } from '../../src/adapters/mysql/mysql-readiness-probe.js';

@@ -1,4 +1,6 @@
+import type { CatalogPieces } from '../../application/import-catalog.js';
 import type { ChangeVersions } from '../../application/ports/change-versions.js';
+import type { CatalogPiece } from '../../domain/catalog-source.js';
 import type { OperatorStore } from '../../application/ports/operator-store.js';
 
 /**
@@ -12,9 +14,10 @@ import type { OperatorStore } from '../../application/ports/operator-store.js';
 export function announcingStore(store: OperatorStore, versions: ChangeVersions, warn: (line: string) => void): OperatorStore {
   return {
     ...store,
-    importCatalog: async (catalog) => {
-      const summary = await store.importCatalog(catalog);
-      await announce('the import', () => Promise.all([versions.catalogsChanged(catalog.partners.map((p) => p.id)), versions.keysChanged()]));
+    importCatalog: async (pieces) => {
+      const partners: string[] = [];
+      const summary = await store.importCatalog(noticingPartners(pieces, partners));
+      await announce('the import', () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged()]));
       return summary;
     },
     issueKey: async (partnerId, label) => {
@@ -33,6 +36,24 @@ export function announcingStore(store: OperatorStore, versions: ChangeVersions, 
       return revoked;
     },
   };
+}
+
+/** The same pieces, noting each partner id on the way (only a file that imported whole is announced). */
+async function* noticingPartners(pieces: CatalogPieces, partners: string[]): AsyncGenerator<readonly CatalogPiece[]> {
+  const notice = (piece: CatalogPiece): void => {
+    if (piece.kind === 'partnerField' && piece.key === 'id' && typeof piece.value === 'string') partners.push(piece.value);
+  };
+  if (Symbol.asyncIterator in pieces) {
+    for await (const group of pieces) {
+      group.forEach(notice);
+      yield group;
+    }
+  } else {
+    for (const piece of pieces) {
+      notice(piece);
+      yield [piece];
+    }
+  }
 }
 
 async function announce(what: string, write: () => Promise<unknown>): Promise<void> {

@@ -2,6 +2,7 @@ import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
 import type { Catalog } from '../../domain/catalog.js';
 import { jsonLdOutcome, type NoJsonLdReason, type VideoObjectJsonLd } from '../../domain/json-ld.js';
 import type { StructuredDataFinding, StructuredDataFindings } from '../../domain/structured-data.js';
+import type { CatalogPieces } from '../../application/import-catalog.js';
 import type { ApiKeyListing, OperatorStore } from '../../application/ports/operator-store.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
 
@@ -12,6 +13,8 @@ export interface CliIo {
   openStore(): Promise<OperatorStore>;
   /** Reads and validates a catalog file, listing every problem by JSON path. */
   readCatalog(file: string): Promise<Catalog>;
+  /** A catalog file's pieces, read as a stream: an import never holds the whole file. */
+  catalogPieces(file: string): CatalogPieces;
   /** What search engines' rules find wrong or missing in a JSON-LD object. */
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
 }
@@ -46,9 +49,8 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       return command.json ? json(generated) : `key:    ${generated.key}\nsha256: ${generated.sha256}\n`;
     }
     case 'import': {
-      // The file is read and validated before the database is touched: a bad file changes nothing.
-      const catalog = await io.readCatalog(command.file);
-      const summary = await withStore(io, (store) => store.importCatalog(catalog));
+      // The file is checked as it is written, in one transaction: a bad file changes nothing.
+      const summary = await withStore(io, (store) => store.importCatalog(io.catalogPieces(command.file)));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
         `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);

@@ -1,12 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { ProductProperty, ProductStatus } from '../../domain/catalog.js';
-import type { VideoObjectJsonLd } from '../../domain/json-ld.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 
 /** A JSON column: written as JSON text, read back parsed (mysql2 parses MariaDB JSON). */
 type Json<T> = ColumnType<T, string, string>;
-/** MariaDB BOOLEAN is TINYINT(1): written as a boolean, read back as 0 or 1. */
-type Flag = ColumnType<number, boolean, boolean>;
 /** Set by the database on insert unless given. */
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
 
@@ -26,21 +22,14 @@ export interface ApiKeysTable {
   revoked_at: Date | null;
 }
 
-/** `content_hash` is the SHA-256 of the row's own source fields: an import skips rows whose hash is unchanged. */
+/**
+ * Products, videos and PDP entries are kept by identity and content hash only: an import compares
+ * hashes to skip what is unchanged, and a lookup reads the stored answer, which holds the content.
+ */
 export interface ProductsTable {
   id: Generated<number>;
   partner_id: string;
   sku: string;
-  status: ProductStatus;
-  title: string;
-  description: string | null;
-  short_description: string;
-  image: string;
-  what_text: string;
-  who_text: string;
-  why_text: string;
-  brand: string;
-  properties: Json<ProductProperty[]>;
   content_hash: string;
 }
 
@@ -57,37 +46,15 @@ export interface VideosTable {
   partner_id: string;
   ref: string;
   product_id: number;
-  /** The video's place in its product's list in the catalog file. */
-  position: number;
-  published: Flag;
-  name: string | null;
-  description: string | null;
-  aspect_ratio: string;
-  length: number;
-  language: string;
-  family_friendly: Flag;
-  genre: Json<string[]>;
-  keywords: Json<string[]>;
-  creator_name: string;
-  creator_job_title: string;
-  transcript: string | null;
-  thumbnail_url: string | null;
-  /** As the catalog wrote it: an ISO 8601 date, or a date-time with its offset. */
-  upload_date: string | null;
   content_hash: string;
 }
 
 export interface PdpEntriesTable {
   id: Generated<number>;
   product_id: number;
-  /** SHA-256 of `pdp_url`: the identity (product, pdp_url) as an indexable key of any URL length. */
+  /** SHA-256 of the page's URL: the identity (product, page) as an indexable key of any URL length. */
   pdp_url_hash: string;
-  position: number;
-  pdp_url: string;
-  retailer: string | null;
-  video_ref: string | null;
-  video_file_url: string | null;
-  json_ld: ColumnType<VideoObjectJsonLd | null, string | null, string | null>;
+  /** SHA-256 of the entry's JSON-LD text, to count the entries an import regenerated; null without one. */
   json_ld_hash: string | null;
   content_hash: string;
 }

@@ -1,10 +1,16 @@
 import { sql, type Insertable, type InsertQueryBuilder, type InsertResult, type Transaction } from 'kysely';
-import { approximateSize } from './catalog-rows.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 
 type UpsertTable = 'partners' | 'api_keys' | 'products' | 'product_lookups' | 'videos' | 'pdp_entries';
 type UpdateFromInserted<T extends UpsertTable> = Parameters<InsertQueryBuilder<Database, T, InsertResult>['onDuplicateKeyUpdate']>[0];
+
+/** Rough bytes a row adds to an INSERT statement, to keep each batch well under max_allowed_packet. */
+function approximateSize(row: object): number {
+  let size = 16;
+  for (const value of Object.values(row)) size += typeof value === 'string' ? value.length * 2 + 4 : 16;
+  return size;
+}
 
 /**
  * Multi-row `INSERT ... ON DUPLICATE KEY UPDATE` in batches: a row whose unique key exists

@@ -1,4 +1,4 @@
-import type { Catalog } from '../../domain/catalog.js';
+import type { CatalogPieces } from '../import-catalog.js';
 
 /** A key just issued: the key itself is handed to the operator once, never stored. */
 export interface IssuedApiKey {
@@ -41,7 +41,8 @@ export type ImportReport = {
 export interface OperatorStore {
   /** Names of the migrations applied; empty when the schema was current. */
   migrate(): Promise<string[]>;
-  importCatalog(catalog: Catalog): Promise<ImportReport>;
+  /** Imports a catalog read piece by piece (`ImportCatalog`); refuses a bad one with nothing written. */
+  importCatalog(pieces: CatalogPieces): Promise<ImportReport>;
   issueKey(partnerId: string, label: string | null): Promise<IssuedApiKey>;
   revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;

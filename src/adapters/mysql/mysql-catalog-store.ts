@@ -1,0 +1,160 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
+import type { LookupResult } from '../../domain/lookup-result.js';
+import { batches } from './batches.js';
+import type { Database } from './database.js';
+import { deleteByIds, upsertRows } from './upsert.js';
+
+/**
+ * The import lock's name, for the database the connection uses: MariaDB's named locks are
+ * server-wide, so imports into two databases on one server must not share one name (a hash keeps
+ * the name within the 64 characters a lock name may have, whatever the database's name).
+ */
+export const IMPORT_LOCK = sql<string>`concat('pcat_import:', left(sha2(database(), 256), 48))`;
+
+/** Values per `in (...)` list: keeps each statement small whatever the batch. */
+const IN_LIST = 1_000;
+
+/** An import on MySQL is one transaction, and imports into one database take turns on a named lock. */
+export class MysqlCatalogStore implements CatalogStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  importing<T>(work: (session: CatalogImportSession) => Promise<T>): Promise<T> {
+    // A second import waits for the first to commit, then reads what it wrote.
+    // The lock is held on the transaction's own connection until after the commit.
+    return this.db.connection().execute(async (connection) => {
+      const { rows } = await sql<{ acquired: number | null }>`select get_lock(${IMPORT_LOCK}, ${TIMEOUTS.importLockWaitS}) as acquired`.execute(connection);
+      if (rows[0]?.acquired !== 1) throw new Error(`another import has been running for over ${TIMEOUTS.importLockWaitS} s; try again later`);
+      try {
+        return await connection.transaction().execute((trx) => work(new MysqlImportSession(trx)));
+      } finally {
+        await sql`select release_lock(${IMPORT_LOCK})`.execute(connection);
+      }
+    });
+  }
+}
+
+/** Runs `read` over `values` a list at a time and joins the rows. */
+async function inLists<V, R>(values: readonly V[], read: (list: V[]) => Promise<R[]>): Promise<R[]> {
+  const rows: R[] = [];
+  for (const list of batches(values, () => 1, IN_LIST)) rows.push(...await read(list));
+  return rows;
+}
+
+class MysqlImportSession implements CatalogImportSession {
+  constructor(private readonly trx: Transaction<Database>) {}
+
+  async partnerName(partnerId: string): Promise<string | null> {
+    const row = await this.trx.selectFrom('partners').select('name').where('id', '=', partnerId).executeTakeFirst();
+    return row?.name ?? null;
+  }
+
+  savePartner(partnerId: string, name: string): Promise<void> {
+    return upsertRows(this.trx, 'partners', [{ id: partnerId, name }], ['name']);
+  }
+
+  products(partnerId: string, skus: readonly string[]): Promise<StoredProduct[]> {
+    return inLists(skus, async (list) => (await this.trx
+      .selectFrom('products')
+      .leftJoin('product_lookups', 'product_lookups.product_id', 'products.id')
+      .select(['products.id', 'products.sku', 'products.content_hash', 'product_lookups.lookup_hash'])
+      .where('products.partner_id', '=', partnerId)
+      .where('products.sku', 'in', list)
+      .execute()).map((row) => ({ id: row.id, sku: row.sku, contentHash: row.content_hash, lookupHash: row.lookup_hash })));
+  }
+
+  saveProducts(partnerId: string, rows: readonly { sku: string; contentHash: string }[]): Promise<void> {
+    return upsertRows(this.trx, 'products', rows.map((row) => ({ partner_id: partnerId, sku: row.sku, content_hash: row.contentHash })), ['content_hash']);
+  }
+
+  videos(partnerId: string, refs: readonly string[]): Promise<StoredVideo[]> {
+    return inLists(refs, async (list) => (await this.trx
+      .selectFrom('videos')
+      .select(['id', 'ref', 'content_hash'])
+      .where('partner_id', '=', partnerId)
+      .where('ref', 'in', list)
+      .execute()).map((row) => ({ id: row.id, ref: row.ref, contentHash: row.content_hash })));
+  }
+
+  saveVideos(partnerId: string, rows: readonly { ref: string; productId: number; contentHash: string }[]): Promise<void> {
+    return upsertRows(this.trx, 'videos', rows.map((row) => ({
+      partner_id: partnerId, ref: row.ref, product_id: row.productId, content_hash: row.contentHash,
+    })), ['product_id', 'content_hash']);
+  }
+
+  pdpEntries(productIds: readonly number[]): Promise<StoredPdpEntry[]> {
+    return inLists(productIds, async (list) => (await this.trx
+      .selectFrom('pdp_entries')
+      .select(['id', 'product_id', 'pdp_url_hash', 'content_hash', 'json_ld_hash'])
+      .where('product_id', 'in', list)
+      .execute()).map((row) => ({
+      id: row.id, productId: row.product_id, urlHash: row.pdp_url_hash, contentHash: row.content_hash, jsonLdHash: row.json_ld_hash,
+    })));
+  }
+
+  savePdpEntries(rows: readonly Omit<StoredPdpEntry, 'id'>[]): Promise<void> {
+    return upsertRows(this.trx, 'pdp_entries', rows.map((row) => ({
+      product_id: row.productId, pdp_url_hash: row.urlHash, content_hash: row.contentHash, json_ld_hash: row.jsonLdHash,
+    })), ['content_hash', 'json_ld_hash']);
+  }
+
+  deletePdpEntries(ids: readonly number[]): Promise<void> {
+    return deleteByIds(this.trx, 'pdp_entries', ids);
+  }
+
+  saveLookups(rows: readonly { productId: number; lookupHash: string; lookup: LookupResult }[]): Promise<void> {
+    return upsertRows(this.trx, 'product_lookups', rows.map((row) => ({
+      product_id: row.productId, lookup_hash: row.lookupHash, lookup: JSON.stringify(row.lookup),
+    })), ['lookup_hash', 'lookup']);
+  }
+
+  // Pages follow the unique (partner, identity) indexes, so each is a range read whatever the catalog's size.
+  productPage(partnerId: string, afterSku: string | null, limit: number): Promise<{ id: number; sku: string }[]> {
+    let query = this.trx.selectFrom('products').select(['id', 'sku']).where('partner_id', '=', partnerId);
+    if (afterSku !== null) query = query.where('sku', '>', afterSku);
+    return query.orderBy('sku').limit(limit).execute();
+  }
+
+  videoPage(partnerId: string, afterRef: string | null, limit: number): Promise<{ id: number; ref: string }[]> {
+    let query = this.trx.selectFrom('videos').select(['id', 'ref']).where('partner_id', '=', partnerId);
+    if (afterRef !== null) query = query.where('ref', '>', afterRef);
+    return query.orderBy('ref').limit(limit).execute();
+  }
+
+  async deleteProducts(ids: readonly number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const counted = await inLists(ids, (list) => this.trx
+      .selectFrom('pdp_entries').select((eb) => eb.fn.countAll<number>().as('n')).where('product_id', 'in', list).execute());
+    // Entries and answers go with their product (foreign keys on delete cascade).
+    await deleteByIds(this.trx, 'products', ids);
+    return counted.reduce((sum, row) => sum + Number(row.n), 0);
+  }
+
+  deleteVideos(ids: readonly number[]): Promise<void> {
+    return deleteByIds(this.trx, 'videos', ids);
+  }
+
+  async apiKeys(partnerIds: readonly string[], keyIds: readonly string[]): Promise<StoredApiKey[]> {
+    const rows = await this.trx
+      .selectFrom('api_keys')
+      .select(['id', 'partner_id', 'sha256', 'origin', 'revoked_at'])
+      .where((eb) => eb.or([
+        eb.and([eb('partner_id', 'in', partnerIds), eb('origin', '=', 'catalog')]),
+        ...(keyIds.length === 0 ? [] : [eb('id', 'in', keyIds)]),
+      ]))
+      .execute();
+    return rows.map((row) => ({ id: row.id, partnerId: row.partner_id, sha256: row.sha256, origin: row.origin, revoked: row.revoked_at !== null }));
+  }
+
+  saveApiKeys(rows: readonly { id: string; partnerId: string; sha256: string; revoked: boolean }[], at: Date): Promise<void> {
+    return upsertRows(this.trx, 'api_keys', rows.map((key) => ({
+      id: key.id, partner_id: key.partnerId, sha256: key.sha256, origin: 'catalog' as const, created_at: at, revoked_at: key.revoked ? at : null,
+    })), ['partner_id', 'sha256', 'origin']);
+  }
+
+  async revokeApiKeys(ids: readonly string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.trx.updateTable('api_keys').set({ revoked_at: at }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
+  }
+}

@@ -1,0 +1,295 @@
+import { expect } from 'chai';
+import { ImportCatalog } from '../../src/application/import-catalog.js';
+import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
+import type { CatalogStore } from '../../src/application/ports/catalog-store.js';
+import { systemClock } from '../../src/application/ports/clock.js';
+import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
+import { hashApiKey } from '../../src/domain/api-key.js';
+import { CatalogSourceError, parseCatalogSource, piecesOfDocument } from '../../src/domain/catalog-source.js';
+import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
+import type { Sku } from '../../src/domain/sku.js';
+import { fixtureDocument, KEYS, searchableFixtureDocument } from '../fixtures/catalog-fixture.js';
+import { importDocument } from '../support/import.js';
+
+/** A store with nothing imported yet, its IDs starting from 1, and its read sides. */
+export interface ImportSubject {
+  readonly store: CatalogStore;
+  readonly catalog: ProductCatalog;
+  readonly keys: ApiKeyStore;
+  /** Adds a key as an operator issues one (not from a file). */
+  issueKey(keyId: string, partnerId: string, sha256: string): Promise<void>;
+  /** Revokes a key as an operator does. */
+  revokeKey(keyId: string): Promise<void>;
+}
+
+type Doc = ReturnType<typeof fixtureDocument> & { partners: any[] };
+
+const doc = (): Doc => fixtureDocument() as Doc;
+const searchable = (): Doc => searchableFixtureDocument() as Doc;
+const acmeProducts = (d: Doc): any[] => (d.partners[0] as { products: any[] }).products;
+const tent = (d: Doc): any => acmeProducts(d).find((p: any) => p.sku === 'TENT-2P');
+
+/** Every partner's products in file order, with the IDs a first import into an empty store gives them. */
+function answersInFileOrder(d: Doc): Map<string, LookupResult> {
+  const next = { product: 1, video: 1, entry: 1 };
+  const answers = new Map<string, LookupResult>();
+  for (const partner of parseCatalogSource(d).partners) {
+    for (const product of partner.products) {
+      const ids = { product: next.product++, videos: product.videos.map(() => next.video++), pdpUrls: product.pdpUrls.map(() => next.entry++) };
+      answers.set(`${partner.id}/${product.sku}`, toLookupResult(product, ids, partner.name));
+    }
+  }
+  return answers;
+}
+
+/**
+ * The rules of an import, on every storage: the same file gives the same IDs, answers and report.
+ * `open` is called inside the suite to register hooks; `fresh()` runs inside each test.
+ */
+export function catalogImportContract(adapterName: string, open: () => { fresh(): Promise<ImportSubject> }): void {
+  describe(`ImportCatalog contract: ${adapterName}`, function () {
+    const setup = open();
+    let s: ImportSubject;
+    beforeEach(async function () {
+      s = await setup.fresh();
+    });
+
+    const importDoc = (d: unknown) => importDocument(s.store, d);
+    const lookup = async (partnerId: string, sku: string): Promise<LookupResult> => {
+      const found = await s.catalog.findBySku(partnerId, sku as Sku);
+      if (found === null) throw new Error(`${partnerId}/${sku} not found`);
+      return found;
+    };
+    const everyAnswer = async (d: Doc): Promise<Map<string, LookupResult | null>> => {
+      const answers = new Map<string, LookupResult | null>();
+      for (const partner of d.partners) {
+        for (const product of partner.products as { sku: string }[]) answers.set(`${partner.id as string}/${product.sku}`, await s.catalog.findBySku(partner.id as string, product.sku as Sku));
+      }
+      return answers;
+    };
+    const refusal = async (d: unknown): Promise<readonly string[]> => {
+      try {
+        await importDoc(d);
+      } catch (error) {
+        if (error instanceof CatalogSourceError) return error.problems;
+        throw error;
+      }
+      throw new Error('expected the file to be refused');
+    };
+
+    it('reports what a first import created, and numbers products, videos and entries in file order', async function () {
+      const report = await importDoc(doc());
+      expect(report).to.deep.equal({
+        partners: { created: 2, updated: 0, unchanged: 0 },
+        api_keys: { created: 4, updated: 0, unchanged: 0, revoked: 0 },
+        products: { created: 7, updated: 0, unchanged: 0, deleted: 0 },
+        videos: { created: 5, updated: 0, unchanged: 0, deleted: 0 },
+        pdp_entries: { created: 7, updated: 0, unchanged: 0, deleted: 0, regenerated: 3 },
+      });
+      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+    });
+
+    it('reads a partner whose id and name come after its products as one whose come first', async function () {
+      const reordered = doc();
+      reordered.partners = reordered.partners.map(({ id, name, ...rest }: Record<string, unknown>) => ({ ...rest, name, id }));
+      expect(Object.keys(reordered.partners[0] as object)).to.deep.equal(['api_keys', 'products', 'name', 'id']);
+      await importDoc(reordered);
+      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+    });
+
+    it('keeps every ID on a re-import of the same file, writes nothing and regenerates nothing', async function () {
+      await importDoc(doc());
+      const before = await everyAnswer(doc());
+      const report = await importDoc(doc());
+      expect(report).to.deep.equal({
+        partners: { created: 0, updated: 0, unchanged: 2 },
+        api_keys: { created: 0, updated: 0, unchanged: 4, revoked: 0 },
+        products: { created: 0, updated: 0, unchanged: 7, deleted: 0 },
+        videos: { created: 0, updated: 0, unchanged: 5, deleted: 0 },
+        pdp_entries: { created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 },
+      });
+      expect(await everyAnswer(doc())).to.deep.equal(before);
+    });
+
+    it('regenerates the JSON-LD of every entry using a video whose transcript changed, keeping IDs', async function () {
+      await importDoc(doc());
+      const before = await lookup('acme', 'TENT-2P');
+      const changed = doc();
+      tent(changed).videos[0].transcript = 'A refined transcript.';
+      tent(changed).videos[2].transcript = 'Now it has one.';
+      const report = await importDoc(changed);
+      expect(report.videos).to.deep.equal({ created: 0, updated: 2, unchanged: 3, deleted: 0 });
+      // p/126 names tent-pitch too, but without a file URL its JSON-LD stays null: rewritten, not regenerated.
+      expect(report.pdp_entries).to.include({ updated: 3, regenerated: 2 });
+      const after = await lookup('acme', 'TENT-2P');
+      expect(after.product.id).to.equal(before.product.id);
+      expect(after.product.pdp_urls.map((e) => e.id)).to.deep.equal(before.product.pdp_urls.map((e) => e.id));
+      expect(after.product.pdp_urls[0]?.json_ld?.transcript).to.equal('A refined transcript.');
+      // The entry on p/124 was "not generated yet" and now is.
+      expect(before.product.pdp_urls[2]?.json_ld).to.equal(null);
+      expect(after.product.pdp_urls[2]?.json_ld?.transcript).to.equal('Now it has one.');
+    });
+
+    it('regenerates JSON-LD when the partner name, brand or properties change', async function () {
+      await importDoc(doc());
+      const changed = doc();
+      changed.partners[0].name = 'Acme Outdoor Group';
+      tent(changed).brand = 'Acme Pro';
+      tent(changed).properties = [{ name: 'Color', value: 'Blue' }];
+      const report = await importDoc(changed);
+      expect(report.partners).to.deep.equal({ created: 0, updated: 1, unchanged: 1 });
+      expect(report.pdp_entries.regenerated).to.equal(2);
+      const jsonLd = (await lookup('acme', 'TENT-2P')).product.pdp_urls[0]?.json_ld;
+      expect(jsonLd?.publisher.name).to.equal('Acme Outdoor Group');
+      expect(jsonLd?.about.brand.name).to.equal('Acme Pro');
+      expect(jsonLd?.about.additionalProperty).to.deep.equal([{ '@type': 'PropertyValue', name: 'Color', value: 'Blue' }]);
+    });
+
+    it('makes an imported partner match the file: absent products, videos and entries go, others keep their IDs', async function () {
+      await importDoc(doc());
+      const shared = await lookup('acme', 'SHARED-1');
+      const pitch = (await lookup('acme', 'TENT-2P')).product.videos[0]!;
+      const changed = doc();
+      changed.partners[0].products = acmeProducts(changed).filter((p: any) => p.sku !== 'abc-1');
+      const tentDoc = tent(changed);
+      // tent-pitch moves to SHARED-1; TENT-2P drops its entries that named it.
+      const movedVideo = tentDoc.videos.shift();
+      tentDoc.pdp_urls = tentDoc.pdp_urls.filter((e: any) => e.video_ref !== 'tent-pitch');
+      acmeProducts(changed).find((p: any) => p.sku === 'SHARED-1').videos = [movedVideo];
+      const report = await importDoc(changed);
+      expect(report.products).to.deep.equal({ created: 0, updated: 0, unchanged: 6, deleted: 1 });
+      expect(report.pdp_entries).to.include({ deleted: 2 });
+      expect(await s.catalog.findBySku('acme', 'abc-1' as Sku)).to.equal(null);
+      const sharedAfter = await lookup('acme', 'SHARED-1');
+      expect(sharedAfter.product.id).to.equal(shared.product.id);
+      expect(sharedAfter.product.videos).to.deep.equal([pitch]);
+      expect((await lookup('globex', 'SHARED-1')).product.title).to.equal('Globex shared');
+    });
+
+    it('runs two imports at once one after the other: both land, the second finds nothing to change', async function () {
+      const [first, second] = await Promise.all([importDoc(doc()), importDoc(doc())]);
+      const reports = [first, second].sort((a, b) => b.products.created - a.products.created);
+      expect(reports[0]!.products).to.include({ created: 7, unchanged: 0 });
+      expect(reports[1]!.products).to.include({ created: 0, unchanged: 7 });
+      expect(reports[1]!.pdp_entries.regenerated).to.equal(0);
+      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+    });
+
+    it('leaves partners absent from the file alone', async function () {
+      await importDoc(doc());
+      const globexOnly = doc();
+      globexOnly.partners = [globexOnly.partners[1]];
+      const report = await importDoc(globexOnly);
+      expect(report.products).to.deep.equal({ created: 0, updated: 0, unchanged: 2, deleted: 0 });
+      expect((await lookup('acme', 'TENT-2P')).product.title).to.equal('Title TENT-2P');
+    });
+
+    it('keeps nothing of a file refused after some of it was written, and lists every problem by path', async function () {
+      await importDoc(doc());
+      const before = await everyAnswer(doc());
+      const failing = doc();
+      tent(failing).title = 'Changed title';
+      acmeProducts(failing).push({ ...acmeProducts(failing)[1], sku: 'NEW-1' });
+      // acme is written before globex is read: globex's problems refuse what was written of acme too.
+      failing.partners[1].products[0].image = 'ftp://img.example/x.jpg';
+      delete failing.partners[1].products[1].title;
+      failing.format = 'partner-catalog/v0';
+      expect(await refusal(failing)).to.deep.equal([
+        'format: must be "partner-catalog/v1"',
+        'partners[1].products[0].image: must be an absolute http(s) URL; got "ftp://img.example/x.jpg"',
+        'partners[1].products[1].title: is required',
+      ]);
+      expect(await everyAnswer(doc())).to.deep.equal(before);
+      expect(await s.catalog.findBySku('acme', 'NEW-1' as Sku)).to.equal(null);
+    });
+
+    it('answers with what a re-import changed in a video or PDP entry alone, and with products it added', async function () {
+      await importDoc(doc());
+      const before = await lookup('acme', 'TENT-2P');
+      const changed = doc();
+      tent(changed).videos[0].name = 'Pitching it, renamed';
+      tent(changed).videos[3].published = false;
+      tent(changed).pdp_urls[5].retailer = 'Other shop';
+      changed.partners[1].products[0].pdp_urls[0].retailer = 'Globex outlet';
+      acmeProducts(changed).push({
+        ...acmeProducts(changed)[1],
+        sku: 'NEW-1',
+        videos: [{ ...tent(changed).videos[0], ref: 'new-video' }],
+        pdp_urls: [{ pdp_url: 'https://shop.example/new', retailer: null, video_ref: 'new-video', video_file_url: 'https://cdn.example/new.mp4' }],
+      });
+      const report = await importDoc(changed);
+      expect(report.products).to.deep.equal({ created: 1, updated: 0, unchanged: 7, deleted: 0 });
+      const after = await lookup('acme', 'TENT-2P');
+      expect(after.product.videos.map((v) => v.name)).to.deep.equal(['Pitching it, renamed', null]);
+      expect(after.product.pdp_urls.map((e) => e.retailer)).to.deep.equal(['Shop', null, 'Shop', 'Shop', 'Shop', 'Other shop']);
+      expect(after.product.pdp_urls[0]?.json_ld?.name).to.equal('Pitching it, renamed');
+      expect(after.product.pdp_urls[1]?.json_ld).to.equal(null);
+      expect(after.product.pdp_urls.map((e) => e.id)).to.deep.equal(before.product.pdp_urls.map((e) => e.id));
+      expect((await lookup('globex', 'SHARED-1')).product.pdp_urls[0]?.retailer).to.equal('Globex outlet');
+      const added = await lookup('acme', 'NEW-1');
+      const source = parseCatalogSource(changed).partners[0]!.products.find((p) => p.sku === 'NEW-1')!;
+      const ids = { product: added.product.id, videos: added.product.videos.map((v) => v.id), pdpUrls: added.product.pdp_urls.map((e) => e.id) };
+      expect(added).to.deep.equal(toLookupResult(source, ids, 'Acme Outdoor Co.'));
+      expect(ids.videos[0]).to.be.above(Math.max(...after.product.videos.map((v) => v.id)));
+    });
+
+    it('regenerates the entries of a video whose upload date alone changed, and goes back to the plain object when it is taken away', async function () {
+      await importDoc(doc());
+      const plain = (await lookup('acme', 'TENT-2P')).product.pdp_urls[0]?.json_ld;
+      await importDoc(searchable());
+      const changed = searchable();
+      tent(changed).videos[0].upload_date = '2026-04-01T10:30:00-04:00';
+      const report = await importDoc(changed);
+      expect(report.videos).to.deep.equal({ created: 0, updated: 1, unchanged: 4, deleted: 0 });
+      // p/123 and p/126 use tent-pitch; p/126 has no file URL, so its JSON-LD stays null: rewritten, not regenerated.
+      expect(report.pdp_entries).to.deep.equal({ created: 0, updated: 2, unchanged: 5, deleted: 0, regenerated: 1 });
+      expect((await lookup('acme', 'TENT-2P')).product.pdp_urls[0]?.json_ld?.uploadDate).to.equal('2026-04-01T10:30:00-04:00');
+      const removed = searchable();
+      tent(removed).videos[0].upload_date = null;
+      tent(removed).videos[0].thumbnail_url = null;
+      expect((await importDoc(removed)).pdp_entries.regenerated).to.equal(1);
+      expect(JSON.stringify((await lookup('acme', 'TENT-2P')).product.pdp_urls[0]?.json_ld)).to.equal(JSON.stringify(plain));
+    });
+
+    describe('API keys', function () {
+      it('never brings back a revoked key on re-import, and revokes file keys the file dropped', async function () {
+        await importDoc(doc());
+        await s.revokeKey('acme-prod');
+        const dropped = doc();
+        dropped.partners[0].api_keys = dropped.partners[0].api_keys.filter((k: any) => k.id !== 'acme-staging');
+        const report = await importDoc(dropped);
+        expect(report.api_keys).to.deep.equal({ created: 0, updated: 0, unchanged: 3, revoked: 1 });
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acme))).to.equal(null);
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.equal(null);
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.globex))).to.deep.equal({ keyId: 'globex-prod', partnerId: 'globex' });
+      });
+
+      it('leaves keys issued by an operator alone on re-import', async function () {
+        await importDoc(doc());
+        await s.issueKey('cli-key', 'acme', hashApiKey(KEYS.unknown));
+        await importDoc(doc());
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.unknown))).to.deep.equal({ keyId: 'cli-key', partnerId: 'acme' });
+      });
+
+      it('moves a key listed under another partner, without revoking it', async function () {
+        await importDoc(doc());
+        const moved = doc();
+        const key = moved.partners[0].api_keys.find((k: any) => k.id === 'acme-staging');
+        moved.partners[0].api_keys = moved.partners[0].api_keys.filter((k: any) => k !== key);
+        moved.partners[1].api_keys.push(key);
+        const report = await importDoc(moved);
+        expect(report.api_keys).to.include({ updated: 1, revoked: 0 });
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.deep.equal({ keyId: 'acme-staging', partnerId: 'globex' });
+      });
+    });
+
+    it('imports the pieces of a document handed on one at a time or in groups alike', async function () {
+      const pieces = [...piecesOfDocument(doc())];
+      async function* grouped() {
+        for (let i = 0; i < pieces.length; i += 3) yield await Promise.resolve(pieces.slice(i, i + 3));
+      }
+      await new ImportCatalog(s.store, systemClock).execute(grouped());
+      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+    });
+  });
+}
