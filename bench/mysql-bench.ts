@@ -2,52 +2,99 @@
  * MySQL storage figures: import throughput, and SKU-lookup latency and throughput with the
  * response cache off, at 10,000 and at 1,000,000 products. Prints figures; asserts nothing.
  * Uses its own database on TEST_MARIADB_URL (default the machine's MariaDB) and drops it after.
- * Option: --lookups-only skips the import figures (several minutes).
+ * Options: --lookups-only skips the import figures (several minutes), --imports-only the lookup figures;
+ * --baseline-dir DIR also times the CLI of another checkout on the 100,000-product file.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { sql, type Kysely } from 'kysely';
 import { createConnection } from 'mysql2/promise';
 import type { Database } from '../src/adapters/mysql/database.js';
-import { importCatalog } from '../src/adapters/mysql/import-catalog.js';
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
 import { MysqlProductCatalog } from '../src/adapters/mysql/mysql-product-catalog.js';
-import type { Catalog, Product } from '../src/domain/catalog.js';
+import type { ImportReport } from '../src/application/ports/operator-store.js';
 import type { Sku } from '../src/domain/sku.js';
 
 const SERVER_URL = process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
-const IMPORT_SIZES = [10_000, 100_000];
+const IMPORT_SIZES = [100_000, 1_000_000];
 const LOOKUP_SIZES = [10_000, 1_000_000];
 const LOOKUP_SECONDS = 5;
 const CONCURRENCY = 8;
 const LOOKUP_ROUNDS = 3;
-const lookupsOnly = parseArgs({ options: { 'lookups-only': { type: 'boolean', default: false } } }).values['lookups-only'];
+const { values: options } = parseArgs({
+  options: {
+    'lookups-only': { type: 'boolean', default: false },
+    'imports-only': { type: 'boolean', default: false },
+    /** Another checkout of the service: its CLI imports the 100,000-product file too, for a ratio in the same run. */
+    'baseline-dir': { type: 'string' },
+  },
+});
 
 const transcript = 'Lay the footprint down first, then cross the poles and clip the body to them. '.repeat(6);
 
-function product(i: number, variant: string): Product {
-  const sku = `B-${i}`;
+/** One product as a catalog file holds it: 1 video, 2 PDP entries. */
+function productDocument(i: number, variant: string): Record<string, unknown> {
   return {
-    sku, status: 'active', title: `Bench product ${i}`, description: 'A freestanding three-season tent for two.',
-    shortDescription: 'Freestanding 2-person tent.', image: `https://img.example/${i}.jpg`,
-    whatText: 'A light tent.', whoText: 'Backpackers.', whyText: 'It saves weight.', brand: 'Bench',
+    sku: `B-${i}`, status: 'active', title: `Bench product ${i}`, description: 'A freestanding three-season tent for two.',
+    short_description: 'Freestanding 2-person tent.', image: `https://img.example/${i}.jpg`,
+    what_text: 'A light tent.', who_text: 'Backpackers.', why_text: 'It saves weight.', brand: 'Bench',
     properties: [{ name: 'Capacity', value: '2 people' }, { name: 'Weight', value: '2.1 kg' }],
     videos: [{
-      ref: `v-${i}`, published: true, name: 'Pitching the tent', description: null, aspectRatio: '16x9', length: 92.5,
-      language: 'en', familyFriendly: true, genre: ['How-to'], keywords: ['tent'],
-      creator: { name: 'Dana Reyes', jobTitle: 'Gear Specialist' }, transcript: `${transcript}${variant}`,
-      thumbnailUrl: null, uploadDate: null,
+      ref: `v-${i}`, published: true, name: 'Pitching the tent', description: null, aspect_ratio: '16x9', length: 92.5,
+      language: 'en', family_friendly: true, genre: ['How-to'], keywords: ['tent'],
+      creator: { name: 'Dana Reyes', job_title: 'Gear Specialist' }, transcript: `${transcript}${variant}`,
     }],
-    pdpUrls: [
-      { pdpUrl: `https://shop.example/p/${i}`, retailer: 'Shop', videoRef: `v-${i}`, videoFileUrl: `https://cdn.example/${i}.mp4` },
-      { pdpUrl: `https://outlet.example/p/${i}`, retailer: null, videoRef: `v-${i}`, videoFileUrl: `https://cdn.example/${i}.mp4` },
+    pdp_urls: [
+      { pdp_url: `https://shop.example/p/${i}`, retailer: 'Shop', video_ref: `v-${i}`, video_file_url: `https://cdn.example/${i}.mp4` },
+      { pdp_url: `https://outlet.example/p/${i}`, retailer: null, video_ref: `v-${i}`, video_file_url: `https://cdn.example/${i}.mp4` },
     ],
   };
 }
 
-function catalogOf(partnerId: string, size: number, variant = ''): Catalog {
-  return { partners: [{ id: partnerId, name: `Partner ${partnerId}`, apiKeys: [], products: Array.from({ length: size }, (_, i) => product(i, variant)) }] };
+/** Writes a one-partner catalog file of `size` products as a stream, so the bench itself stays small. */
+async function writeCatalogFile(file: string, partnerId: string, size: number, variant = ''): Promise<number> {
+  const out = createWriteStream(file);
+  const write = async (text: string): Promise<void> => {
+    if (!out.write(text)) await once(out, 'drain');
+  };
+  await write(`{"format":"partner-catalog/v1","partners":[{"id":${JSON.stringify(partnerId)},"name":"Partner ${partnerId}","products":[\n`);
+  for (let i = 0; i < size; i += 1) await write(`${i === 0 ? '' : ',\n'}${JSON.stringify(productDocument(i, variant))}`);
+  await write(']}]}\n');
+  out.end();
+  await once(out, 'finish');
+  return (await stat(file)).size;
+}
+
+interface CliImport {
+  readonly ms: number;
+  readonly peakRssMb: number;
+  readonly report: ImportReport;
+}
+
+/** Runs `cli import <file> --json` of a checkout as its own process, as an operator would; its peak RSS from GNU time. */
+async function cliImport(serviceDir: string, databaseUrl: string, file: string): Promise<CliImport> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl };
+  delete env.REDIS_URL;
+  const start = performance.now();
+  const child = spawn('/usr/bin/time', ['-f', 'peak-rss-kb %M', process.execPath, '--import', 'tsx', join(serviceDir, 'src/cli.ts'), 'import', file, '--json'], {
+    cwd: serviceDir, env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = await once(child, 'exit') as [number | null];
+  const ms = performance.now() - start;
+  const peak = /peak-rss-kb (\d+)/.exec(stderr);
+  if (code !== 0 || peak === null) throw new Error(`import of ${file} failed (exit ${String(code)}): ${stderr.slice(-2_000)}`);
+  return { ms, peakRssMb: Number(peak[1]) / 1024, report: JSON.parse(stdout) as ImportReport };
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
@@ -62,31 +109,64 @@ const print = (line: string): void => {
 
 const perSecond = (count: number, ms: number): string => Math.round((count * 1000) / ms).toLocaleString('en-US');
 
-async function measureImports(db: Kysely<Database>): Promise<void> {
+const mb = (bytes: number): string => `${Math.round(bytes / 1_048_576).toLocaleString('en-US')} MB`;
+
+/** Import figures through the CLI, on files written for the bench: time and the CLI's peak RSS. */
+async function measureImports(databaseUrl: string, dir: string): Promise<void> {
+  const line = (what: string, run: CliImport, size: number, extra = ''): void =>
+    print(`  ${what.padEnd(18)} ${(run.ms / 1000).toFixed(1).padStart(6)} s  ${perSecond(size, run.ms).padStart(7)} products/s  peak RSS ${Math.round(run.peakRssMb)} MB${extra}`);
   for (const size of IMPORT_SIZES) {
     const partner = `import-${size}`;
-    const first = await timed(() => importCatalog(db, catalogOf(partner, size)));
-    const again = await timed(() => importCatalog(db, catalogOf(partner, size)));
-    const changed = await timed(() => importCatalog(db, catalogOf(partner, size, ' Refined.')));
-    print(`import ${size.toLocaleString('en-US')} products (1 video, 2 PDP entries each):`);
-    print(`  first import      ${(first.ms / 1000).toFixed(1)} s  ${perSecond(size, first.ms)} products/s`);
-    print(`  unchanged again   ${(again.ms / 1000).toFixed(1)} s  ${perSecond(size, again.ms)} products/s  (${again.value.pdp_entries.regenerated} regenerated)`);
-    print(`  every transcript  ${(changed.ms / 1000).toFixed(1)} s  ${perSecond(size, changed.ms)} products/s  (${changed.value.pdp_entries.regenerated.toLocaleString('en-US')} regenerated)`);
+    const file = join(dir, `catalog-${size}.json`);
+    const bytes = await writeCatalogFile(file, partner, size);
+    print(`import ${size.toLocaleString('en-US')} products (1 video, 2 PDP entries each; file ${mb(bytes)}), CLI process:`);
+    const first = await cliImport(process.cwd(), databaseUrl, file);
+    line('first import', first, size);
+    const again = await cliImport(process.cwd(), databaseUrl, file);
+    line('unchanged again', again, size, `  (${again.report.pdp_entries.regenerated} regenerated)`);
+    if (size <= 100_000) {
+      await writeCatalogFile(file, partner, size, ' Refined.');
+      const changed = await cliImport(process.cwd(), databaseUrl, file);
+      line('every transcript', changed, size, `  (${changed.report.pdp_entries.regenerated.toLocaleString('en-US')} regenerated)`);
+      if (options['baseline-dir'] !== undefined) await measureBaseline(resolve(options['baseline-dir']), file, partner, size, first);
+    }
+    await rm(file);
+  }
+}
+
+/** The same first import by another checkout's CLI, into a database of its own, in the same run. */
+async function measureBaseline(baselineDir: string, file: string, partner: string, size: number, ours: CliImport): Promise<void> {
+  await writeCatalogFile(file, partner, size);
+  const name = `pcat_bench_baseline_${process.pid}`;
+  const server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
+  await server.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
+  try {
+    const url = `${SERVER_URL.replace(/\/$/, '')}/${name}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', join(baselineDir, 'src/cli.ts'), 'migrate'], { cwd: baselineDir, env: { ...process.env, DATABASE_URL: url }, stdio: 'ignore' });
+    await once(child, 'exit');
+    const base = await cliImport(baselineDir, url, file);
+    print(`  baseline ${baselineDir}: first import ${(base.ms / 1000).toFixed(1)} s, peak RSS ${Math.round(base.peakRssMb)} MB; ` +
+      `this checkout ÷ baseline: time ${(ours.ms / base.ms).toFixed(2)}, peak RSS ${(ours.peakRssMb / base.peakRssMb).toFixed(2)}`);
+  } finally {
+    await server.query(`drop database if exists \`${name}\``);
+    await server.end();
   }
 }
 
 /** Copies one imported product `size` times in SQL: seeding a million through the importer would take minutes. */
-async function seedBySql(db: Kysely<Database>, partnerId: string, size: number): Promise<void> {
-  await importCatalog(db, catalogOf(partnerId, 1));
+async function seedBySql(db: Kysely<Database>, databaseUrl: string, dir: string, partnerId: string, size: number): Promise<void> {
+  const file = join(dir, `seed-${partnerId}.json`);
+  await writeCatalogFile(file, partnerId, 1);
+  await cliImport(process.cwd(), databaseUrl, file);
+  await rm(file);
   const seq = sql.raw(`seq_1_to_${size - 1}`);
-  await sql`insert into products (partner_id, sku, status, title, description, short_description, image, what_text, who_text, why_text, brand, properties, content_hash)
-    select p.partner_id, concat('B-', s.seq), p.status, p.title, p.description, p.short_description, p.image, p.what_text, p.who_text, p.why_text, p.brand, p.properties, p.content_hash
-    from products p join ${seq} s where p.partner_id = ${partnerId}`.execute(db);
-  await sql`insert into videos (partner_id, ref, product_id, position, published, name, description, aspect_ratio, length, language, family_friendly, genre, keywords, creator_name, creator_job_title, transcript, content_hash)
-    select v.partner_id, concat('v-', p.id), p.id, 0, v.published, v.name, v.description, v.aspect_ratio, v.length, v.language, v.family_friendly, v.genre, v.keywords, v.creator_name, v.creator_job_title, v.transcript, v.content_hash
+  await sql`insert into products (partner_id, sku, content_hash)
+    select p.partner_id, concat('B-', s.seq), p.content_hash from products p join ${seq} s where p.partner_id = ${partnerId}`.execute(db);
+  await sql`insert into videos (partner_id, ref, product_id, content_hash)
+    select v.partner_id, concat('v-', p.id), p.id, v.content_hash
     from products p join videos v on v.partner_id = p.partner_id and v.ref = 'v-0' where p.partner_id = ${partnerId} and p.sku <> 'B-0'`.execute(db);
-  await sql`insert into pdp_entries (product_id, pdp_url_hash, position, pdp_url, retailer, video_ref, video_file_url, json_ld, json_ld_hash, content_hash)
-    select p.id, sha2(concat(e.pdp_url, p.id), 256), e.position, concat(e.pdp_url, '?', p.id), e.retailer, e.video_ref, e.video_file_url, e.json_ld, e.json_ld_hash, e.content_hash
+  await sql`insert into pdp_entries (product_id, pdp_url_hash, json_ld_hash, content_hash)
+    select p.id, sha2(concat(e.pdp_url_hash, p.id), 256), e.json_ld_hash, e.content_hash
     from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0' join pdp_entries e on e.product_id = p0.id
     where p.partner_id = ${partnerId} and p.sku <> 'B-0'`.execute(db);
   // Each copy's stored lookup answer is B-0's with the copy's own SKU, IDs and URLs; in id ranges,
@@ -96,13 +176,13 @@ async function seedBySql(db: Kysely<Database>, partnerId: string, size: number):
   for (let from = first; from <= last; from += 50_000) {
     await sql`insert into product_lookups (product_id, lookup_hash, lookup)
       select p.id, null, json_set(l0.lookup, '$.sku', p.sku, '$.product.id', p.id, '$.product.videos[0].id', v.id,
-        '$.product.pdp_urls[0].id', e0.id, '$.product.pdp_urls[0].pdp_url', e0.pdp_url,
-        '$.product.pdp_urls[1].id', e1.id, '$.product.pdp_urls[1].pdp_url', e1.pdp_url)
+        '$.product.pdp_urls[0].id', e0.id, '$.product.pdp_urls[0].pdp_url', concat('https://shop.example/p/', p.id),
+        '$.product.pdp_urls[1].id', e1.id, '$.product.pdp_urls[1].pdp_url', concat('https://outlet.example/p/', p.id))
       from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0'
       join product_lookups l0 on l0.product_id = p0.id
       join videos v on v.product_id = p.id
-      join pdp_entries e0 on e0.product_id = p.id and e0.position = 0
-      join pdp_entries e1 on e1.product_id = p.id and e1.position = 1
+      join (select product_id, min(id) as id from pdp_entries group by product_id) e0 on e0.product_id = p.id
+      join (select product_id, max(id) as id from pdp_entries group by product_id) e1 on e1.product_id = p.id
       where p.partner_id = ${partnerId} and p.sku <> 'B-0' and p.id between ${from} and ${from + 49_999}`.execute(db);
   }
 }
@@ -168,16 +248,21 @@ async function main(): Promise<void> {
   const name = `pcat_bench_${process.pid}`;
   const server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
   await server.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
-  const db = createMysqlDatabase(`${SERVER_URL.replace(/\/$/, '')}/${name}`, { queryTimeoutMs: 600_000 });
+  const url = `${SERVER_URL.replace(/\/$/, '')}/${name}`;
+  const db = createMysqlDatabase(url, { queryTimeoutMs: 600_000 });
+  const dir = await mkdtemp(join(tmpdir(), 'pcat-bench-'));
   try {
     await migrateToLatest(db);
-    if (!lookupsOnly) await measureImports(db);
-    for (const size of LOOKUP_SIZES) {
-      const seeded = await timed(() => seedBySql(db, `lookup-${size}`, size));
-      print(`seeded ${size.toLocaleString('en-US')} products in SQL in ${(seeded.ms / 1000).toFixed(1)} s`);
+    if (!options['lookups-only']) await measureImports(url, dir);
+    if (!options['imports-only']) {
+      for (const size of LOOKUP_SIZES) {
+        const seeded = await timed(() => seedBySql(db, url, dir, `lookup-${size}`, size));
+        print(`seeded ${size.toLocaleString('en-US')} products in SQL in ${(seeded.ms / 1000).toFixed(1)} s`);
+      }
+      await compareSizes(db);
     }
-    await compareSizes(db);
   } finally {
+    await rm(dir, { recursive: true, force: true });
     await db.destroy();
     await server.query(`drop database if exists \`${name}\``);
     await server.end();

@@ -1,9 +1,10 @@
 import { createConnection } from 'mysql2/promise';
-import { readFileSync } from 'node:fs';
-import { importCatalog } from '../src/adapters/mysql/import-catalog.js';
+import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.js';
+import { MysqlCatalogStore } from '../src/adapters/mysql/mysql-catalog-store.js';
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
-import { parseCatalogSourceText } from '../src/domain/catalog-source.js';
+import { ImportCatalog } from '../src/application/import-catalog.js';
+import { systemClock } from '../src/application/ports/clock.js';
 import { openBenchRedis } from './bench-redis.js';
 import type { BenchContext, Target } from './target.js';
 
@@ -33,7 +34,7 @@ export async function openMysqlBenchDatabase(context: BenchContext, purpose: str
   const db = createMysqlDatabase(url, { queryTimeoutMs: 600_000 });
   try {
     await migrateToLatest(db);
-    await importCatalog(db, parseCatalogSourceText(readFileSync(context.catalog.file, 'utf8')));
+    await new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(catalogFilePieces(context.catalog.file));
   } finally {
     await db.destroy();
   }

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
-import parserStream from 'stream-json';
+import { getManyValues, isMany, none } from 'stream-chain/defs.js';
+import { jsonParser } from 'stream-json/core/parser.js';
 import type { CatalogPiece } from '../../domain/catalog-source.js';
 
 type Token =
@@ -9,35 +9,37 @@ type Token =
   | { readonly name: 'nullValue'; readonly value: null }
   | { readonly name: 'trueValue' | 'falseValue'; readonly value: boolean };
 
-/** Pieces handed on per group: one await per group, not per token. */
-const GROUP = 256;
-
 /**
- * Reads a catalog file as a stream (stream-json's tokenizer), handing on its pieces in groups as
- * they complete: a product at a time, never the whole file. A syntax error ends the pieces with
- * one that says where the text stopped being JSON.
+ * Reads a catalog file as a stream, 1 MB at a time through stream-json's tokenizer, handing on
+ * the pieces each read completed: a product at a time, never the whole file. A syntax error ends
+ * the pieces with one that says what the tokenizer expected.
  */
 export async function* catalogFilePieces(path: string | URL): AsyncGenerator<CatalogPiece[]> {
-  const file = createReadStream(path, { highWaterMark: 1 << 20 });
-  const opened = new Promise<void>((resolve, reject) => {
-    file.once('open', () => resolve());
-    file.once('error', reject);
-  });
-  try {
-    await opened;
-  } catch (error) {
-    throw new Error(`cannot read catalog file ${String(path)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
-  const tokens = file.pipe(parserStream({ streamValues: false })) as unknown as Readable;
+  const file = createReadStream(path, { highWaterMark: 1 << 20, encoding: 'utf8' });
+  // Called with text per read, and with `none` at the end to flush a number the text ended on.
+  const tokenize = jsonParser({ streamValues: false }) as (input: string | typeof none) => unknown;
   const splitter = new PieceSplitter();
+  const take = (result: unknown): void => {
+    if (isMany(result)) for (const token of getManyValues(result)) splitter.token(token as Token);
+  };
   try {
-    for await (const token of tokens) {
-      splitter.token(token as Token);
-      if (splitter.pieces.length >= GROUP) yield splitter.pieces.splice(0);
+    // The tokenizer itself, called per read: no stream stage, no await per token.
+    for await (const text of file) {
+      try {
+        take(tokenize(text as string));
+      } catch (error) {
+        splitter.pieces.push({ kind: 'syntaxError', message: error instanceof Error ? error.message : String(error) });
+        break;
+      }
+      if (splitter.pieces.length > 0) yield splitter.pieces.splice(0);
     }
+    take(tokenize(none));
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === undefined) {
+      splitter.pieces.push({ kind: 'syntaxError', message: error instanceof Error ? error.message : String(error) });
+    } else throw new Error(`cannot read catalog file ${String(path)}: ${(error as NodeJS.ErrnoException).code}`);
+  } finally {
     file.destroy();
-    splitter.pieces.push({ kind: 'syntaxError', message: error instanceof Error ? error.message : String(error) });
   }
   if (splitter.pieces.length > 0) yield splitter.pieces;
 }
