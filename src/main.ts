@@ -5,14 +5,15 @@ import { startHttpServer } from './adapters/http/server.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
 import { alwaysReady } from './adapters/memory/always-ready.js';
-import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from './adapters/catalog-file/catalog-file.js';
+import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from './adapters/catalog-file/catalog-file.js';
+import { CatalogFileReloader } from './adapters/catalog-file/catalog-file-reloader.js';
 import { MemoryAuthFailureGuard } from './adapters/memory/memory-auth-failure-guard.js';
-import { MemoryApiKeyStore } from './adapters/memory/memory-api-key-store.js';
-import { MemoryProductCatalog } from './adapters/memory/memory-product-catalog.js';
+import { MemoryCatalogStore } from './adapters/memory/memory-catalog-store.js';
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
 import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
 import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { ChangeWatch } from './application/change-watch.js';
+import { ImportCatalog } from './application/import-catalog.js';
 import type { ApiKeyStore } from './application/ports/api-key-store.js';
 import { systemClock } from './application/ports/clock.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
@@ -26,6 +27,8 @@ interface Opened {
   close(): Promise<void>;
   /** Printed once the server listens, with its real address. */
   banner?: (url: string) => string;
+  /** Memory storage: reads its catalog file again (SIGHUP). */
+  reloadCatalog?: (trigger: string) => Promise<void>;
 }
 
 async function main(): Promise<void> {
@@ -33,6 +36,8 @@ async function main(): Promise<void> {
   const config = readConfig(process.env);
   const logger = createLogger(config.logLevel);
   const opened = await openInfrastructure(config, logger);
+  const { reloadCatalog } = opened;
+  if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
   const proxies = trustedProxies(config.trustedProxies);
   const handler = createHandler(opened.infrastructure, { clientAddress: clientAddressResolver(proxies) });
   const server = await startHttpServer(handler, {
@@ -96,15 +101,23 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
       },
     };
   }
-  const catalog = await readCatalogFile(config.catalogFile ?? DEMO_CATALOG_FILE);
-  const keys = new MemoryApiKeyStore(catalog);
+  const store = new MemoryCatalogStore();
+  const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, new ImportCatalog(store, systemClock), logger);
+  await reloader.load();
   const opened: Opened = {
-    infrastructure: { catalog: new MemoryProductCatalog(catalog), keys, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger },
-    close: () => rateLimiting.close(),
+    infrastructure: { catalog: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger },
+    close: () => {
+      reloader.close();
+      return rateLimiting.close();
+    },
+    reloadCatalog: (trigger) => reloader.reload(trigger),
   };
-  if (config.catalogFile !== null) return opened;
+  if (config.catalogFile !== null) {
+    reloader.watch();
+    return opened;
+  }
   const demoKey = generateApiKey();
-  keys.add({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(demoKey) });
+  store.addKey({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(demoKey) });
   return { ...opened, banner: (url) => demoBanner(url, demoKey) };
 }
 
