@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, Product } from '../domain/catalog.js';
-import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogUnit, type PartnerHeader } from '../domain/catalog-source.js';
+import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type PartnerHeader } from '../domain/catalog-source.js';
 import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../domain/content-hashes.js';
 import { generateJsonLd } from '../domain/json-ld.js';
 import { toLookupResult } from '../domain/lookup-result.js';
@@ -11,9 +11,6 @@ import type { ImportCounts, ImportReport } from './ports/operator-store.js';
 const BATCH = 1_000;
 /** Stored products or videos read per page when looking for those a file no longer lists. */
 const SWEEP_PAGE = 5_000;
-
-/** Pieces of a catalog, one at a time or in groups (a file reader hands on what each read of the file held). */
-export type CatalogPieces = Iterable<CatalogPiece> | AsyncIterable<readonly CatalogPiece[]>;
 
 /**
  * Imports a `partner-catalog/v1` catalog into a store, as one unit: it lands whole or not at all.

@@ -83,6 +83,9 @@ export type CatalogPiece =
   /** The text stopped being JSON here; nothing after it is read. */
   | { readonly kind: 'syntaxError'; readonly message: string };
 
+/** Pieces of a catalog, one at a time or in groups (a file reader hands on what each read of the file held). */
+export type CatalogPieces = Iterable<CatalogPiece> | AsyncIterable<readonly CatalogPiece[]>;
+
 /** A partner as known before its products: what a product's JSON-LD and storage need of it. */
 export interface PartnerHeader {
   readonly id: string;

@@ -1,6 +1,5 @@
-import type { CatalogPieces } from '../../application/import-catalog.js';
 import type { ChangeVersions } from '../../application/ports/change-versions.js';
-import type { CatalogPiece } from '../../domain/catalog-source.js';
+import type { CatalogPiece, CatalogPieces } from '../../domain/catalog-source.js';
 import type { OperatorStore } from '../../application/ports/operator-store.js';
 
 /**

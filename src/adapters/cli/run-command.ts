@@ -1,8 +1,8 @@
 import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
 import type { Catalog } from '../../domain/catalog.js';
+import type { CatalogPieces } from '../../domain/catalog-source.js';
 import { jsonLdOutcome, type NoJsonLdReason, type VideoObjectJsonLd } from '../../domain/json-ld.js';
 import type { StructuredDataFinding, StructuredDataFindings } from '../../domain/structured-data.js';
-import type { CatalogPieces } from '../../application/import-catalog.js';
 import type { ApiKeyListing, OperatorStore } from '../../application/ports/operator-store.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
 

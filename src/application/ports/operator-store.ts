@@ -1,4 +1,4 @@
-import type { CatalogPieces } from '../import-catalog.js';
+import type { CatalogPieces } from '../../domain/catalog-source.js';
 
 /** A key just issued: the key itself is handed to the operator once, never stored. */
 export interface IssuedApiKey {
