@@ -148,8 +148,8 @@ interface OpenPartner {
   header: PartnerHeader | null;
   /** Valid products met before the header was known; dropped once it cannot be. */
   waiting: Product[] | null;
-  readonly skus: Map<string, string>;
-  readonly videoRefs: Map<string, string>;
+  readonly skus: Map<string, Place>;
+  readonly videoRefs: Map<string, Place>;
 }
 
 /**
@@ -281,8 +281,15 @@ export class CatalogSourceReader {
 
   private product(partner: OpenPartner, index: number, value: unknown): CatalogUnit[] {
     const path = `${partner.path}.products[${index}]`;
-    const product = readProduct(this.r, path, value, partner.videoRefs);
-    this.r.unique(partner.skus, `${path}.sku`, product?.sku, 'sku');
+    const refs: VideoRefs = {
+      seen: partner.videoRefs,
+      product: index,
+      pathOf: (place) => (typeof place === 'string' ? place
+        : `${partner.path}.products[${Math.floor(place / VIDEO_SLOTS)}].videos[${place % VIDEO_SLOTS}].ref`),
+    };
+    const product = readProduct(this.r, path, value, refs);
+    this.r.unique(partner.skus, `${path}.sku`, product?.sku, 'sku', index, (place) =>
+      (typeof place === 'string' ? place : `${partner.path}.products[${place}].sku`));
     if (product === undefined) return [];
     if (partner.header !== null) return [{ kind: 'product', partner: partner.header, product }];
     partner.waiting?.push(product);
@@ -300,6 +307,19 @@ export class CatalogSourceReader {
 }
 
 type JsonObject = Record<string, unknown>;
+
+/** Where a value was first seen: its JSON path, or a number that stands for it. */
+type Place = string | number;
+
+/** Video places are numbered `product index × VIDEO_SLOTS + video index` while a product has fewer videos than this. */
+const VIDEO_SLOTS = 4_096;
+
+/** The video refs seen in a partner, and how a video's place is kept and read back. */
+interface VideoRefs {
+  readonly seen: Map<string, Place>;
+  readonly product: number;
+  readonly pathOf: (place: Place) => string;
+}
 
 class Reader {
   readonly problems: string[] = [];
@@ -390,12 +410,16 @@ class Reader {
     return strings.every((s) => s !== undefined) ? (strings) : undefined;
   }
 
-  /** Reports a value seen before under the same scope, naming where it was first seen. */
-  unique(seen: Map<string, string>, path: string, key: string | undefined, what: string): void {
+  /**
+   * Reports a value seen before under the same scope, naming where it was first seen. `place` is
+   * what is kept of where: the path, or a number `pathOf` turns back into it (SKUs and video refs
+   * are kept for a whole partner, which may have millions of them).
+   */
+  unique(seen: Map<string, Place>, path: string, key: string | undefined, what: string, place: Place = path, pathOf: (place: Place) => string = String): void {
     if (key === undefined) return;
     const first = seen.get(key);
-    if (first === undefined) seen.set(key, path);
-    else this.fail(path, `duplicate ${what} ${JSON.stringify(key)}, first at ${first}`);
+    if (first === undefined) seen.set(key, place);
+    else this.fail(path, `duplicate ${what} ${JSON.stringify(key)}, first at ${pathOf(first)}`);
   }
 }
 
@@ -419,7 +443,7 @@ const PRODUCT_FIELDS = [
   'sku', 'status', 'title', 'short_description', 'image', 'what_text', 'who_text', 'why_text', 'brand',
 ] as const;
 
-function readProduct(r: Reader, path: string, value: unknown, videoRefs: Map<string, string>): Product | undefined {
+function readProduct(r: Reader, path: string, value: unknown, videoRefs: VideoRefs): Product | undefined {
   const o = r.object(path, value, PRODUCT_FIELDS, ['description', 'properties', 'videos', 'pdp_urls']);
   if (o === undefined) return undefined;
   const sku = r.string(`${path}.sku`, o.sku);
@@ -440,7 +464,8 @@ function readProduct(r: Reader, path: string, value: unknown, videoRefs: Map<str
   const videos = videoValues.map((v, i) => {
     const videoPath = `${path}.videos[${i}]`;
     const video = readVideo(r, videoPath, v);
-    r.unique(videoRefs, `${videoPath}.ref`, video?.ref, 'video ref');
+    const place = i < VIDEO_SLOTS ? videoRefs.product * VIDEO_SLOTS + i : `${videoPath}.ref`;
+    r.unique(videoRefs.seen, `${videoPath}.ref`, video?.ref, 'video ref', place, videoRefs.pathOf);
     return video;
   });
   // A video refused for another field still has its ref, so entries naming it are not reported as dangling.
