@@ -125,7 +125,7 @@ class MysqlImportSession implements CatalogImportSession {
   async deleteProducts(ids: readonly number[]): Promise<number> {
     if (ids.length === 0) return 0;
     const counted = await inLists(ids, (list) => this.trx
-      .selectFrom('pdp_entries').select((eb) => eb.fn.countAll<number>().as('n')).where('product_id', 'in', list).execute());
+      .selectFrom('pdp_entries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('product_id', 'in', list).execute());
     // Entries and answers go with their product (foreign keys on delete cascade).
     await deleteByIds(this.trx, 'products', ids);
     return counted.reduce((sum, row) => sum + Number(row.n), 0);
