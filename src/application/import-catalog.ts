@@ -2,6 +2,7 @@ import type { ApiKeyRecord, Product } from '../domain/catalog.js';
 import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type PartnerHeader } from '../domain/catalog-source.js';
 import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../domain/content-hashes.js';
 import { generateJsonLd } from '../domain/json-ld.js';
+import { etagOf, lookupBody } from '../domain/lookup-body.js';
 import { toLookupResult } from '../domain/lookup-result.js';
 import type { Clock } from './ports/clock.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey } from './ports/catalog-store.js';
@@ -213,7 +214,8 @@ class ImportRun {
       const hash = lookupHash(productId, hashes[i]!, videos, pdpUrls);
       if (storedProducts.get(product.sku)?.lookupHash === hash) return [];
       const answerIds = { product: productId, videos: videos.map(([id]) => id), pdpUrls: pdpUrls.map(([id]) => id) };
-      return [{ productId, lookupHash: hash, lookup: toLookupResult(product, answerIds, partnerName) }];
+      const lookup = toLookupResult(product, answerIds, partnerName);
+      return [{ productId, lookupHash: hash, lookup, etag: etagOf(lookupBody(lookup)) }];
     });
     await session.saveLookups(lookups);
   }

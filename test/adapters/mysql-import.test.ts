@@ -11,6 +11,7 @@ import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { videoHash } from '../../src/domain/content-hashes.js';
+import { etagOf, lookupBody } from '../../src/domain/lookup-body.js';
 import { migrateTo, writeLegacyCatalog } from '../support/legacy-database.js';
 import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -105,6 +106,25 @@ describe('MySQL import', function () {
       await sql`delete from kysely_migration where name = '0004_identities_and_hashes_only'`.execute(legacy.db);
       expect(await migrateToLatest(legacy.db)).to.deep.equal(['0004_identities_and_hashes_only']);
     });
+  });
+
+  it('stores beside each answer the ETag a lookup of it sends, and a new one when the answer changes', async function () {
+    const etags = async () => new Map((await db.selectFrom('product_lookups').innerJoin('products', 'products.id', 'product_lookups.product_id')
+      .select(['products.sku', 'products.partner_id', 'product_lookups.etag']).execute()).map((row) => [`${row.partner_id}/${row.sku}`, row.etag]));
+    await importDoc(doc());
+    const before = await etags();
+    expect(before.size).to.equal(7);
+    for (const [key, etag] of before) {
+      const [partnerId, sku] = key.split('/') as [string, string];
+      expect(etag).to.equal(etagOf(lookupBody(await lookup(partnerId, sku))));
+    }
+    const changed = doc();
+    (changed.partners[0].products as { sku: string; title: string }[]).find((p) => p.sku === 'TENT-2P')!.title = 'Renamed';
+    await importDoc(changed);
+    const after = await etags();
+    expect(after.get('acme/TENT-2P')).to.not.equal(before.get('acme/TENT-2P'));
+    expect(after.get('acme/TENT-2P')).to.equal(etagOf(lookupBody(await lookup('acme', 'TENT-2P'))));
+    expect(after.get('acme/abc-1')).to.equal(before.get('acme/abc-1'));
   });
 
   it('fails a lookup of a product without an answer instead of answering wrongly', async function () {

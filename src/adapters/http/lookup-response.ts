@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
+import { etagOf, lookupBody } from '../../domain/lookup-body.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 
 interface Serialized {
@@ -17,8 +17,8 @@ const serialized = new WeakMap<LookupResult, Serialized>();
 export function serialize(result: LookupResult): Serialized {
   let entry = serialized.get(result);
   if (entry === undefined) {
-    const body = Buffer.from(`{"data":${JSON.stringify(result)}}`, 'utf8');
-    entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
+    const body = Buffer.from(lookupBody(result), 'utf8');
+    entry = { body, etag: etagOf(body) };
     serialized.set(result, entry);
   }
   return entry;

@@ -1,5 +1,5 @@
 import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
-import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { Principal } from '../../domain/api-key.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
@@ -169,7 +169,7 @@ class MemoryImportSession implements CatalogImportSession {
     return Promise.resolve();
   }
 
-  saveLookups(rows: readonly { productId: number; lookupHash: string; lookup: LookupResult }[]): Promise<void> {
+  saveLookups(rows: readonly StoredLookup[]): Promise<void> {
     const { state } = this;
     for (const row of rows) {
       const product = state.productsById.get(row.productId);

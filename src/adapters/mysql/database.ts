@@ -39,6 +39,8 @@ export interface ProductLookupsTable {
   /** Hash of everything `lookup` is built from (IDs and content hashes); null when the migration built it. */
   lookup_hash: string | null;
   lookup: Json<LookupResult>;
+  /** The ETag a lookup of `lookup` sends; null until an import writes the answer. */
+  etag: string | null;
 }
 
 export interface VideosTable {

@@ -145,7 +145,7 @@ const videoSearchFields: Migration = {
 /**
  * The content of products, videos and PDP entries lives in the stored answers since 0002: the
  * columns that held it were read by that migration only. What stays is each row's identity, its
- * owner and its hashes.
+ * owner and its hashes; each stored answer gains its ETag.
  */
 const identitiesAndHashesOnly: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -166,6 +166,10 @@ const identitiesAndHashesOnly: Migration = {
       drop index if exists pdp_entries_product_position,
       drop column if exists position, drop column if exists pdp_url, drop column if exists retailer,
       drop column if exists video_ref, drop column if exists video_file_url, drop column if exists json_ld`.execute(db);
+    // Each answer's ETag beside it, written by the import that writes the answer; forgetting the
+    // hashes of the answers stored so far makes the next import rewrite each one with its ETag.
+    await sql`alter table product_lookups add column if not exists etag varchar(40) null`.execute(db);
+    await sql`update product_lookups set lookup_hash = null where etag is null`.execute(db);
   },
 };
 

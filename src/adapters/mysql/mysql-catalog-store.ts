@@ -1,7 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
-import type { LookupResult } from '../../domain/lookup-result.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 import { deleteByIds, upsertRows } from './upsert.js';
@@ -103,10 +102,10 @@ class MysqlImportSession implements CatalogImportSession {
     return deleteByIds(this.trx, 'pdp_entries', ids);
   }
 
-  saveLookups(rows: readonly { productId: number; lookupHash: string; lookup: LookupResult }[]): Promise<void> {
+  saveLookups(rows: readonly StoredLookup[]): Promise<void> {
     return upsertRows(this.trx, 'product_lookups', rows.map((row) => ({
-      product_id: row.productId, lookup_hash: row.lookupHash, lookup: JSON.stringify(row.lookup),
-    })), ['lookup_hash', 'lookup']);
+      product_id: row.productId, lookup_hash: row.lookupHash, lookup: JSON.stringify(row.lookup), etag: row.etag,
+    })), ['lookup_hash', 'lookup', 'etag']);
   }
 
   // Pages follow the unique (partner, identity) indexes, so each is a range read whatever the catalog's size.

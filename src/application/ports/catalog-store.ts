@@ -45,6 +45,14 @@ export interface StoredApiKey {
   readonly revoked: boolean;
 }
 
+export interface StoredLookup {
+  readonly productId: number;
+  readonly lookupHash: string;
+  readonly lookup: LookupResult;
+  /** The ETag a lookup of this answer sends (`etagOf`). */
+  readonly etag: string;
+}
+
 /** The reads and writes of one import, inside its unit of work. Lists may be empty. */
 export interface CatalogImportSession {
   partnerName(partnerId: string): Promise<string | null>;
@@ -61,8 +69,8 @@ export interface CatalogImportSession {
   /** Stores PDP entries by product and page. */
   savePdpEntries(rows: readonly Omit<StoredPdpEntry, 'id'>[]): Promise<void>;
   deletePdpEntries(ids: readonly number[]): Promise<void>;
-  /** Stores each product's lookup answer, the document lookups return, with the hash of its sources. */
-  saveLookups(rows: readonly { readonly productId: number; readonly lookupHash: string; readonly lookup: LookupResult }[]): Promise<void>;
+  /** Stores each product's lookup answer, the document lookups return, with the hash of its sources and the answer's ETag. */
+  saveLookups(rows: readonly StoredLookup[]): Promise<void>;
 
   /** A partner's stored products with SKUs after `afterSku` (from the first when null), at most `limit`, in SKU order. */
   productPage(partnerId: string, afterSku: string | null, limit: number): Promise<{ readonly id: number; readonly sku: string }[]>;

@@ -1,0 +1,15 @@
+import { createHash } from 'node:crypto';
+import type { LookupResult } from './lookup-result.js';
+
+/** The body a lookup answers with: the answer under `data`, keys in the order the answer was built. */
+export function lookupBody(result: LookupResult): string {
+  return `{"data":${JSON.stringify(result)}}`;
+}
+
+/**
+ * The strong ETag of a lookup body. Defined once, so the ETag an import stores beside an answer
+ * is the one a lookup of that answer sends.
+ */
+export function etagOf(body: string | Buffer): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+}
