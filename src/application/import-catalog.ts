@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, Product } from '../domain/catalog.js';
-import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type PartnerHeader } from '../domain/catalog-source.js';
+import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type ListedIdentities, type PartnerHeader } from '../domain/catalog-source.js';
 import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../domain/content-hashes.js';
 import { generateJsonLd } from '../domain/json-ld.js';
 import { etagOf, lookupBody } from '../domain/lookup-body.js';
@@ -71,12 +71,10 @@ function changed(counts: ImportCounts, stored: { readonly contentHash: string } 
 const byKey = <T, K>(rows: readonly T[], key: (row: T) => K): Map<K, T> => new Map(rows.map((row) => [key(row), row]));
 const entryKey = (productId: number, urlHash: string): string => `${String(productId)}/${urlHash}`;
 
-/** The partner being imported, and the IDs of its rows the file lists. */
+/** The partner being imported. */
 interface CurrentPartner {
   readonly header: PartnerHeader;
   readonly batch: Product[];
-  readonly productIds: Set<number>;
-  readonly videoIds: Set<number>;
 }
 
 class ImportRun {
@@ -117,7 +115,7 @@ class ImportRun {
       case 'partnerEnd': {
         const partner = this.current();
         await this.writeBatch(partner);
-        await this.sweep(partner);
+        await this.sweep(partner, unit.listed);
         this.keys.push({ partnerId: unit.partner.id, keys: unit.partner.apiKeys });
         this.partner = null;
         return;
@@ -142,7 +140,7 @@ class ImportRun {
     else if (stored === header.name) counts.unchanged += 1;
     else counts.updated += 1;
     if (stored !== header.name) await this.session.savePartner(header.id, header.name);
-    this.partner = { header, batch: [], productIds: new Set(), videoIds: new Set() };
+    this.partner = { header, batch: [] };
   }
 
   /** Writes a batch of one partner's products: rows, then entries' JSON-LD, then answers, each only where changed. */
@@ -161,7 +159,6 @@ class ImportRun {
     const idOf = (sku: string): number => {
       const id = productIds.get(sku);
       if (id === undefined) throw new Error(`product ${partnerId}/${sku} was not stored`);
-      partner.productIds.add(id);
       return id;
     };
     const ids = products.map((product) => idOf(product.sku));
@@ -203,7 +200,6 @@ class ImportRun {
       const videos = product.videos.map((video) => {
         const id = videoIds.get(video.ref);
         if (id === undefined) throw new Error(`video ${partnerId}/${video.ref} was not stored`);
-        partner.videoIds.add(id);
         return [id, videoHashes.get(video.ref)!] as const;
       });
       const pdpUrls = entriesOf[i]!.map((e) => {
@@ -220,13 +216,16 @@ class ImportRun {
     await session.saveLookups(lookups);
   }
 
-  /** Deletes the partner's stored videos, then products, that the file no longer lists. */
-  private async sweep(partner: CurrentPartner): Promise<void> {
+  /**
+   * Deletes the partner's stored videos, then products, that the file no longer lists: the reader's
+   * own record of the SKUs and refs it met, so nothing more is held per row.
+   */
+  private async sweep(partner: CurrentPartner, listed: ListedIdentities): Promise<void> {
     const { session, report } = this;
     const partnerId = partner.header.id;
     for (let after: string | null = null; ;) {
       const page = await session.videoPage(partnerId, after, SWEEP_PAGE);
-      const gone = page.filter((row) => !partner.videoIds.has(row.id)).map((row) => row.id);
+      const gone = page.filter((row) => !listed.videoRefs.has(row.ref)).map((row) => row.id);
       await session.deleteVideos(gone);
       report.videos.deleted += gone.length;
       if (page.length < SWEEP_PAGE) break;
@@ -234,7 +233,7 @@ class ImportRun {
     }
     for (let after: string | null = null; ;) {
       const page = await session.productPage(partnerId, after, SWEEP_PAGE);
-      const gone = page.filter((row) => !partner.productIds.has(row.id)).map((row) => row.id);
+      const gone = page.filter((row) => !listed.skus.has(row.sku)).map((row) => row.id);
       report.pdp_entries.deleted += await session.deleteProducts(gone);
       report.products.deleted += gone.length;
       if (page.length < SWEEP_PAGE) break;

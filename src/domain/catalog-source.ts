@@ -100,7 +100,13 @@ export interface PartnerHeader {
 export type CatalogUnit =
   | { readonly kind: 'partner'; readonly partner: PartnerHeader }
   | { readonly kind: 'product'; readonly partner: PartnerHeader; readonly product: Product }
-  | { readonly kind: 'partnerEnd'; readonly partner: PartnerHeader & { readonly apiKeys: readonly ApiKeyRecord[] } };
+  | { readonly kind: 'partnerEnd'; readonly partner: PartnerHeader & { readonly apiKeys: readonly ApiKeyRecord[] }; readonly listed: ListedIdentities };
+
+/** What a partner of the file lists, as the reader saw it: whatever is stored and not listed goes. */
+export interface ListedIdentities {
+  readonly skus: { has(sku: string): boolean };
+  readonly videoRefs: { has(ref: string): boolean };
+}
 
 /** The pieces of a document already parsed, in its own key order. */
 export function* piecesOfDocument(document: unknown): Generator<CatalogPiece> {
@@ -302,7 +308,7 @@ export class CatalogSourceReader {
     if (partner.header === null) return [];
     const apiKeys = partner.seen.has('api_keys') ? partner.apiKeys : [];
     if (apiKeys === undefined) return [];
-    return [{ kind: 'partnerEnd', partner: { ...partner.header, apiKeys } }];
+    return [{ kind: 'partnerEnd', partner: { ...partner.header, apiKeys }, listed: { skus: partner.skus, videoRefs: partner.videoRefs } }];
   }
 }
 
