@@ -8,6 +8,7 @@ import type {
   ProductProperty,
   Video,
 } from './catalog.js';
+import { CompactStringMap } from './compact-string-map.js';
 import { isValidSku } from './sku.js';
 import { uploadDateProblem } from './upload-date.js';
 
@@ -154,8 +155,8 @@ interface OpenPartner {
   header: PartnerHeader | null;
   /** Valid products met before the header was known; dropped once it cannot be. */
   waiting: Product[] | null;
-  readonly skus: Map<string, Place>;
-  readonly videoRefs: Map<string, Place>;
+  readonly skus: CompactStringMap;
+  readonly videoRefs: CompactStringMap;
 }
 
 /**
@@ -202,7 +203,7 @@ export class CatalogSourceReader {
       case 'partnerStart':
         this.open = {
           path: `partners[${piece.index}]`, seen: new Set(), id: undefined, name: undefined, apiKeys: undefined,
-          header: null, waiting: [], skus: new Map(), videoRefs: new Map(),
+          header: null, waiting: [], skus: new CompactStringMap(), videoRefs: new CompactStringMap(),
         };
         return [];
       case 'partnerField':
@@ -290,12 +291,10 @@ export class CatalogSourceReader {
     const refs: VideoRefs = {
       seen: partner.videoRefs,
       product: index,
-      pathOf: (place) => (typeof place === 'string' ? place
-        : `${partner.path}.products[${Math.floor(place / VIDEO_SLOTS)}].videos[${place % VIDEO_SLOTS}].ref`),
+      pathOf: (place) => `${partner.path}.products[${Math.floor(place / VIDEO_SLOTS)}].videos[${place % VIDEO_SLOTS}].ref`,
     };
     const product = readProduct(this.r, path, value, refs);
-    this.r.unique(partner.skus, `${path}.sku`, product?.sku, 'sku', index, (place) =>
-      (typeof place === 'string' ? place : `${partner.path}.products[${place}].sku`));
+    this.r.uniqueAt(partner.skus, `${path}.sku`, product?.sku, 'sku', index, (place) => `${partner.path}.products[${place}].sku`);
     if (product === undefined) return [];
     if (partner.header !== null) return [{ kind: 'product', partner: partner.header, product }];
     partner.waiting?.push(product);
@@ -314,17 +313,14 @@ export class CatalogSourceReader {
 
 type JsonObject = Record<string, unknown>;
 
-/** Where a value was first seen: its JSON path, or a number that stands for it. */
-type Place = string | number;
-
-/** Video places are numbered `product index × VIDEO_SLOTS + video index` while a product has fewer videos than this. */
-const VIDEO_SLOTS = 4_096;
+/** A video's place in a partner is numbered `product index × VIDEO_SLOTS + video index`. */
+const VIDEO_SLOTS = 2 ** 20;
 
 /** The video refs seen in a partner, and how a video's place is kept and read back. */
 interface VideoRefs {
-  readonly seen: Map<string, Place>;
+  readonly seen: CompactStringMap;
   readonly product: number;
-  readonly pathOf: (place: Place) => string;
+  readonly pathOf: (place: number) => string;
 }
 
 class Reader {
@@ -416,12 +412,19 @@ class Reader {
     return strings.every((s) => s !== undefined) ? (strings) : undefined;
   }
 
+  /** Reports a value seen before under the same scope, naming where it was first seen. */
+  unique(seen: Map<string, string>, path: string, key: string | undefined, what: string): void {
+    if (key === undefined) return;
+    const first = seen.get(key);
+    if (first === undefined) seen.set(key, path);
+    else this.fail(path, `duplicate ${what} ${JSON.stringify(key)}, first at ${first}`);
+  }
+
   /**
-   * Reports a value seen before under the same scope, naming where it was first seen. `place` is
-   * what is kept of where: the path, or a number `pathOf` turns back into it (SKUs and video refs
-   * are kept for a whole partner, which may have millions of them).
+   * The same for values kept for a whole partner, which may have millions of them: where each was
+   * first seen is kept as a number, which `pathOf` turns back into its path.
    */
-  unique(seen: Map<string, Place>, path: string, key: string | undefined, what: string, place: Place = path, pathOf: (place: Place) => string = String): void {
+  uniqueAt(seen: CompactStringMap, path: string, key: string | undefined, what: string, place: number, pathOf: (place: number) => string): void {
     if (key === undefined) return;
     const first = seen.get(key);
     if (first === undefined) seen.set(key, place);
@@ -470,8 +473,9 @@ function readProduct(r: Reader, path: string, value: unknown, videoRefs: VideoRe
   const videos = videoValues.map((v, i) => {
     const videoPath = `${path}.videos[${i}]`;
     const video = readVideo(r, videoPath, v);
-    const place = i < VIDEO_SLOTS ? videoRefs.product * VIDEO_SLOTS + i : `${videoPath}.ref`;
-    r.unique(videoRefs.seen, `${videoPath}.ref`, video?.ref, 'video ref', place, videoRefs.pathOf);
+    // Past VIDEO_SLOTS videos in one product (never seen in practice) a duplicate names the last slot.
+    const place = videoRefs.product * VIDEO_SLOTS + Math.min(i, VIDEO_SLOTS - 1);
+    r.uniqueAt(videoRefs.seen, `${videoPath}.ref`, video?.ref, 'video ref', place, videoRefs.pathOf);
     return video;
   });
   // A video refused for another field still has its ref, so entries naming it are not reported as dangling.
