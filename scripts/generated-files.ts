@@ -4,9 +4,12 @@
  * writes them; a test fails while a committed one differs from what this returns.
  */
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../src/adapters/catalog-file/catalog-file.js';
+import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from '../src/adapters/catalog-file/catalog-file.js';
+import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.js';
 import { openApiDocument } from '../src/adapters/http/openapi-document.js';
-import { MemoryProductCatalog } from '../src/adapters/memory/memory-product-catalog.js';
+import { MemoryCatalogStore } from '../src/adapters/memory/memory-catalog-store.js';
+import { ImportCatalog } from '../src/application/import-catalog.js';
+import { systemClock } from '../src/application/ports/clock.js';
 import { parseSku } from '../src/domain/sku.js';
 
 export interface GeneratedFile {
@@ -19,7 +22,8 @@ const header = (...lines: string[]) => ['/*', ...lines.map((line) => ` * ${line}
 
 /** The demo catalog's TENT-2P as the API answers it, for the document's example. */
 async function lookupExample(): Promise<GeneratedFile> {
-  const catalog = new MemoryProductCatalog(await readCatalogFile(DEMO_CATALOG_FILE));
+  const catalog = new MemoryCatalogStore();
+  await new ImportCatalog(catalog, systemClock).execute(catalogFilePieces(DEMO_CATALOG_FILE));
   const answer = { data: await catalog.findBySku(DEMO_PARTNER_ID, parseSku('TENT-2P')) };
   return {
     path: 'src/adapters/http/openapi-examples.ts',

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CachedProductCatalog, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
-import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { ChangeWatch } from '../../src/application/change-watch.js';
 import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
 import type { LookupResult } from '../../src/domain/lookup-result.js';

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { systemClock } from '../../src/application/ports/clock.js';
-import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
+import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
-import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { apiKeyStoreContract } from '../contracts/api-key-store.contract.js';
 import { catalogImportContract } from '../contracts/catalog-import.contract.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
+import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { accountOf, MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
 import { AuthenticateKey } from '../../src/application/authenticate-key.js';
 import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';

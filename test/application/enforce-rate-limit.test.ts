@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
+import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { EnforceRateLimit } from '../../src/application/enforce-rate-limit.js';
 import type { Principal } from '../../src/domain/api-key.js';

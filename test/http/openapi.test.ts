@@ -4,7 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../../src/adapters/catalog-file/catalog-file.js';
-import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { createHttpApp } from '../../src/adapters/http/app.js';
 import { createContainer, TOKENS } from '../../src/container.js';
 import { parseSku } from '../../src/domain/sku.js';

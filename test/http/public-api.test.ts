@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { LookupResult } from '../../src/domain/lookup-result.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
-import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { KEYS, searchableFixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { STORAGES, type OpenedStorage } from '../support/storages.js';
 import { memoryInfrastructure, startTestServer, type Response, type TestServer } from '../support/test-server.js';

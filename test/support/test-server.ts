@@ -6,8 +6,8 @@ import { startHttpServer, type HttpServerOptions, type RunningServer } from '../
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
-import { MemoryApiKeyStore } from '../../src/adapters/memory/memory-api-key-store.js';
-import { MemoryProductCatalog } from '../../src/adapters/memory/memory-product-catalog.js';
+import { MemoryApiKeyStore } from './memory-api-key-store.js';
+import { MemoryProductCatalog } from './memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import type { AuthFailureGuard } from '../../src/application/ports/auth-failure-guard.js';
 import { systemClock } from '../../src/application/ports/clock.js';

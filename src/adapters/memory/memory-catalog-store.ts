@@ -162,6 +162,7 @@ class MemoryImportSession implements CatalogImportSession {
   }
 
   deletePdpEntries(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return Promise.resolve();
     const gone = new Set(ids);
     for (const entries of this.state.entries.values()) {
       for (const [hash, entry] of entries) if (gone.has(entry.id)) entries.delete(hash);
@@ -169,6 +170,7 @@ class MemoryImportSession implements CatalogImportSession {
     return Promise.resolve();
   }
 
+  /** The ETag is not kept: an answer held here is one object, whose body and ETag are computed once, when first served. */
   saveLookups(rows: readonly StoredLookup[]): Promise<void> {
     const { state } = this;
     for (const row of rows) {
@@ -211,6 +213,7 @@ class MemoryImportSession implements CatalogImportSession {
   }
 
   deleteVideos(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return Promise.resolve();
     const gone = new Set(ids);
     for (const videos of this.state.videos.values()) {
       for (const [ref, video] of videos) if (gone.has(video.id)) videos.delete(ref);

@@ -1,12 +1,12 @@
-import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
-import type { Principal } from '../../domain/api-key.js';
-import type { Catalog } from '../../domain/catalog.js';
+import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
+import type { Principal } from '../../src/domain/api-key.js';
+import type { Catalog } from '../../src/domain/catalog.js';
 
 interface StoredKey extends Principal {
   revoked: boolean;
 }
 
-/** Keys by SHA-256, as listed in the catalog file, plus keys issued while the process runs. */
+/** Keys by SHA-256, as listed in a validated catalog, plus keys added by a test: for tests that need them without an import. */
 export class MemoryApiKeyStore implements ApiKeyStore {
   private readonly byHash = new Map<string, StoredKey>();
   private readonly byKeyId = new Map<string, StoredKey>();

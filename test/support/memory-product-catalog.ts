@@ -1,9 +1,9 @@
-import type { ProductCatalog } from '../../application/ports/product-catalog.js';
-import type { Catalog } from '../../domain/catalog.js';
-import { deepFreeze } from '../../domain/deep-freeze.js';
-import { toLookupResult, type LookupResult } from '../../domain/lookup-result.js';
-import type { ProductId } from '../../domain/product-id.js';
-import type { Sku } from '../../domain/sku.js';
+import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
+import type { Catalog } from '../../src/domain/catalog.js';
+import { deepFreeze } from '../../src/domain/deep-freeze.js';
+import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
+import type { ProductId } from '../../src/domain/product-id.js';
+import type { Sku } from '../../src/domain/sku.js';
 
 interface Entry {
   readonly partnerId: string;
@@ -11,7 +11,8 @@ interface Entry {
 }
 
 /**
- * A whole catalog held in process, for small and demo deployments and for tests.
+ * A whole catalog held in process, built at once from a validated catalog: for tests that need
+ * one without an import (deployments use `MemoryCatalogStore`, which imports).
  * IDs are assigned in file order, so the same file gives the same IDs at every start.
  */
 export class MemoryProductCatalog implements ProductCatalog {
