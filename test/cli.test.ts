@@ -62,7 +62,7 @@ describe('operator CLI', function () {
     it('migrates, and a second run applies nothing', async function () {
       const first = await cli(['migrate', '--json'], env);
       expect(first.code).to.equal(0);
-      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only'] });
+      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed'] });
       expect((await cli(['migrate', '--json'], env)).json()).to.deep.equal({ applied: [] });
     });
 

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, Product } from '../domain/catalog.js';
 import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type ListedIdentities, type PartnerHeader } from '../domain/catalog-source.js';
+import { TOMBSTONE_RETENTION_MS } from '../domain/changes.js';
 import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../domain/content-hashes.js';
 import { generateJsonLd } from '../domain/json-ld.js';
 import { etagOf, lookupBody } from '../domain/lookup-body.js';
@@ -116,6 +117,7 @@ class ImportRun {
         const partner = this.current();
         await this.writeBatch(partner);
         await this.sweep(partner, unit.listed);
+        await this.session.dropTombstones(unit.partner.id, new Date(this.now.getTime() - TOMBSTONE_RETENTION_MS));
         this.keys.push({ partnerId: unit.partner.id, keys: unit.partner.apiKeys });
         this.partner = null;
         return;
@@ -211,9 +213,13 @@ class ImportRun {
       if (storedProducts.get(product.sku)?.lookupHash === hash) return [];
       const answerIds = { product: productId, videos: videos.map(([id]) => id), pdpUrls: pdpUrls.map(([id]) => id) };
       const lookup = toLookupResult(product, answerIds, partnerName);
-      return [{ productId, lookupHash: hash, lookup, etag: etagOf(lookupBody(lookup)) }];
+      return [{ productId, sku: product.sku, lookupHash: hash, lookup, etag: etagOf(lookupBody(lookup)) }];
     });
     await session.saveLookups(lookups);
+    // The feed lists a product again only when what a lookup answers changed, as its ETag tells.
+    await session.recordChanges(partnerId, lookups
+      .filter((row) => row.etag !== storedProducts.get(row.sku)?.etag)
+      .map((row) => ({ sku: row.sku, productId: row.productId, change: 'upserted' as const, etag: row.etag, changedAt: this.now })));
   }
 
   /**
@@ -233,9 +239,10 @@ class ImportRun {
     }
     for (let after: string | null = null; ;) {
       const page = await session.productPage(partnerId, after, SWEEP_PAGE);
-      const gone = page.filter((row) => !listed.skus.has(row.sku)).map((row) => row.id);
-      report.pdp_entries.deleted += await session.deleteProducts(gone);
+      const gone = page.filter((row) => !listed.skus.has(row.sku));
+      report.pdp_entries.deleted += await session.deleteProducts(gone.map((row) => row.id));
       report.products.deleted += gone.length;
+      await session.recordChanges(partnerId, gone.map((row) => ({ sku: row.sku, productId: row.id, change: 'deleted' as const, etag: null, changedAt: this.now })));
       if (page.length < SWEEP_PAGE) break;
       after = page[page.length - 1]!.sku;
     }

@@ -9,7 +9,10 @@ export type DomainErrorCode =
   | 'invalid_api_key'
   | 'sku_not_found'
   | 'product_not_found'
-  | 'rate_limit_exceeded';
+  | 'rate_limit_exceeded'
+  | 'invalid_cursor'
+  | 'invalid_limit'
+  | 'cursor_expired';
 
 /** The body of every error answer (docs/api.md, errors); the OpenAPI document's `Error` is this declaration. */
 export const ErrorBodySchema = Type.Object({

@@ -34,6 +34,7 @@ catalogImportContract('memory', () => ({
       store,
       catalog: store,
       keys: store,
+      feed: store,
       issueKey: (keyId, partnerId, sha256) => Promise.resolve(store.addKey({ keyId, partnerId, sha256 })),
       revokeKey: (keyId) => Promise.resolve(void store.revokeKey(keyId)),
     });

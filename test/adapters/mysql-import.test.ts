@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/mysql/database.js';
 import { IMPORT_LOCK, MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
+import { MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
 import { catalogImportContract } from '../contracts/catalog-import.contract.js';
-import { importCatalog } from '../support/import.js';
+import { importCatalog, importDocument } from '../support/import.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
@@ -25,12 +26,13 @@ catalogImportContract('mysql', () => {
   return {
     fresh: async () => {
       const { db } = testDb;
-      for (const table of ['api_keys', 'pdp_entries', 'videos', 'products', 'partners'] as const) await db.deleteFrom(table).execute();
+      for (const table of ['api_keys', 'product_changes', 'pdp_entries', 'videos', 'products', 'partners'] as const) await db.deleteFrom(table).execute();
       // Emptied tables number from 1 again, so both storages give one file the same IDs.
       for (const table of ['products', 'videos', 'pdp_entries']) await sql`alter table ${sql.table(table)} auto_increment = 1`.execute(db);
       return {
         store: new MysqlCatalogStore(db),
         catalog: new MysqlProductCatalog(db),
+        feed: new MysqlChangesFeed(db),
         keys: new MysqlApiKeyStore(db),
         issueKey: async (keyId, partnerId, sha256) => {
           await db.insertInto('api_keys').values({ id: keyId, partner_id: partnerId, sha256, label: null, origin: 'cli', revoked_at: null }).execute();
@@ -73,7 +75,7 @@ describe('MySQL import', function () {
 
     it('gets every answer built by the migrations, keeps every hash, and has its answers rewritten by the next import', async function () {
       await writeLegacyCatalog(legacy.db, fixtureCatalog());
-      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only']);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed']);
       const expected = (await legacyLookup('TENT-2P'))!;
       expect(expected.product.pdp_urls[0]?.json_ld?.transcript).to.equal('Transcript of tent-pitch.');
       // An answer the migration built is rewritten from the file by the next import, even with no change in it.
@@ -95,16 +97,18 @@ describe('MySQL import', function () {
       await sql`delete from product_lookups where ${answerOf('TENT-2P')}`.execute(legacy.db);
       await sql`update product_lookups set lookup = json_set(lookup, '$.product.title', 'Kept') where ${answerOf('abc-1')}`.execute(legacy.db);
       await sql`delete from kysely_migration where name = '0002_product_lookup_document'`.execute(legacy.db);
-      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only']);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed']);
       expect(await legacyLookup('TENT-2P')).to.deep.equal(before);
       expect((await legacyLookup('abc-1'))?.product.title).to.equal('Kept');
     });
 
-    it('runs migration 0004 again after it stopped part-way', async function () {
+    it('runs migrations 0004 and 0005 again after they stopped part-way', async function () {
       await writeLegacyCatalog(legacy.db, fixtureCatalog());
       await migrateToLatest(legacy.db);
-      await sql`delete from kysely_migration where name = '0004_identities_and_hashes_only'`.execute(legacy.db);
-      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0004_identities_and_hashes_only']);
+      await sql`delete from kysely_migration where name in ('0004_identities_and_hashes_only', '0005_changes_feed')`.execute(legacy.db);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0004_identities_and_hashes_only', '0005_changes_feed']);
+      const feed = await new MysqlChangesFeed(legacy.db).read('acme', 0, 100);
+      expect(feed.entries.map((e) => e.sku)).to.deep.equal(fixtureCatalog().partners[0]!.products.map((p) => p.sku));
     });
   });
 
@@ -125,6 +129,41 @@ describe('MySQL import', function () {
     expect(after.get('acme/TENT-2P')).to.not.equal(before.get('acme/TENT-2P'));
     expect(after.get('acme/TENT-2P')).to.equal(etagOf(lookupBody(await lookup('acme', 'TENT-2P'))));
     expect(after.get('acme/abc-1')).to.equal(before.get('acme/abc-1'));
+  });
+
+  it('never lets a feed read running while an import commits skip a change', async function () {
+    this.timeout(60_000);
+    const template = (fixtureDocument() as Doc).partners[0].products[2] as Record<string, unknown>;
+    const catalogOf = (title: string) => ({
+      format: 'partner-catalog/v1',
+      partners: [{ id: 'big', name: 'Big', products: Array.from({ length: 3_000 }, (_, i) => ({ ...template, sku: `P-${i}`, title: `${title} ${i}` })) }],
+    });
+    const store = new MysqlCatalogStore(db);
+    const feed = new MysqlChangesFeed(db);
+    await importDocument(store, catalogOf('First'));
+    const seen = new Map<string, string | null>();
+    let cursor = 0;
+    let reads = 0;
+    const follow = async (): Promise<void> => {
+      for (;;) {
+        const { entries } = await feed.read('big', cursor, 100);
+        reads += 1;
+        for (const entry of entries) seen.set(entry.sku, entry.etag);
+        if (entries.length === 0) return;
+        cursor = entries.at(-1)!.seq;
+      }
+    };
+    const state = { importing: true };
+    const second = importDocument(store, catalogOf('Second')).finally(() => (state.importing = false));
+    while (state.importing) await follow();
+    await second;
+    await follow();
+    expect(reads).to.be.above(3);
+    for (let i = 0; i < 3_000; i += 1) {
+      const answer = await lookup('big', `P-${i}`);
+      expect(answer.product.title).to.equal(`Second ${i}`);
+      expect(seen.get(`P-${i}`), `P-${i}`).to.equal(etagOf(lookupBody(answer)));
+    }
   });
 
   it('fails a lookup of a product without an answer instead of answering wrongly', async function () {

@@ -2,6 +2,11 @@ import { expect } from 'chai';
 import { ImportCatalog } from '../../src/application/import-catalog.js';
 import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
 import type { CatalogStore } from '../../src/application/ports/catalog-store.js';
+import type { ChangesFeed } from '../../src/application/ports/changes-feed.js';
+import { ReadChanges } from '../../src/application/read-changes.js';
+import { decodeCursor, type FeedEntry } from '../../src/domain/changes.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { etagOf, lookupBody } from '../../src/domain/lookup-body.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
@@ -16,6 +21,7 @@ export interface ImportSubject {
   readonly store: CatalogStore;
   readonly catalog: ProductCatalog;
   readonly keys: ApiKeyStore;
+  readonly feed: ChangesFeed;
   /** Adds a key as an operator issues one (not from a file). */
   issueKey(keyId: string, partnerId: string, sha256: string): Promise<void>;
   /** Revokes a key as an operator does. */
@@ -280,6 +286,93 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         const report = await importDoc(moved);
         expect(report.api_keys).to.include({ updated: 1, revoked: 0 });
         expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.deep.equal({ keyId: 'acme-staging', partnerId: 'globex' });
+      });
+    });
+
+    describe('the changes feed', function () {
+      const feedAfter = async (partnerId: string, seq = 0): Promise<FeedEntry[]> => [...(await s.feed.read(partnerId, seq, 1_000)).entries];
+      const lastSeq = async (partnerId: string): Promise<number> => (await feedAfter(partnerId)).at(-1)?.seq ?? 0;
+      const summary = (entries: readonly FeedEntry[]) => entries.map((e) => `${e.change} ${e.sku}`);
+
+      it('lists every product of a first import once, in file order, with the ETag its lookup sends', async function () {
+        await importDoc(doc());
+        const entries = await feedAfter('acme');
+        expect(summary(entries)).to.deep.equal(acmeProducts(doc()).map((p: { sku: string }) => `upserted ${p.sku}`));
+        for (const entry of entries) {
+          const answer = await lookup('acme', entry.sku);
+          expect(entry.etag).to.equal(etagOf(lookupBody(answer)));
+          expect(entry.productId).to.equal(answer.product.id);
+        }
+        expect(summary(await feedAfter('globex'))).to.deep.equal(['upserted SHARED-1', 'upserted GLOBEX-ONLY']);
+      });
+
+      it('adds nothing for an import that changes nothing, and each changed, added or deleted product once after', async function () {
+        await importDoc(doc());
+        const mark = await lastSeq('acme');
+        await importDoc(doc());
+        expect(await feedAfter('acme', mark)).to.deep.equal([]);
+        const changed = doc();
+        const products = acmeProducts(changed);
+        tent(changed).videos[0].transcript = 'Refined once.';
+        products[2].title = 'Retitled';
+        products[3].status = 'active';
+        changed.partners[0].products = products.filter((p: { sku: string }) => p.sku !== 'abc-1');
+        changed.partners[0].products.push({ ...products[2], sku: 'NEW-1' }, { ...products[2], sku: 'NEW-2', videos: [], pdp_urls: [] });
+        await importDoc(changed);
+        tent(changed).videos[0].transcript = 'Refined twice.';
+        await importDoc(changed);
+        const entries = await feedAfter('acme', mark);
+        // TENT-2P changed in both imports: it appears once, at its latest change, after the others.
+        expect(summary(entries)).to.deep.equal([
+          'upserted ABC-1', 'upserted OLD.STOVE_1', 'upserted NEW-1', 'upserted NEW-2', 'deleted abc-1', 'upserted TENT-2P',
+        ]);
+        expect(entries.find((e) => e.sku === 'abc-1')?.etag).to.equal(null);
+        expect(entries.at(-1)?.etag).to.equal(etagOf(lookupBody(await lookup('acme', 'TENT-2P'))));
+        expect(entries.map((e) => e.seq)).to.deep.equal([...entries.map((e) => e.seq)].sort((a, b) => a - b));
+        expect(await feedAfter('globex', await lastSeq('globex'))).to.deep.equal([]);
+      });
+
+      it('lists a change of a published video\'s name but not of an unpublished one\'s, which no lookup shows', async function () {
+        await importDoc(doc());
+        const mark = await lastSeq('acme');
+        const changed = doc();
+        // tent-draft is not published: its name is in no answer.
+        tent(changed).videos[1].name = 'Renamed while unpublished';
+        const report = await importDoc(changed);
+        expect(report.videos.updated).to.equal(1);
+        expect(await feedAfter('acme', mark)).to.deep.equal([]);
+        tent(changed).videos[0].name = 'Renamed while published';
+        await importDoc(changed);
+        expect(summary(await feedAfter('acme', mark))).to.deep.equal(['upserted TENT-2P']);
+      });
+
+      it('keeps deleted products 30 days, then expires the cursors from before them', async function () {
+        const day = 24 * 60 * 60 * 1000;
+        let now = Date.parse('2026-01-01T00:00:00Z');
+        const importAt = (d: unknown) => new ImportCatalog(s.store, { now: () => now }).execute(piecesOfDocument(d));
+        const read = (cursor: string | undefined) => new ReadChanges(s.feed).execute({ partnerId: 'acme', cursor, limit: '1000' });
+        await importAt(doc());
+        const before = (await read(undefined)).nextCursor;
+        const dropped = doc();
+        dropped.partners[0].products = acmeProducts(dropped).filter((p: { sku: string }) => p.sku !== 'abc-1');
+        now += day;
+        await importAt(dropped);
+        const afterDeletion = (await read(undefined)).nextCursor;
+        now += 30 * day;
+        await importAt(dropped);
+        expect(summary((await read(before)).changes.map((c) => ({ ...c, seq: 0 })))).to.deep.equal(['deleted abc-1']);
+        now += 1;
+        await importAt(dropped);
+        let refused: unknown;
+        try {
+          await read(before);
+        } catch (error) {
+          refused = error;
+        }
+        expect(refused).to.be.instanceOf(DomainError).and.to.have.property('code', 'cursor_expired');
+        expect((await read(afterDeletion)).changes).to.deep.equal([]);
+        expect((await read(undefined)).changes.map((c) => c.sku)).to.not.include('abc-1');
+        expect(decodeCursor('acme', afterDeletion)).to.be.above(decodeCursor('acme', before));
       });
     });
 

@@ -16,7 +16,7 @@ export async function migrateTo(db: Kysely<Database>, name: string): Promise<voi
  * content in the columns of schema 0001, no stored answers. IDs follow file order from 1.
  */
 export async function writeLegacyCatalog(db: Kysely<Database>, catalog: Catalog): Promise<void> {
-  for (const table of ['product_lookups', 'pdp_entries', 'videos', 'products', 'api_keys', 'partners', 'kysely_migration', 'kysely_migration_lock']) {
+  for (const table of ['product_changes', 'product_lookups', 'pdp_entries', 'videos', 'products', 'api_keys', 'partners', 'kysely_migration', 'kysely_migration_lock']) {
     await sql`drop table if exists ${sql.table(table)}`.execute(db);
   }
   await migrateTo(db, '0001_initial_schema');

@@ -13,6 +13,9 @@ const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
   sku_not_found: 404,
   product_not_found: 404,
   rate_limit_exceeded: 429,
+  invalid_cursor: 400,
+  invalid_limit: 400,
+  cursor_expired: 410,
 };
 
 /** Codes only the HTTP layer raises. */

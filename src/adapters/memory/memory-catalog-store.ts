@@ -1,7 +1,9 @@
 import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
+import type { ChangesFeed, FeedPage } from '../../application/ports/changes-feed.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { Principal } from '../../domain/api-key.js';
+import type { FeedEntry, ProductChange } from '../../domain/changes.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
@@ -28,12 +30,20 @@ interface State {
   /** Product, then page hash. */
   readonly entries: Map<number, Map<string, StoredPdpEntry>>;
   readonly lookups: Map<number, LookupResult>;
+  /** Partner, then its feed: entries by SKU, in the order of their positions (a changed product moves to the end). */
+  readonly feeds: Map<string, Feed>;
   readonly next: { product: number; video: number; entry: number };
+}
+
+interface Feed {
+  seq: number;
+  horizon: number;
+  readonly entries: Map<string, FeedEntry>;
 }
 
 const emptyState = (): State => ({
   partners: new Map(), keys: new Map(), keysByHash: new Map(), products: new Map(), productsById: new Map(),
-  videos: new Map(), entries: new Map(), lookups: new Map(), next: { product: 1, video: 1, entry: 1 },
+  videos: new Map(), entries: new Map(), lookups: new Map(), feeds: new Map(), next: { product: 1, video: 1, entry: 1 },
 });
 
 const copyNested = <K, L, V>(outer: Map<K, Map<L, V>>): Map<K, Map<L, V>> => new Map([...outer].map(([key, inner]) => [key, new Map(inner)]));
@@ -43,6 +53,7 @@ function copyOf(state: State): State {
     partners: new Map(state.partners), keys: new Map(state.keys), keysByHash: new Map(state.keysByHash),
     products: copyNested(state.products), productsById: new Map(state.productsById), videos: copyNested(state.videos),
     entries: copyNested(state.entries), lookups: new Map(state.lookups), next: { ...state.next },
+    feeds: new Map([...state.feeds].map(([partnerId, feed]) => [partnerId, { ...feed, entries: new Map(feed.entries) }])),
   };
 }
 
@@ -52,7 +63,7 @@ function copyOf(state: State): State {
  * assignment, so a lookup sees the old catalog or the new one, never a mix; a failed import
  * publishes nothing. IDs follow identities across imports, as on MySQL.
  */
-export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyStore {
+export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyStore, ChangesFeed {
   private state: State = emptyState();
   private importing_: Promise<unknown> = Promise.resolve();
 
@@ -83,6 +94,16 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
     this.state.keys.set(keyId, revoked);
     this.state.keysByHash.set(key.sha256, revoked);
     return true;
+  }
+
+  read(partnerId: string, afterSeq: number, limit: number): Promise<FeedPage> {
+    const feed = this.state.feeds.get(partnerId);
+    const entries: FeedEntry[] = [];
+    for (const entry of feed?.entries.values() ?? []) {
+      if (entries.length === limit) break;
+      if (entry.seq > afterSeq) entries.push(entry);
+    }
+    return Promise.resolve({ entries, horizon: feed?.horizon ?? 0 });
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
@@ -131,7 +152,7 @@ class MemoryImportSession implements CatalogImportSession {
     for (const row of rows) {
       const existing = products.get(row.sku);
       const id = existing?.id ?? state.next.product++;
-      const saved = { id, partnerId, sku: row.sku, contentHash: row.contentHash, lookupHash: existing?.lookupHash ?? null };
+      const saved = { id, partnerId, sku: row.sku, contentHash: row.contentHash, lookupHash: existing?.lookupHash ?? null, etag: existing?.etag ?? null };
       products.set(row.sku, saved);
       state.productsById.set(id, saved);
     }
@@ -170,13 +191,12 @@ class MemoryImportSession implements CatalogImportSession {
     return Promise.resolve();
   }
 
-  /** The ETag is not kept: an answer held here is one object, whose body and ETag are computed once, when first served. */
   saveLookups(rows: readonly StoredLookup[]): Promise<void> {
     const { state } = this;
     for (const row of rows) {
       const product = state.productsById.get(row.productId);
       if (product === undefined) throw new Error(`no product ${row.productId} to answer for`);
-      const saved = { ...product, lookupHash: row.lookupHash };
+      const saved = { ...product, lookupHash: row.lookupHash, etag: row.etag };
       state.productsById.set(product.id, saved);
       inner(state.products, product.partnerId).set(product.sku, saved);
       state.lookups.set(product.id, deepFreeze(row.lookup));
@@ -217,6 +237,30 @@ class MemoryImportSession implements CatalogImportSession {
     const gone = new Set(ids);
     for (const videos of this.state.videos.values()) {
       for (const [ref, video] of videos) if (gone.has(video.id)) videos.delete(ref);
+    }
+    return Promise.resolve();
+  }
+
+  recordChanges(partnerId: string, changes: readonly ProductChange[]): Promise<void> {
+    let feed = this.state.feeds.get(partnerId);
+    if (feed === undefined) {
+      feed = { seq: 0, horizon: 0, entries: new Map() };
+      this.state.feeds.set(partnerId, feed);
+    }
+    for (const change of changes) {
+      feed.entries.delete(change.sku);
+      feed.entries.set(change.sku, { ...change, seq: (feed.seq += 1) });
+    }
+    return Promise.resolve();
+  }
+
+  dropTombstones(partnerId: string, before: Date): Promise<void> {
+    const feed = this.state.feeds.get(partnerId);
+    for (const [sku, entry] of feed?.entries ?? []) {
+      if (entry.change === 'deleted' && entry.changedAt < before) {
+        feed!.entries.delete(sku);
+        feed!.horizon = Math.max(feed!.horizon, entry.seq);
+      }
     }
     return Promise.resolve();
   }

@@ -9,6 +9,21 @@ type CreatedAt = ColumnType<Date, Date | undefined, never>;
 export interface PartnersTable {
   id: string;
   name: string;
+  /** The position of the partner's latest change in its feed. */
+  feed_seq: ColumnType<number, number | undefined, number>;
+  /** The newest position of a deleted product dropped from the feed: older cursors are expired. */
+  feed_horizon: ColumnType<number, number | undefined, number>;
+}
+
+/** A partner's changes feed: one row per product, at its latest change; deleted ones kept a while as tombstones. */
+export interface ProductChangesTable {
+  partner_id: string;
+  sku: string;
+  seq: number;
+  product_id: number;
+  deleted: ColumnType<number, boolean, boolean>;
+  etag: string | null;
+  changed_at: Date;
 }
 
 /** Only the SHA-256 of a key is ever stored; `origin` tells file keys from CLI-issued ones. */
@@ -68,4 +83,5 @@ export interface Database {
   product_lookups: ProductLookupsTable;
   videos: VideosTable;
   pdp_entries: PdpEntriesTable;
+  product_changes: ProductChangesTable;
 }

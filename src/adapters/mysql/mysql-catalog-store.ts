@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
+import type { ProductChange } from '../../domain/changes.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 import { deleteByIds, upsertRows } from './upsert.js';
@@ -57,10 +58,10 @@ class MysqlImportSession implements CatalogImportSession {
     return inLists(skus, async (list) => (await this.trx
       .selectFrom('products')
       .leftJoin('product_lookups', 'product_lookups.product_id', 'products.id')
-      .select(['products.id', 'products.sku', 'products.content_hash', 'product_lookups.lookup_hash'])
+      .select(['products.id', 'products.sku', 'products.content_hash', 'product_lookups.lookup_hash', 'product_lookups.etag'])
       .where('products.partner_id', '=', partnerId)
       .where('products.sku', 'in', list)
-      .execute()).map((row) => ({ id: row.id, sku: row.sku, contentHash: row.content_hash, lookupHash: row.lookup_hash })));
+      .execute()).map((row) => ({ id: row.id, sku: row.sku, contentHash: row.content_hash, lookupHash: row.lookup_hash, etag: row.etag })));
   }
 
   saveProducts(partnerId: string, rows: readonly { sku: string; contentHash: string }[]): Promise<void> {
@@ -132,6 +133,27 @@ class MysqlImportSession implements CatalogImportSession {
 
   deleteVideos(ids: readonly number[]): Promise<void> {
     return deleteByIds(this.trx, 'videos', ids);
+  }
+
+  async recordChanges(partnerId: string, changes: readonly ProductChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    // One import at a time per database (the lock), so reading the position and moving it on is safe.
+    const { feed_seq: from } = await this.trx.selectFrom('partners').select('feed_seq').where('id', '=', partnerId).executeTakeFirstOrThrow();
+    let seq = from;
+    await upsertRows(this.trx, 'product_changes', changes.map((change) => ({
+      partner_id: partnerId, sku: change.sku, seq: (seq += 1), product_id: change.productId,
+      deleted: change.change === 'deleted', etag: change.etag, changed_at: change.changedAt,
+    })), ['seq', 'product_id', 'deleted', 'etag', 'changed_at']);
+    await this.trx.updateTable('partners').set({ feed_seq: seq }).where('id', '=', partnerId).execute();
+  }
+
+  async dropTombstones(partnerId: string, before: Date): Promise<void> {
+    const { top } = await this.trx.selectFrom('product_changes').select((eb) => eb.fn.max<number | null>('seq').as('top'))
+      .where('partner_id', '=', partnerId).where('deleted', '=', 1).where('changed_at', '<', before).executeTakeFirstOrThrow();
+    if (top === null) return;
+    await this.trx.deleteFrom('product_changes')
+      .where('partner_id', '=', partnerId).where('deleted', '=', 1).where('seq', '<=', top).where('changed_at', '<', before).execute();
+    await this.trx.updateTable('partners').set({ feed_horizon: sql<number>`greatest(feed_horizon, ${top})` }).where('id', '=', partnerId).execute();
   }
 
   async apiKeys(partnerIds: readonly string[], keyIds: readonly string[]): Promise<StoredApiKey[]> {

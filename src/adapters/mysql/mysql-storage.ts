@@ -1,13 +1,16 @@
 import type { Logger } from 'pino';
+import type { ChangesFeed } from '../../application/ports/changes-feed.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
 import { MysqlApiKeyStore } from './mysql-api-key-store.js';
+import { MysqlChangesFeed } from './mysql-changes-feed.js';
 import { createMysqlDatabase, type MysqlDatabaseOptions } from './mysql-database.js';
 import { MysqlProductCatalog } from './mysql-product-catalog.js';
 import { MysqlReadinessProbe } from './mysql-readiness-probe.js';
 
 export interface MysqlStorage {
   readonly catalog: ProductCatalog;
+  readonly changes: ChangesFeed;
   readonly keys: MysqlApiKeyStore;
   readonly readiness: ReadinessProbe;
   close(): Promise<void>;
@@ -21,6 +24,7 @@ export function openMysqlStorage(options: { url: string; logger?: Logger } & Mys
   const db = createMysqlDatabase(options.url, options);
   return Promise.resolve({
     catalog: new MysqlProductCatalog(db),
+    changes: new MysqlChangesFeed(db),
     keys: new MysqlApiKeyStore(db),
     readiness: new MysqlReadinessProbe(db, { logger: options.logger }),
     close: () => db.destroy(),

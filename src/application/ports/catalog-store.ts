@@ -1,3 +1,4 @@
+import type { ProductChange } from '../../domain/changes.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 
 /**
@@ -19,6 +20,8 @@ export interface StoredProduct {
   readonly contentHash: string;
   /** Null for an answer that was built without one (by a migration): rewritten on the next import. */
   readonly lookupHash: string | null;
+  /** The stored answer's ETag; null for one stored before ETags were. */
+  readonly etag: string | null;
 }
 
 export interface StoredVideo {
@@ -79,6 +82,14 @@ export interface CatalogImportSession {
   /** Deletes products with their PDP entries and answers; returns how many PDP entries went with them. */
   deleteProducts(ids: readonly number[]): Promise<number>;
   deleteVideos(ids: readonly number[]): Promise<void>;
+
+  /**
+   * Adds changes to the partner's feed, in order, each at the next position; a product's earlier
+   * entry gives way to its new one, so the feed holds each product once, at its latest change.
+   */
+  recordChanges(partnerId: string, changes: readonly ProductChange[]): Promise<void>;
+  /** Drops the partner's deleted products changed before `before`; cursors from before the newest dropped expire. */
+  dropTombstones(partnerId: string, before: Date): Promise<void>;
 
   /** Catalog keys of these partners, and keys with these ids whatever their origin. */
   apiKeys(partnerIds: readonly string[], keyIds: readonly string[]): Promise<StoredApiKey[]>;

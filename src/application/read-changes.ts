@@ -1,0 +1,34 @@
+import { decodeCursor, encodeCursor, parseChangesLimit, type ProductChange } from '../domain/changes.js';
+import { DomainError } from '../domain/errors.js';
+import type { ChangesFeed } from './ports/changes-feed.js';
+
+export interface ChangesPage {
+  readonly changes: readonly ProductChange[];
+  readonly nextCursor: string;
+  readonly hasMore: boolean;
+}
+
+/**
+ * A page of the caller's changes feed: from the beginning without a cursor (every product in
+ * the catalog once, and deleted ones still kept), else what changed since the cursor, each
+ * product at most once, at its latest change.
+ */
+export class ReadChanges {
+  constructor(private readonly feed: ChangesFeed) {}
+
+  async execute(input: { partnerId: string; cursor: string | undefined; limit: string | undefined }): Promise<ChangesPage> {
+    const limit = parseChangesLimit(input.limit);
+    const after = input.cursor === undefined ? 0 : decodeCursor(input.partnerId, input.cursor);
+    const page = await this.feed.read(input.partnerId, after, limit + 1);
+    if (after > 0 && after < page.horizon) {
+      throw new DomainError('cursor_expired', 'The cursor is older than the feed keeps deleted products: start again without a cursor.');
+    }
+    const changes = page.entries.slice(0, limit);
+    const last = changes.at(-1)?.seq ?? after;
+    return {
+      changes: changes.map(({ sku, productId, change, etag, changedAt }) => ({ sku, productId, change, etag, changedAt })),
+      nextCursor: encodeCursor(input.partnerId, last),
+      hasMore: page.entries.length > limit,
+    };
+  }
+}
