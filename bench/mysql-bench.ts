@@ -1,6 +1,7 @@
 /**
- * MySQL storage figures: import throughput, and SKU-lookup latency and throughput with the
- * response cache off, at 10,000 and at 1,000,000 products. Prints figures; asserts nothing.
+ * MySQL storage figures: imports through the CLI (time and peak RSS at 100,000 and 1,000,000
+ * products), SKU-lookup latency and throughput with the response cache off, and changes-feed page
+ * reads, at 10,000 and at 1,000,000 products. Prints figures; asserts nothing.
  * Uses its own database on TEST_MARIADB_URL (default the machine's MariaDB) and drops it after.
  * Options: --lookups-only skips the import figures (several minutes), --imports-only the lookup figures;
  * --baseline-dir DIR also times the CLI of another checkout on the 100,000-product file.
@@ -18,6 +19,7 @@ import { createConnection } from 'mysql2/promise';
 import type { Database } from '../src/adapters/mysql/database.js';
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
+import { MysqlChangesFeed } from '../src/adapters/mysql/mysql-changes-feed.js';
 import { MysqlProductCatalog } from '../src/adapters/mysql/mysql-product-catalog.js';
 import type { ImportReport } from '../src/application/ports/operator-store.js';
 import type { Sku } from '../src/domain/sku.js';
@@ -128,14 +130,14 @@ async function measureImports(databaseUrl: string, dir: string): Promise<void> {
       await writeCatalogFile(file, partner, size, ' Refined.');
       const changed = await cliImport(process.cwd(), databaseUrl, file);
       line('every transcript', changed, size, `  (${changed.report.pdp_entries.regenerated.toLocaleString('en-US')} regenerated)`);
-      if (options['baseline-dir'] !== undefined) await measureBaseline(resolve(options['baseline-dir']), file, partner, size, first);
+      if (options['baseline-dir'] !== undefined) await measureBaseline(resolve(options['baseline-dir']), file, partner, size, { first, changed });
     }
     await rm(file);
   }
 }
 
 /** The same first import by another checkout's CLI, into a database of its own, in the same run. */
-async function measureBaseline(baselineDir: string, file: string, partner: string, size: number, ours: CliImport): Promise<void> {
+async function measureBaseline(baselineDir: string, file: string, partner: string, size: number, ours: { first: CliImport; changed: CliImport }): Promise<void> {
   await writeCatalogFile(file, partner, size);
   const name = `pcat_bench_baseline_${process.pid}`;
   const server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
@@ -146,7 +148,10 @@ async function measureBaseline(baselineDir: string, file: string, partner: strin
     await once(child, 'exit');
     const base = await cliImport(baselineDir, url, file);
     print(`  baseline ${baselineDir}: first import ${(base.ms / 1000).toFixed(1)} s, peak RSS ${Math.round(base.peakRssMb)} MB; ` +
-      `this checkout ÷ baseline: time ${(ours.ms / base.ms).toFixed(2)}, peak RSS ${(ours.peakRssMb / base.peakRssMb).toFixed(2)}`);
+      `this checkout ÷ baseline: time ${(ours.first.ms / base.ms).toFixed(2)}, peak RSS ${(ours.first.peakRssMb / base.peakRssMb).toFixed(2)}`);
+    await writeCatalogFile(file, partner, size, ' Refined.');
+    const changed = await cliImport(baselineDir, url, file);
+    print(`  baseline ${baselineDir}: every transcript ${(changed.ms / 1000).toFixed(1)} s; this checkout ÷ baseline: time ${(ours.changed.ms / changed.ms).toFixed(2)}`);
   } finally {
     await server.query(`drop database if exists \`${name}\``);
     await server.end();
@@ -185,6 +190,36 @@ async function seedBySql(db: Kysely<Database>, databaseUrl: string, dir: string,
       join (select product_id, max(id) as id from pdp_entries group by product_id) e1 on e1.product_id = p.id
       where p.partner_id = ${partnerId} and p.sku <> 'B-0' and p.id between ${from} and ${from + 49_999}`.execute(db);
   }
+  // The feed as a first import leaves it: every product once, in id order.
+  await sql`delete from product_changes where partner_id = ${partnerId}`.execute(db);
+  for (let from = first; from <= last; from += 50_000) {
+    await sql`insert into product_changes (partner_id, sku, seq, product_id, deleted, etag, changed_at)
+      select p.partner_id, p.sku, p.id - ${first} + 1, p.id, false, '"bench"', current_timestamp(3)
+      from products p where p.partner_id = ${partnerId} and p.id between ${from} and ${from + 49_999}`.execute(db);
+  }
+  await sql`update partners set feed_seq = ${last - first + 1} where id = ${partnerId}`.execute(db);
+}
+
+/** Pages of 1,000 changes from random cursors, as partners following the feed read them. */
+async function measureFeedReads(db: Kysely<Database>): Promise<void> {
+  const feed = new MysqlChangesFeed(db);
+  const runs = new Map<number, number[]>(LOOKUP_SIZES.map((size) => [size, []]));
+  for (let round = 0; round < LOOKUP_ROUNDS; round += 1) {
+    for (const size of round % 2 === 0 ? LOOKUP_SIZES : [...LOOKUP_SIZES].reverse()) {
+      for (let i = 0; i < 200; i += 1) {
+        const after = Math.floor(Math.random() * (size - 1_000));
+        const read = await timed(() => feed.read(`lookup-${size}`, after, 1_001));
+        if (read.value.entries.length !== 1_001) throw new Error(`a page at ${after} of ${size} held ${read.value.entries.length}`);
+        runs.get(size)!.push(read.ms);
+      }
+    }
+  }
+  const at = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.floor(q * xs.length)]!;
+  print(`changes feed, pages of 1,000 from random cursors, ${LOOKUP_ROUNDS} alternating rounds of 200 reads:`);
+  print('| products | p50 ms | p99 ms |\n|---|---|---|');
+  for (const size of LOOKUP_SIZES) print(`| ${size.toLocaleString('en-US')} | ${at(runs.get(size)!, 0.5).toFixed(2)} | ${at(runs.get(size)!, 0.99).toFixed(2)} |`);
+  const [small, large] = LOOKUP_SIZES.map((size) => at(runs.get(size)!, 0.5));
+  print(`feed page p50 at ${LOOKUP_SIZES[1]!.toLocaleString('en-US')} products over ${LOOKUP_SIZES[0]!.toLocaleString('en-US')}: ${(large! / small!).toFixed(2)}x`);
 }
 
 interface LookupRun {
@@ -260,6 +295,7 @@ async function main(): Promise<void> {
         print(`seeded ${size.toLocaleString('en-US')} products in SQL in ${(seeded.ms / 1000).toFixed(1)} s`);
       }
       await compareSizes(db);
+      await measureFeedReads(db);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
