@@ -8,13 +8,16 @@ import { LookupById } from './application/lookup-by-id.js';
 import { LookupBySku } from './application/lookup-by-sku.js';
 import type { ApiKeyStore } from './application/ports/api-key-store.js';
 import type { AuthFailureGuard } from './application/ports/auth-failure-guard.js';
+import type { ChangesFeed } from './application/ports/changes-feed.js';
 import type { ProductCatalog } from './application/ports/product-catalog.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import type { ReadinessProbe } from './application/ports/readiness-probe.js';
+import { ReadChanges } from './application/read-changes.js';
 
 /** The adapters a deployment chose, one per port. */
 export interface Infrastructure {
   readonly catalog: ProductCatalog;
+  readonly changes: ChangesFeed;
   readonly keys: ApiKeyStore;
   readonly limiter: RateLimiter;
   readonly authFailures: AuthFailureGuard;
@@ -24,6 +27,7 @@ export interface Infrastructure {
 
 export const TOKENS = {
   ProductCatalog: Symbol.for('ProductCatalog') as ServiceIdentifier<ProductCatalog>,
+  ChangesFeed: Symbol.for('ChangesFeed') as ServiceIdentifier<ChangesFeed>,
   ApiKeyStore: Symbol.for('ApiKeyStore') as ServiceIdentifier<ApiKeyStore>,
   RateLimiter: Symbol.for('RateLimiter') as ServiceIdentifier<RateLimiter>,
   AuthFailureGuard: Symbol.for('AuthFailureGuard') as ServiceIdentifier<AuthFailureGuard>,
@@ -33,6 +37,7 @@ export const TOKENS = {
   EnforceRateLimit: Symbol.for('EnforceRateLimit') as ServiceIdentifier<EnforceRateLimit>,
   LookupBySku: Symbol.for('LookupBySku') as ServiceIdentifier<LookupBySku>,
   LookupById: Symbol.for('LookupById') as ServiceIdentifier<LookupById>,
+  ReadChanges: Symbol.for('ReadChanges') as ServiceIdentifier<ReadChanges>,
   HttpDependencies: Symbol.for('HttpDependencies') as ServiceIdentifier<HttpAppDependencies>,
 };
 
@@ -40,6 +45,7 @@ export const TOKENS = {
 export function createContainer(infrastructure: Infrastructure): Container {
   const container = new Container({ defaultScope: 'Singleton' });
   container.bind(TOKENS.ProductCatalog).toConstantValue(infrastructure.catalog);
+  container.bind(TOKENS.ChangesFeed).toConstantValue(infrastructure.changes);
   container.bind(TOKENS.ApiKeyStore).toConstantValue(infrastructure.keys);
   container.bind(TOKENS.RateLimiter).toConstantValue(infrastructure.limiter);
   container.bind(TOKENS.AuthFailureGuard).toConstantValue(infrastructure.authFailures);
@@ -55,10 +61,13 @@ export function createContainer(infrastructure: Infrastructure): Container {
   );
   container.bind(TOKENS.LookupBySku).toResolvedValue((catalog: ProductCatalog) => new LookupBySku(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.LookupById).toResolvedValue((catalog: ProductCatalog) => new LookupById(catalog), [TOKENS.ProductCatalog]);
+  container.bind(TOKENS.ReadChanges).toResolvedValue((feed: ChangesFeed) => new ReadChanges(feed), [TOKENS.ChangesFeed]);
   container.bind(TOKENS.HttpDependencies).toResolvedValue(
-    (authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, lookupBySku: LookupBySku, lookupById: LookupById, readiness: ReadinessProbe, logger: Logger) =>
-      ({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readiness, logger }),
-    [TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadinessProbe, TOKENS.Logger],
+    (
+      authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, lookupBySku: LookupBySku, lookupById: LookupById,
+      readChanges: ReadChanges, readiness: ReadinessProbe, logger: Logger,
+    ) => ({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readChanges, readiness, logger }),
+    [TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadChanges, TOKENS.ReadinessProbe, TOKENS.Logger],
   );
   return container;
 }

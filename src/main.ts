@@ -89,6 +89,7 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
     return {
       infrastructure: {
         catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, watch: changes?.watch }),
+        changes: storage.changes,
         keys,
         limiter: rateLimiting.limiter,
         authFailures,
@@ -105,7 +106,7 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
   const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, new ImportCatalog(store, systemClock), logger);
   await reloader.load();
   const opened: Opened = {
-    infrastructure: { catalog: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger },
+    infrastructure: { catalog: store, changes: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger },
     close: () => {
       reloader.close();
       return rateLimiting.close();

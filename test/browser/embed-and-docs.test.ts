@@ -11,7 +11,7 @@ import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter
 import { systemClock } from '../../src/application/ports/clock.js';
 import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import { noChanges, startTestServer, type TestServer } from '../support/test-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PAYLOAD = '</script><script>window.__pwned=1</script>';
@@ -38,7 +38,7 @@ function hostileCatalog() {
     ],
   });
   const catalog = parseCatalogSource(document);
-  return { catalog: new MemoryProductCatalog(catalog), keys: new MemoryApiKeyStore(catalog), limiter: new MemoryRateLimiter({ limit: 100, clock: systemClock }), readiness: alwaysReady };
+  return { catalog: new MemoryProductCatalog(catalog), changes: noChanges, keys: new MemoryApiKeyStore(catalog), limiter: new MemoryRateLimiter({ limit: 100, clock: systemClock }), readiness: alwaysReady };
 }
 
 /** A partner's product page, rendered on each request from a fresh lookup. */

@@ -23,6 +23,7 @@ const document = {
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 ajv.addFormat('uri', (value: string) => /^[A-Za-z][A-Za-z0-9+.-]*:/.test(value) && URL.canParse(value));
+ajv.addFormat('date-time', (value: string) => /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$/i.test(value) && !Number.isNaN(Date.parse(value)));
 ajv.addSchema(document, DOCUMENT_ID);
 
 const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');

@@ -1,6 +1,7 @@
 import { withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
 import { importCatalog } from './import.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
+import { MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
 import { MysqlReadinessProbe } from '../../src/adapters/mysql/mysql-readiness-probe.js';
 import type { Infrastructure } from '../../src/container.js';
@@ -47,6 +48,7 @@ const useMysql: StorageSetup = () => {
         infrastructure: {
           ...memoryInfrastructure(),
           catalog: withResponseCache(new MysqlProductCatalog(db), { ttlMs: 30_000 }),
+          changes: new MysqlChangesFeed(db),
           keys: new MysqlApiKeyStore(db),
           readiness: new MysqlReadinessProbe(db),
         },

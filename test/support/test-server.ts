@@ -10,6 +10,7 @@ import { MemoryApiKeyStore } from './memory-api-key-store.js';
 import { MemoryProductCatalog } from './memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import type { AuthFailureGuard } from '../../src/application/ports/auth-failure-guard.js';
+import type { ChangesFeed } from '../../src/application/ports/changes-feed.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import type { Infrastructure } from '../../src/container.js';
 import { createHandler } from '../../src/container.js';
@@ -71,12 +72,19 @@ export async function startTestServer(
   };
 }
 
-/** The memory adapters over the shared fixture; `keys` is exposed so a test can revoke. */
+/** The feed of a catalog built without an import: nothing was ever recorded in it. */
+export const noChanges: ChangesFeed = { read: () => Promise.resolve({ entries: [], horizon: 0 }) };
+
+/**
+ * The memory adapters over the shared fixture; `keys` is exposed so a test can revoke. The fixture
+ * is built without an import, so its feed is empty: feed tests import into a MemoryCatalogStore.
+ */
 export function memoryInfrastructure(options: { limit?: number } = {}) {
   const catalog = fixtureCatalog();
   const keys = new MemoryApiKeyStore(catalog);
   return {
     catalog: new MemoryProductCatalog(catalog),
+    changes: noChanges,
     keys,
     limiter: new MemoryRateLimiter({ limit: options.limit ?? 100, clock: systemClock }),
     authFailures: lenientAuthFailureGuard(),

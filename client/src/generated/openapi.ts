@@ -44,6 +44,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in your catalog since a cursor
+         * @description Keeps a copy of your catalog current without reading every SKU. Without `cursor`, the feed starts at the beginning: every product now in your catalog appears once, and so, as `deleted`, does each product deleted recently (deletions are kept at least 30 days). After that, a product appears again each time its lookup answer changes in any way, and once as `deleted` when it leaves your catalog. Between a cursor and now each product appears at most once, at its latest change, oldest change first. An import that changes nothing adds nothing.
+         *
+         *     Read pages while `has_more` is `true`, each time with the page's `next_cursor`; keep the last `next_cursor` for next time. Then look up only the SKUs listed as `upserted` (with `If-None-Match` if you kept their `ETag`, or not at all when `etag` equals the one you kept) and drop those listed as `deleted`. Each page counts as one request against the rate limit.
+         */
+        get: operations["getChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -150,6 +172,32 @@ export interface components {
     schemas: {
         LookupResponse: {
             data: components["schemas"]["LookupResult"];
+        };
+        ChangesResponse: {
+            /** @description At most `limit` changes, oldest first; each product at most once, at its latest change. */
+            data: components["schemas"]["Change"][];
+            /** @description Always present: send it as `cursor` next time, whether this page was full or empty. */
+            next_cursor: string;
+            /** @description `true`: more changes are waiting; ask again with `next_cursor` now. */
+            has_more: boolean;
+        };
+        Change: {
+            /** @description The product's SKU in your catalog. */
+            sku: string;
+            /** @description The product's service-assigned ID, as `data.product.id` of its lookup. */
+            product_id: number;
+            /**
+             * @description `upserted`: the product is in your catalog and its lookup answer is new or changed. `deleted`: it left your catalog.
+             * @enum {string}
+             */
+            change: "upserted" | "deleted";
+            /** @description The `ETag` a lookup of the product answers with now; `null` when it is deleted. When it equals the `ETag` you kept, your copy is already current. */
+            etag: string | null;
+            /**
+             * Format: date-time
+             * @description When the import that made this change ran, in UTC.
+             */
+            changed_at: string;
         };
         LookupResult: {
             /** @description The SKU requested, or the product's SKU for a lookup by ID. */
@@ -575,6 +623,133 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "product_not_found";
+                    };
+                };
+            };
+            /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent when the address was held back before its key was checked. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limit_exceeded";
+                    };
+                };
+            };
+            /** @description Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was checked before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    getChanges: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of an earlier page, as it came: opaque, issued for your catalog only. Absent: from the beginning. Anything else, another partner's cursor included, is 400 `invalid_cursor`. */
+                cursor?: string;
+                /** @description Most changes in one page: a whole number from 1 to 1000. Anything else is 400 `invalid_limit`. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes, and the cursor to continue from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description A page is yours alone and true only now: never stored. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangesResponse"];
+                };
+            };
+            /** @description A query parameter is malformed: a cursor this service did not issue for your catalog, or a limit out of range. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_cursor" | "invalid_limit";
+                    };
+                };
+            };
+            /** @description No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The cursor is older than the feed keeps deleted products (at least 30 days): a deletion since then may be missing. Start again without a cursor. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "cursor_expired";
                     };
                 };
             };

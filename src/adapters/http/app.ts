@@ -7,7 +7,9 @@ import type { EnforceRateLimit } from '../../application/enforce-rate-limit.js';
 import type { LookupById } from '../../application/lookup-by-id.js';
 import type { LookupBySku } from '../../application/lookup-by-sku.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
+import type { ReadChanges } from '../../application/read-changes.js';
 import type { Principal } from '../../domain/api-key.js';
+import { sendChangesPage, singleQueryValue } from './changes-response.js';
 import { peerAddress, type ClientAddressOf } from './client-address.js';
 import { isDocsPath, registerDocsRoutes } from './docs-routes.js';
 import { sendError, sendThrown } from './error-response.js';
@@ -23,6 +25,7 @@ export interface HttpAppDependencies {
   readonly enforceRateLimit: EnforceRateLimit;
   readonly lookupBySku: LookupBySku;
   readonly lookupById: LookupById;
+  readonly readChanges: ReadChanges;
   readonly readiness: ReadinessProbe;
   readonly logger: Logger;
 }
@@ -54,6 +57,14 @@ export function createHttpApp(deps: HttpAppDependencies, clientAddress: ClientAd
   });
   router.get([`${API}/products`, `${API}/products/`], api, async (ctx) => {
     sendLookupResult(ctx, await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: '' }));
+  });
+  // Other query parameters are ignored, as on the lookups.
+  router.get(`${API}/changes`, api, async (ctx) => {
+    sendChangesPage(ctx, await deps.readChanges.execute({
+      partnerId: ctx.state.principal.partnerId,
+      limit: singleQueryValue(ctx.query.limit, 'invalid_limit', 'limit'),
+      cursor: singleQueryValue(ctx.query.cursor, 'invalid_cursor', 'cursor'),
+    }));
   });
   registerDocsRoutes(router);
   router.get('/healthz', (ctx) => {

@@ -1,7 +1,10 @@
 import { Type, type TSchema } from 'typebox';
+import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
+import { ChangesResponseSchema, ChangeViewSchema, MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
 import { ErrorBodySchema, InvalidApiKey } from '../../domain/errors.js';
 import { VideoObjectJsonLdSchema } from '../../domain/json-ld.js';
 import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSchema } from '../../domain/lookup-result.js';
+import { CHANGES_CACHE_CONTROL } from './changes-response.js';
 import { demoTentLookupExample } from './openapi-examples.js';
 
 /*
@@ -139,6 +142,71 @@ function lookupOperation(options: {
   };
 }
 
+const RETENTION_DAYS = TOMBSTONE_RETENTION_MS / (24 * 60 * 60 * 1000);
+
+const changesExample = {
+  data: [
+    { sku: 'TENT-2P', product_id: 1, change: 'upserted', etag: '"Xq3mJ0c8n2bH4r1TzV7kLwP9sD5aG6eY"', changed_at: '2026-05-04T02:00:13.000Z' },
+    { sku: 'STOVE-OLD', product_id: 7, change: 'deleted', etag: null, changed_at: '2026-05-04T02:00:13.000Z' },
+  ],
+  next_cursor: 'c1.2q.0bo9VyhYNtQ',
+  has_more: false,
+};
+
+const changesOperation = {
+  operationId: 'getChanges',
+  tags: ['Changes'],
+  summary: 'What changed in your catalog since a cursor',
+  description: [
+    'Keeps a copy of your catalog current without reading every SKU. Without `cursor`, the feed starts at the beginning: every product now in your catalog appears once, and so, as `deleted`, does each product deleted recently (deletions are kept at least ' + String(RETENTION_DAYS) + ' days). After that, a product appears again each time its lookup answer changes in any way, and once as `deleted` when it leaves your catalog. Between a cursor and now each product appears at most once, at its latest change, oldest change first. An import that changes nothing adds nothing.',
+    '',
+    'Read pages while `has_more` is `true`, each time with the page\'s `next_cursor`; keep the last `next_cursor` for next time. Then look up only the SKUs listed as `upserted` (with `If-None-Match` if you kept their `ETag`, or not at all when `etag` equals the one you kept) and drop those listed as `deleted`. Each page counts as one request against the rate limit.',
+  ].join('\n'),
+  security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+  parameters: [
+    {
+      name: 'cursor',
+      in: 'query',
+      required: false,
+      description: 'The `next_cursor` of an earlier page, as it came: opaque, issued for your catalog only. Absent: from the beginning. Anything else, another partner\'s cursor included, is 400 `invalid_cursor`.',
+      schema: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH },
+    },
+    {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: `Most changes in one page: a whole number from 1 to ${MAX_CHANGES_LIMIT}. Anything else is 400 \`invalid_limit\`.`,
+      schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_LIMIT, default: DEFAULT_CHANGES_LIMIT },
+    },
+  ],
+  responses: {
+    200: {
+      description: 'A page of changes, and the cursor to continue from.',
+      headers: {
+        ...REQUEST_ID,
+        ...RATE_LIMIT,
+        'Cache-Control': header('A page is yours alone and true only now: never stored.', { type: 'string', const: CHANGES_CACHE_CONTROL }),
+      },
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ChangesResponse' },
+          examples: { page: { summary: 'One product changed, one deleted', value: changesExample } },
+        },
+      },
+    },
+    400: errorResponse('A query parameter is malformed: a cursor this service did not issue for your catalog, or a limit out of range.', {
+      invalid_cursor: 'The cursor is not one this service issued for your catalog: start again without a cursor.',
+      invalid_limit: `limit must be a whole number from 1 to ${MAX_CHANGES_LIMIT}; got "0".`,
+    }, { ...REQUEST_ID, ...RATE_LIMIT }),
+    401: unauthorized,
+    410: errorResponse(`The cursor is older than the feed keeps deleted products (at least ${RETENTION_DAYS} days): a deletion since then may be missing. Start again without a cursor.`, {
+      cursor_expired: 'The cursor is older than the feed keeps deleted products: start again without a cursor.',
+    }, { ...REQUEST_ID, ...RATE_LIMIT }),
+    429: rateLimited,
+    500: internalError,
+  },
+};
+
 const statusBody = (values: string[], example: string) => ({
   'application/json': {
     schema: {
@@ -195,7 +263,9 @@ export const openApiDocument = {
       '',
       '**Keys.** Send `Authorization: Bearer <key>` or `X-API-Key: <key>`; a non-blank `Authorization` always wins. Keys are never read from the query string. Call the API from server-side code only.',
       '',
-      '**Check order.** Routing (404 `not_found` for any other path, 405 `method_not_allowed` with `Allow: GET, HEAD` for another method on a known path), then the key (401), the rate limit (429), the input (400) and the lookup (404). `HEAD` answers like `GET` without a body.',
+      '**Check order.** Routing (404 `not_found` for any other path, 405 `method_not_allowed` with `Allow: GET, HEAD` for another method on a known path), then the key (401), the rate limit (429), the input (400) and the lookup (404) or the feed (410). `HEAD` answers like `GET` without a body.',
+      '',
+      '**Keeping a copy current.** `getChanges` lists what changed in your catalog since a cursor: read it daily, then look up only the products it lists.',
       '',
       '**Rate limit.** 100 requests per key in a fixed 60-second window that starts with the key\'s first request. Every authenticated answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
       '',
@@ -209,6 +279,7 @@ export const openApiDocument = {
   servers: [{ url: '/', description: 'This server' }],
   tags: [
     { name: 'Lookup', description: 'The public API; every request needs a key.' },
+    { name: 'Changes', description: 'What changed in your catalog, to keep a copy current; every request needs a key.' },
     { name: 'Service', description: 'Operational endpoints and these docs; no key.' },
   ],
   security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
@@ -250,6 +321,7 @@ export const openApiDocument = {
         notFound: { product_not_found: 'No product with ID 999999 in your catalog.' },
       }),
     },
+    [`${API}/changes`]: { get: changesOperation },
     '/healthz': serviceOperation('getHealth', 'Process is up', 'Answers 200 while the process runs, without touching storage: a liveness probe.', {
       200: { description: 'The process is up.', headers: { ...REQUEST_ID, 'Cache-Control': header('Never cached.', { type: 'string', const: 'no-store' }) }, content: statusBody(['ok'], 'ok') },
     }),
@@ -311,6 +383,8 @@ export const openApiDocument = {
     },
     schemas: componentSchemas({
       LookupResponse: Type.Object({ data: LookupResultSchema }, { additionalProperties: false }),
+      ChangesResponse: ChangesResponseSchema,
+      Change: ChangeViewSchema,
       LookupResult: LookupResultSchema,
       Product: ProductViewSchema,
       Video: VideoViewSchema,
