@@ -1,5 +1,5 @@
 import { errorFromResponse, PartnerCatalogError } from './errors.js';
-import type { LookupResult } from './types.js';
+import type { Change, ChangesResponse, LookupResult } from './types.js';
 
 /** A lookup kept with the ETag it came with. */
 export interface CachedLookup {
@@ -28,11 +28,34 @@ export interface ClientOptions {
   readonly fetch?: typeof fetch;
 }
 
+export interface ChangesOptions {
+  /** The `cursor` of an earlier run; none to start from the beginning (every product now in your catalog). */
+  readonly cursor?: string | undefined;
+  /** Changes per page, 1 to 1000 (the API's default is 100). Each page is one request. */
+  readonly limit?: number | undefined;
+}
+
+/**
+ * The changes since a cursor, one at a time, reading page after page until there are no more.
+ * Iterating again continues from `cursor`, so a later loop picks up what changed since.
+ */
+export interface ChangeFeed extends AsyncIterable<Change> {
+  /**
+   * Where to start next time; keep it with your copy. It moves past a page once the loop has
+   * finished with that page's last change, so a loop that stops early (an exception, a `break`)
+   * leaves it before the unfinished page, whose changes are listed again next time.
+   * `undefined` until the first page when no cursor was given.
+   */
+  readonly cursor: string | undefined;
+}
+
 export interface PartnerCatalogClient {
   /** The product with this SKU in your catalog; throws PartnerCatalogError (`sku_not_found`, ...). */
   getBySku(sku: string): Promise<LookupResult>;
   /** The product with this service-assigned ID; throws PartnerCatalogError (`product_not_found`, ...). */
   getById(id: number | string): Promise<LookupResult>;
+  /** What changed in your catalog since `cursor`; throws PartnerCatalogError (`cursor_expired`, `invalid_cursor`, ...) while iterating. */
+  changes(options?: ChangesOptions): ChangeFeed;
 }
 
 const DEFAULT_MAX_RETRIES = 2;
@@ -45,31 +68,62 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
   const fetchImpl = options.fetch ?? fetch;
   const { cache, apiKey } = options;
 
-  async function lookup(url: string): Promise<LookupResult> {
-    const cached = cache?.get(url);
+  /** GETs `url` with the key, waiting out 429s; the answer if `expected` takes it, else the error it is. */
+  async function get(url: string, expected: (status: number) => boolean, extraHeaders: Record<string, string> = {}): Promise<Response> {
     for (let attempt = 0; ; attempt += 1) {
-      const headers: Record<string, string> = { Accept: 'application/json' };
+      const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
       // A blank key is sent as none, so the answer is the server's own `missing_api_key`.
       if (apiKey.trim() !== '') headers.Authorization = `Bearer ${apiKey}`;
-      if (cached !== undefined) headers['If-None-Match'] = cached.etag;
       const response = await fetchImpl(url, { headers });
-      if (response.status === 304 && cached !== undefined) return cached.result;
-      if (response.status === 200) {
-        const { data } = (await response.json()) as { data: LookupResult };
-        const etag = response.headers.get('ETag');
-        // Without an ETag there is nothing to revalidate with, so nothing is kept.
-        if (cache !== undefined && etag !== null) cache.set(url, { etag, result: data });
-        return data;
-      }
+      if (expected(response.status)) return response;
       const error = response.ok || response.status === 304 ? unexpected(response) : await errorFromResponse(response);
       if (error.code !== 'rate_limit_exceeded' || attempt >= maxRetries) throw error;
       await sleep((error.retryAfter ?? 1) * 1000);
     }
   }
 
+  async function lookup(url: string): Promise<LookupResult> {
+    const cached = cache?.get(url);
+    const response = await get(
+      url,
+      (status) => status === 200 || (status === 304 && cached !== undefined),
+      cached === undefined ? {} : { 'If-None-Match': cached.etag },
+    );
+    if (response.status === 304 && cached !== undefined) return cached.result;
+    const { data } = (await response.json()) as { data: LookupResult };
+    const etag = response.headers.get('ETag');
+    // Without an ETag there is nothing to revalidate with, so nothing is kept.
+    if (cache !== undefined && etag !== null) cache.set(url, { etag, result: data });
+    return data;
+  }
+
+  function changes(changesOptions: ChangesOptions = {}): ChangeFeed {
+    let cursor = changesOptions.cursor;
+    const { limit } = changesOptions;
+    async function* pages(): AsyncGenerator<Change, void, undefined> {
+      for (;;) {
+        const query = new URLSearchParams();
+        if (cursor !== undefined) query.set('cursor', cursor);
+        if (limit !== undefined) query.set('limit', String(limit));
+        const page = (await (await get(`${base}/changes?${query.toString()}`, (status) => status === 200)).json()) as ChangesResponse;
+        yield* page.data;
+        // Reached only once the caller asked for the change after the page's last one.
+        cursor = page.next_cursor;
+        if (!page.has_more) return;
+      }
+    }
+    return {
+      get cursor() {
+        return cursor;
+      },
+      [Symbol.asyncIterator]: () => pages(),
+    };
+  }
+
   return {
     getBySku: (sku) => lookup(`${base}/sku/${encodeURIComponent(sku)}`),
     getById: (id) => lookup(`${base}/products/${encodeURIComponent(String(id))}`),
+    changes,
   };
 }
 
@@ -77,7 +131,7 @@ function unexpected(response: Response): PartnerCatalogError {
   return new PartnerCatalogError({
     status: response.status,
     code: 'unexpected_response',
-    message: `Unexpected answer ${response.status} to a lookup.`,
+    message: `Unexpected answer ${response.status} from the API.`,
     requestId: response.headers.get('X-Request-Id') ?? undefined,
   });
 }

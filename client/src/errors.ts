@@ -6,6 +6,9 @@ export type ErrorCode =
   | 'invalid_api_key'
   | 'sku_not_found'
   | 'product_not_found'
+  | 'invalid_cursor'
+  | 'invalid_limit'
+  | 'cursor_expired'
   | 'not_found'
   | 'method_not_allowed'
   | 'rate_limit_exceeded'
@@ -20,6 +23,9 @@ const KNOWN_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'invalid_api_key',
   'sku_not_found',
   'product_not_found',
+  'invalid_cursor',
+  'invalid_limit',
+  'cursor_expired',
   'not_found',
   'method_not_allowed',
   'rate_limit_exceeded',

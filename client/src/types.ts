@@ -17,3 +17,7 @@ export type VideoView = Schemas['Video'];
 export type PdpEntryView = Schemas['PdpEntry'];
 /** The schema.org VideoObject for one retailer page, anchored to its `pdp_url`. */
 export type VideoObjectJsonLd = Schemas['VideoObject'];
+/** A page of the changes feed. */
+export type ChangesResponse = Schemas['ChangesResponse'];
+/** One product that changed: `upserted` (look it up again) or `deleted` (drop it). */
+export type Change = Schemas['Change'];
