@@ -1,0 +1,324 @@
+import { expect } from 'chai';
+import { createClient, PartnerCatalogError, type Change, type LookupResult, type PartnerCatalogClient } from '../../client/src/index.js';
+import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
+import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
+import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
+import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { ImportCatalog } from '../../src/application/import-catalog.js';
+import { systemClock } from '../../src/application/ports/clock.js';
+import { hashApiKey } from '../../src/domain/api-key.js';
+import { piecesOfDocument } from '../../src/domain/catalog-source.js';
+import { TOMBSTONE_RETENTION_MS } from '../../src/domain/changes.js';
+import type { ChangesResponse, ChangeView } from '../../src/domain/changes-view.js';
+import { KEYS } from '../fixtures/catalog-fixture.js';
+import { importDocument } from '../support/import.js';
+import { startTestServer, type Response, type TestServer } from '../support/test-server.js';
+
+const API = '/api/v1/public';
+const ACME = { Authorization: `Bearer ${KEYS.acme}` };
+const GLOBEX = { 'X-API-Key': KEYS.globex };
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function product(sku: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const ref = `${sku.toLowerCase()}-video`;
+  return {
+    sku, status: 'active', title: `Title ${sku}`, description: `Description of ${sku}`, short_description: `Short ${sku}`,
+    image: `https://img.example/${sku}.jpg`, what_text: 'What it is', who_text: 'Who it is for', why_text: 'Why it matters',
+    brand: 'Acme', properties: [{ name: 'Color', value: 'Green' }],
+    videos: [{
+      ref, published: true, name: `Video of ${sku}`, description: `How ${sku} works`, aspect_ratio: '16x9', length: 60, language: 'en',
+      family_friendly: true, genre: ['How-to'], keywords: ['gear'], creator: { name: 'Dana Reyes', job_title: 'Gear Specialist' },
+      transcript: `All about ${sku}.`,
+    }],
+    pdp_urls: [{ pdp_url: `https://shop.example/p/${sku}`, retailer: 'Shop', video_ref: ref, video_file_url: `https://cdn.example/${sku}.mp4` }],
+    ...overrides,
+  };
+}
+
+const FIFTY = Array.from({ length: 50 }, (_, i) => `SKU-${String(i + 1).padStart(2, '0')}`);
+
+/** Acme with the given products, Globex with two of its own. */
+function catalogOf(acme: Record<string, unknown>[]): Record<string, unknown> {
+  return {
+    format: 'partner-catalog/v1',
+    partners: [
+      { id: 'acme', name: 'Acme Outdoor Co.', api_keys: [{ id: 'acme-prod', sha256: hashApiKey(KEYS.acme), revoked: false }], products: acme },
+      {
+        id: 'globex', name: 'Globex Retail', api_keys: [{ id: 'globex-prod', sha256: hashApiKey(KEYS.globex), revoked: false }],
+        products: [product('GLOBEX-1'), product('GLOBEX-2')],
+      },
+    ],
+  };
+}
+
+/** The day after: three products changed (a title, a description, a transcript, which changes its json_ld), one gone, two new. */
+function nextDay(): Record<string, unknown> {
+  const products = FIFTY.filter((sku) => sku !== 'SKU-30').map((sku) => {
+    if (sku === 'SKU-03') return product(sku, { title: 'A better title' });
+    if (sku === 'SKU-10') return product(sku, { description: null });
+    if (sku === 'SKU-20') {
+      const changed = product(sku) as { videos: Record<string, unknown>[] };
+      changed.videos[0]!.transcript = 'A corrected transcript.';
+      return changed;
+    }
+    return product(sku);
+  });
+  return catalogOf([...products, product('NEW-1'), product('NEW-2')]);
+}
+
+/** Your copy of the catalog, as the sync recipe of client/README.md keeps it. */
+interface LocalCopy {
+  cursor: string | undefined;
+  readonly products: Map<string, LookupResult>;
+}
+
+/** The sync recipe of client/README.md, as it is written there. */
+async function sync(catalog: PartnerCatalogClient, copy: LocalCopy): Promise<Change[]> {
+  const fromScratch = copy.cursor === undefined;
+  const listed: Change[] = [];
+  const feed = catalog.changes({ cursor: copy.cursor, limit: 1000 });
+  try {
+    for await (const change of feed) {
+      listed.push(change);
+      if (change.change === 'deleted') {
+        copy.products.delete(change.sku);
+        continue;
+      }
+      try {
+        copy.products.set(change.sku, await catalog.getBySku(change.sku));
+      } catch (error) {
+        // Deleted since the page was read: the next sync lists it as deleted.
+        if (!(error instanceof PartnerCatalogError && error.code === 'sku_not_found')) throw error;
+        copy.products.delete(change.sku);
+      }
+    }
+  } catch (error) {
+    // The cursor is older than the deletions the feed keeps (30 days or more): start again from the beginning.
+    if (!(error instanceof PartnerCatalogError && error.code === 'cursor_expired')) throw error;
+    copy.cursor = undefined;
+    return sync(catalog, copy);
+  }
+  if (fromScratch) {
+    // From the beginning the feed lists every product in the catalog: what it did not list is gone.
+    const seen = new Set(listed.map((change) => change.sku));
+    for (const sku of copy.products.keys()) if (!seen.has(sku)) copy.products.delete(sku);
+  }
+  copy.cursor = feed.cursor;
+  return listed;
+}
+
+/** Global fetch, recording each exchange's path, If-None-Match and status. */
+function recordingFetch() {
+  const exchanges: { path: string; ifNoneMatch: string | null; status: number }[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    exchanges.push({ path: url.pathname, ifNoneMatch: new Headers(init?.headers).get('If-None-Match'), status: response.status });
+    return response;
+  };
+  return { exchanges, fetch: recording };
+}
+
+function page(response: Response): ChangesResponse {
+  expect(response.status, response.text).to.equal(200);
+  return response.json() as ChangesResponse;
+}
+
+function expectError(response: Response, status: number, code: string): void {
+  expect(response.status, response.text).to.equal(status);
+  expect((response.json() as { error: string }).error).to.equal(code);
+}
+
+const changesPath = (query: Record<string, string | undefined>): string => {
+  const params = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return `${API}/changes${params.size === 0 ? '' : `?${params.toString()}`}`;
+};
+
+/** Every page from `cursor` on at `limit`, as raw HTTP. */
+async function readAll(server: TestServer, headers: Record<string, string>, limit: number, cursor?: string) {
+  const changes: ChangeView[] = [];
+  let requests = 0;
+  for (;;) {
+    const body = page(await server.request(changesPath({ cursor, limit: String(limit) }), { headers }));
+    requests += 1;
+    expect(body.data.length).to.be.at.most(limit);
+    if (body.has_more) expect(body.data.length).to.equal(limit);
+    changes.push(...body.data);
+    cursor = body.next_cursor;
+    if (!body.has_more) return { changes, cursor, requests };
+  }
+}
+
+describe('HTTP: changes feed', function () {
+  let store: MemoryCatalogStore;
+  let server: TestServer;
+
+  const serve = (limit = 10_000): Promise<TestServer> => startTestServer({
+    catalog: store, changes: store, keys: store, limiter: new MemoryRateLimiter({ limit, clock: systemClock }), readiness: alwaysReady,
+  });
+  /** Serves again, over `store` as it is now, with another rate limit. */
+  const serveAgain = async (limit?: number): Promise<void> => {
+    await server.close();
+    server = await serve(limit);
+  };
+
+  beforeEach(async function () {
+    store = new MemoryCatalogStore();
+    await importDocument(store, catalogOf(FIFTY.map((sku) => product(sku))));
+    server = await serve();
+  });
+  afterEach(async function () {
+    await server.close();
+  });
+
+  it('lets a partner sync with the client from nothing, then after a re-import look up only the six products that changed, ending with what a full re-read gives', async function () {
+    const { exchanges, fetch } = recordingFetch();
+    const catalog = createClient({ baseUrl: server.url, apiKey: KEYS.acme, cache: new Map(), fetch });
+    const copy: LocalCopy = { cursor: undefined, products: new Map() };
+
+    const first = await sync(catalog, copy);
+    expect(first.map((change) => [change.sku, change.change])).to.deep.equal(FIFTY.map((sku) => [sku, 'upserted']));
+    expect([...copy.products.keys()].sort()).to.deep.equal(FIFTY);
+    // One page at limit 1000, then one lookup per product.
+    expect(exchanges.length).to.equal(1 + 50);
+
+    await importDocument(store, nextDay());
+    exchanges.length = 0;
+    const second = await sync(catalog, copy);
+    expect(second.map((change) => [change.sku, change.change])).to.have.deep.members([
+      ['SKU-03', 'upserted'], ['SKU-10', 'upserted'], ['SKU-20', 'upserted'], ['SKU-30', 'deleted'], ['NEW-1', 'upserted'], ['NEW-2', 'upserted'],
+    ]);
+    expect(second).to.have.length(6);
+    expect(second.find((change) => change.sku === 'SKU-30')?.etag).to.equal(null);
+    // One page, then a lookup of each product listed as upserted: revalidated when the client kept it, fetched when new.
+    expect(exchanges.map((e) => [e.path, e.ifNoneMatch !== null, e.status])).to.have.deep.members([
+      [`${API}/changes`, false, 200],
+      [`${API}/sku/SKU-03`, true, 200], [`${API}/sku/SKU-10`, true, 200], [`${API}/sku/SKU-20`, true, 200],
+      [`${API}/sku/NEW-1`, false, 200], [`${API}/sku/NEW-2`, false, 200],
+    ]);
+    expect(exchanges).to.have.length(6);
+
+    const fullReRead = new Map<string, LookupResult>();
+    for (const sku of [...FIFTY.filter((s) => s !== 'SKU-30'), 'NEW-1', 'NEW-2']) {
+      const response = await server.request(`${API}/sku/${sku}`, { headers: ACME });
+      fullReRead.set(sku, (response.json() as { data: LookupResult }).data);
+      const listed = second.find((change) => change.sku === sku);
+      if (listed !== undefined) expect(listed.etag, sku).to.equal(response.headers.etag);
+    }
+    expect(Object.fromEntries(copy.products)).to.deep.equal(Object.fromEntries(fullReRead));
+    expect((await server.request(`${API}/sku/SKU-30`, { headers: ACME })).status).to.equal(404);
+  });
+
+  it('lists the same changes in the same order at limit 1, 7 and 1000, each page within its limit', async function () {
+    await importDocument(store, nextDay());
+    const [one, seven, thousand] = [await readAll(server, ACME, 1), await readAll(server, ACME, 7), await readAll(server, ACME, 1000)];
+    // From the beginning: the 51 products now in the catalog, and the deleted one.
+    expect(thousand.changes).to.have.length(52);
+    expect(one.changes).to.deep.equal(thousand.changes);
+    expect(seven.changes).to.deep.equal(thousand.changes);
+    expect([one.requests, seven.requests, thousand.requests]).to.deep.equal([52, Math.ceil(52 / 7), 1]);
+    // Oldest first: the day's changes come last, the products left alone keep their first place.
+    expect(thousand.changes.slice(-6).map((change) => change.sku)).to.have.members(['SKU-03', 'SKU-10', 'SKU-20', 'SKU-30', 'NEW-1', 'NEW-2']);
+    expect(new Set(thousand.changes.map((change) => change.sku)).size).to.equal(52);
+    expect(thousand.changes.map((change) => Date.parse(change.changed_at))).to.deep.equal(thousand.changes.map((change) => Date.parse(change.changed_at)).sort((a, b) => a - b));
+  });
+
+  it('refuses another partner\'s cursor with 400 invalid_cursor, and shows each partner only its own products', async function () {
+    const globex = await readAll(server, GLOBEX, 1000);
+    expect(globex.changes.map((change) => change.sku)).to.deep.equal(['GLOBEX-1', 'GLOBEX-2']);
+    const acme = await readAll(server, ACME, 1000);
+    expect(acme.changes.map((change) => change.sku)).to.deep.equal(FIFTY);
+    expectError(await server.request(changesPath({ cursor: globex.cursor }), { headers: ACME }), 400, 'invalid_cursor');
+    expectError(await server.request(changesPath({ cursor: acme.cursor }), { headers: GLOBEX }), 400, 'invalid_cursor');
+  });
+
+  it('refuses a bad limit or cursor with 400, a missing key with 401 first, and counts each request like a lookup', async function () {
+    for (const limit of ['0', '1001', 'abc', '', '-1', '1.5', '1e2']) {
+      expectError(await server.request(changesPath({ limit }), { headers: ACME }), 400, 'invalid_limit');
+    }
+    const tooLong = `c1.${'a'.repeat(62)}`;
+    for (const cursor of ['garbage', '', 'c1.zz.AAAAAAAAAAA', tooLong]) {
+      expectError(await server.request(changesPath({ cursor }), { headers: ACME }), 400, 'invalid_cursor');
+    }
+    expectError(await server.request(`${API}/changes?limit=1&limit=2`, { headers: ACME }), 400, 'invalid_limit');
+    const { cursor } = await readAll(server, ACME, 1000);
+    expectError(await server.request(`${API}/changes?cursor=${cursor}&cursor=${cursor}`, { headers: ACME }), 400, 'invalid_cursor');
+
+    const missing = await server.request(changesPath({ limit: '0' }));
+    expectError(missing, 401, 'missing_api_key');
+    expect(missing.headers['www-authenticate']).to.equal('Bearer');
+    expect(missing.headers['ratelimit-limit']).to.equal(undefined);
+    expectError(await server.request(changesPath({ cursor: 'garbage' }), { headers: { Authorization: `Bearer ${KEYS.unknown}` } }), 401, 'invalid_api_key');
+
+    // Other query parameters are ignored, as on the lookups; HEAD answers the headers alone.
+    const ok = await server.request(`${API}/changes?limit=2&since=yesterday`, { headers: ACME });
+    expect(page(ok).data).to.have.length(2);
+    expect(ok.headers['cache-control']).to.equal('no-store');
+    expect(ok.headers['content-type']).to.match(/^application\/json/);
+    const head = await server.request(changesPath({ limit: '2' }), { method: 'HEAD', headers: ACME });
+    expect([head.status, head.text, head.headers['cache-control']]).to.deep.equal([200, '', 'no-store']);
+
+    // One window shared with the lookups; every counted answer carries the RateLimit-* headers.
+    await serveAgain(3);
+    const answers = [
+      await server.request(`${API}/sku/SKU-01`, { headers: ACME }),
+      await server.request(changesPath({ limit: '1' }), { headers: ACME }),
+      await server.request(changesPath({ limit: '0' }), { headers: ACME }),
+    ];
+    expect(answers.map((r) => [r.status, r.headers['ratelimit-limit'], r.headers['ratelimit-remaining']])).to.deep.equal([
+      [200, '3', '2'], [200, '3', '1'], [400, '3', '0'],
+    ]);
+    const limited = await server.request(changesPath({}), { headers: ACME });
+    expectError(limited, 429, 'rate_limit_exceeded');
+    expect(limited.headers['retry-after']).to.match(/^[0-9]+$/);
+  });
+
+  it('adds nothing for an import that changes nothing', async function () {
+    const { cursor } = await readAll(server, ACME, 1000);
+    await importDocument(store, catalogOf(FIFTY.map((sku) => product(sku))));
+    const after = page(await server.request(changesPath({ cursor }), { headers: ACME }));
+    expect(after).to.deep.equal({ data: [], next_cursor: cursor, has_more: false });
+  });
+
+  it('answers 410 cursor_expired to a cursor older than a deletion the feed no longer keeps, and serves a fresh start', async function () {
+    const now = Date.now();
+    const at = (ms: number) => new ImportCatalog(store, { now: () => ms });
+    store = new MemoryCatalogStore();
+    await serveAgain();
+    const all = catalogOf(FIFTY.map((sku) => product(sku)));
+    const withoutOne = catalogOf(FIFTY.filter((sku) => sku !== 'SKU-30').map((sku) => product(sku)));
+    await at(now - 40 * DAY_MS).execute(piecesOfDocument(all));
+    const beforeDeletion = (await readAll(server, ACME, 1000)).cursor;
+    await at(now - 35 * DAY_MS).execute(piecesOfDocument(withoutOne));
+    const afterDeletion = (await readAll(server, ACME, 1000, beforeDeletion));
+    expect(afterDeletion.changes.map((change) => [change.sku, change.change])).to.deep.equal([['SKU-30', 'deleted']]);
+
+    // The same file today: the deletion is past the retention, so it is dropped.
+    expect(now - (now - 35 * DAY_MS)).to.be.above(TOMBSTONE_RETENTION_MS);
+    await at(now).execute(piecesOfDocument(withoutOne));
+    expectError(await server.request(changesPath({ cursor: beforeDeletion }), { headers: ACME }), 410, 'cursor_expired');
+    expect(page(await server.request(changesPath({ cursor: afterDeletion.cursor }), { headers: ACME })).data).to.deep.equal([]);
+    const fresh = await readAll(server, ACME, 1000);
+    expect(fresh.changes.map((change) => change.sku)).to.deep.equal(FIFTY.filter((sku) => sku !== 'SKU-30'));
+
+    // The client's sync meets the 410 and starts again, dropping what is gone.
+    const catalog = createClient({ baseUrl: server.url, apiKey: KEYS.acme });
+    const copy: LocalCopy = { cursor: beforeDeletion, products: new Map([['SKU-30', {} as LookupResult]]) };
+    await sync(catalog, copy);
+    expect([...copy.products.keys()].sort()).to.deep.equal(FIFTY.filter((sku) => sku !== 'SKU-30'));
+    expect(copy.cursor).to.equal(fresh.cursor);
+  });
+
+  it('is described in the OpenAPI document with its parameters and every answer', function () {
+    const operation = (openApiDocument.paths as Record<string, any>)[`${API}/changes`].get;
+    const codes = (status: number): unknown => operation.responses[status].content['application/json'].schema.allOf[1].properties.error.enum;
+    expect(Object.keys(operation.responses as object)).to.deep.equal(['200', '400', '401', '410', '429', '500']);
+    expect([codes(400), codes(401), codes(410), codes(429)]).to.deep.equal([
+      ['invalid_cursor', 'invalid_limit'], ['missing_api_key', 'invalid_api_key'], ['cursor_expired'], ['rate_limit_exceeded'],
+    ]);
+    expect((operation.parameters as { name: string; in: string; schema: unknown }[]).map((p) => [p.name, p.in, p.schema])).to.deep.equal([
+      ['cursor', 'query', { type: 'string', minLength: 1, maxLength: 64 }],
+      ['limit', 'query', { type: 'integer', minimum: 1, maximum: 1000, default: 100 }],
+    ]);
+  });
+});
