@@ -4,7 +4,8 @@
  * reads, at 10,000 and at 1,000,000 products. Prints figures; asserts nothing.
  * Uses its own database on TEST_MARIADB_URL (default the machine's MariaDB) and drops it after.
  * Options: --lookups-only skips the import figures (several minutes), --imports-only the lookup figures;
- * --baseline-dir DIR also times the CLI of another checkout on the 100,000-product file.
+ * --baseline-dir DIR also times the CLI of another checkout on the 100,000-product file, and with
+ * --compare-rounds N only compares the two on 100,000 products, in N alternating rounds.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -36,6 +37,8 @@ const { values: options } = parseArgs({
     'imports-only': { type: 'boolean', default: false },
     /** Another checkout of the service: its CLI imports the 100,000-product file too, for a ratio in the same run. */
     'baseline-dir': { type: 'string' },
+    /** With --baseline-dir: only compare the two checkouts' imports of 100,000 products, in this many alternating rounds. */
+    'compare-rounds': { type: 'string' },
   },
 });
 
@@ -133,6 +136,56 @@ async function measureImports(databaseUrl: string, dir: string): Promise<void> {
       if (options['baseline-dir'] !== undefined) await measureBaseline(resolve(options['baseline-dir']), file, partner, size, { first, changed });
     }
     await rm(file);
+  }
+}
+
+/** A database of its own, migrated by the given checkout's CLI; dropped by the returned function. */
+async function scratchDatabase(serviceDir: string, label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `pcat_bench_${label}_${process.pid}`;
+  const server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
+  await server.query(`drop database if exists \`${name}\``);
+  await server.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
+  const url = `${SERVER_URL.replace(/\/$/, '')}/${name}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', join(serviceDir, 'src/cli.ts'), 'migrate'], { cwd: serviceDir, env: { ...process.env, DATABASE_URL: url }, stdio: 'ignore' });
+  await once(child, 'exit');
+  return {
+    url,
+    drop: async () => {
+      await server.query(`drop database if exists \`${name}\``);
+      await server.end();
+    },
+  };
+}
+
+/**
+ * This checkout against another on 100,000 products, in alternating rounds on fresh databases, so
+ * drift on a shared machine weighs on both alike: a first import, then every transcript changed.
+ */
+async function compareWithBaseline(baselineDir: string, dir: string, rounds: number): Promise<void> {
+  const size = 100_000;
+  const first = join(dir, 'compare-first.json');
+  const changed = join(dir, 'compare-changed.json');
+  await writeCatalogFile(first, 'compare', size);
+  await writeCatalogFile(changed, 'compare', size, ' Refined.');
+  const times = { ours: { first: [] as number[], changed: [] as number[] }, base: { first: [] as number[], changed: [] as number[] } };
+  for (let round = 0; round < rounds; round += 1) {
+    const order = round % 2 === 0 ? (['ours', 'base'] as const) : (['base', 'ours'] as const);
+    for (const who of order) {
+      const serviceDir = who === 'ours' ? process.cwd() : baselineDir;
+      const db = await scratchDatabase(serviceDir, who);
+      try {
+        times[who].first.push((await cliImport(serviceDir, db.url, first)).ms);
+        times[who].changed.push((await cliImport(serviceDir, db.url, changed)).ms);
+      } finally {
+        await db.drop();
+      }
+      print(`  round ${round + 1} ${who}: first ${(times[who].first.at(-1)! / 1000).toFixed(1)} s, every transcript ${(times[who].changed.at(-1)! / 1000).toFixed(1)} s`);
+    }
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  for (const what of ['first', 'changed'] as const) {
+    print(`${what === 'first' ? 'first import' : 'every transcript'}, 100,000 products, median of ${rounds}: this checkout ${(median(times.ours[what]) / 1000).toFixed(1)} s, ` +
+      `baseline ${(median(times.base[what]) / 1000).toFixed(1)} s, ratio ${(median(times.ours[what]) / median(times.base[what])).toFixed(3)}`);
   }
 }
 
@@ -288,6 +341,10 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'pcat-bench-'));
   try {
     await migrateToLatest(db);
+    if (options['compare-rounds'] !== undefined && options['baseline-dir'] !== undefined) {
+      await compareWithBaseline(resolve(options['baseline-dir']), dir, Number(options['compare-rounds']));
+      return;
+    }
     if (!options['lookups-only']) await measureImports(url, dir);
     if (!options['imports-only']) {
       for (const size of LOOKUP_SIZES) {

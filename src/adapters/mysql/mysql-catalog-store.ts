@@ -43,6 +43,9 @@ async function inLists<V, R>(values: readonly V[], read: (list: V[]) => Promise<
 }
 
 class MysqlImportSession implements CatalogImportSession {
+  /** Each partner's feed position as this import has moved it. */
+  private readonly feedPositions = new Map<string, number>();
+
   constructor(private readonly trx: Transaction<Database>) {}
 
   async partnerName(partnerId: string): Promise<string | null> {
@@ -137,14 +140,14 @@ class MysqlImportSession implements CatalogImportSession {
 
   async recordChanges(partnerId: string, changes: readonly ProductChange[]): Promise<void> {
     if (changes.length === 0) return;
-    // One import at a time per database (the lock), so reading the position and moving it on is safe.
-    const { feed_seq: from } = await this.trx.selectFrom('partners').select('feed_seq').where('id', '=', partnerId).executeTakeFirstOrThrow();
-    let seq = from;
+    // One import at a time per database (the lock), so the position read once stays this import's to move on.
+    let seq = this.feedPositions.get(partnerId) ?? (await this.trx.selectFrom('partners').select('feed_seq').where('id', '=', partnerId).executeTakeFirstOrThrow()).feed_seq;
     await upsertRows(this.trx, 'product_changes', changes.map((change) => ({
       partner_id: partnerId, sku: change.sku, seq: (seq += 1), product_id: change.productId,
       deleted: change.change === 'deleted', etag: change.etag, changed_at: change.changedAt,
     })), ['seq', 'product_id', 'deleted', 'etag', 'changed_at']);
     await this.trx.updateTable('partners').set({ feed_seq: seq }).where('id', '=', partnerId).execute();
+    this.feedPositions.set(partnerId, seq);
   }
 
   async dropTombstones(partnerId: string, before: Date): Promise<void> {
