@@ -3,7 +3,7 @@ import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type Catalo
 import { TOMBSTONE_RETENTION_MS } from '../domain/changes.js';
 import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../domain/content-hashes.js';
 import { generateJsonLd } from '../domain/json-ld.js';
-import { etagOf, lookupBody } from '../domain/lookup-body.js';
+import { etagOf, lookupBodyOfText } from '../domain/lookup-body.js';
 import { toLookupResult } from '../domain/lookup-result.js';
 import type { Clock } from './ports/clock.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey } from './ports/catalog-store.js';
@@ -213,7 +213,9 @@ class ImportRun {
       if (storedProducts.get(product.sku)?.lookupHash === hash) return [];
       const answerIds = { product: productId, videos: videos.map(([id]) => id), pdpUrls: pdpUrls.map(([id]) => id) };
       const lookup = toLookupResult(product, answerIds, partnerName);
-      return [{ productId, sku: product.sku, lookupHash: hash, lookup, etag: etagOf(lookupBody(lookup)) }];
+      // Written as text once: the store keeps this text, and the ETag is of the body around it.
+      const lookupText = JSON.stringify(lookup);
+      return [{ productId, sku: product.sku, lookupHash: hash, lookup, lookupText, etag: etagOf(lookupBodyOfText(lookupText)) }];
     });
     await session.saveLookups(lookups);
     // The feed lists a product again only when what a lookup answers changed, as its ETag tells.

@@ -3,7 +3,12 @@ import type { LookupResult } from './lookup-result.js';
 
 /** The body a lookup answers with: the answer under `data`, keys in the order the answer was built. */
 export function lookupBody(result: LookupResult): string {
-  return `{"data":${JSON.stringify(result)}}`;
+  return lookupBodyOfText(JSON.stringify(result));
+}
+
+/** The same, from the answer already written as JSON text. */
+export function lookupBodyOfText(answer: string): string {
+  return `{"data":${answer}}`;
 }
 
 /**

@@ -108,7 +108,7 @@ class MysqlImportSession implements CatalogImportSession {
 
   saveLookups(rows: readonly StoredLookup[]): Promise<void> {
     return upsertRows(this.trx, 'product_lookups', rows.map((row) => ({
-      product_id: row.productId, lookup_hash: row.lookupHash, lookup: JSON.stringify(row.lookup), etag: row.etag,
+      product_id: row.productId, lookup_hash: row.lookupHash, lookup: row.lookupText, etag: row.etag,
     })), ['lookup_hash', 'lookup', 'etag']);
   }
 

@@ -52,6 +52,8 @@ export interface StoredLookup {
   readonly productId: number;
   readonly lookupHash: string;
   readonly lookup: LookupResult;
+  /** `lookup` as JSON text, as a lookup serves it. */
+  readonly lookupText: string;
   /** The ETag a lookup of this answer sends (`etagOf`). */
   readonly etag: string;
 }
