@@ -14,8 +14,8 @@ type Token =
  * the pieces each read completed: a product at a time, never the whole file. A syntax error ends
  * the pieces with one that says what the tokenizer expected.
  */
-export async function* catalogFilePieces(path: string | URL): AsyncGenerator<CatalogPiece[]> {
-  const file = createReadStream(path, { highWaterMark: 1 << 20, encoding: 'utf8' });
+export async function* catalogFilePieces(path: string | URL, readBytes = 1 << 20): AsyncGenerator<CatalogPiece[]> {
+  const file = createReadStream(path, { highWaterMark: readBytes, encoding: 'utf8' });
   // Called with text per read, and with `none` at the end to flush a number the text ended on.
   const tokenize = jsonParser({ streamValues: false }) as (input: string | typeof none) => unknown;
   const splitter = new PieceSplitter();
