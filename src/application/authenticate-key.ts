@@ -2,6 +2,7 @@ import { hashApiKey, isWellFormedApiKey, type Principal } from '../domain/api-ke
 import { DomainError, InvalidApiKey, TooManyFailedAuthentications } from '../domain/errors.js';
 import type { ApiKeyStore } from './ports/api-key-store.js';
 import type { AuthFailureGuard } from './ports/auth-failure-guard.js';
+import type { KeyUsage } from './key-usage.js';
 
 /** The two headers a key may arrive in, as received (absent when not sent), and who sent them. */
 export interface KeyCredentials {
@@ -21,6 +22,8 @@ export class AuthenticateKey {
   constructor(
     private readonly keys: ApiKeyStore,
     private readonly guard: AuthFailureGuard = UNGUARDED,
+    /** Told of each key that authenticates, in memory, for "last used". */
+    private readonly usage?: KeyUsage,
   ) {}
 
   async execute(credentials: KeyCredentials): Promise<Principal> {
@@ -45,6 +48,7 @@ export class AuthenticateKey {
       throw new InvalidApiKey();
     }
     if (address !== undefined) this.guard.succeeded(hash);
+    this.usage?.used(principal.keyId);
     return principal;
   }
 }

@@ -96,6 +96,19 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
     return true;
   }
 
+  hasPartner(partnerId: string): boolean {
+    return this.state.partners.has(partnerId);
+  }
+
+  /** A key by its id, whether from the catalog file or issued here. */
+  apiKey(keyId: string): StoredApiKey | undefined {
+    return this.state.keys.get(keyId);
+  }
+
+  apiKeysOf(partnerId: string): StoredApiKey[] {
+    return [...this.state.keys.values()].filter((key) => key.partnerId === partnerId);
+  }
+
   read(partnerId: string, afterSeq: number, limit: number): Promise<FeedPage> {
     const feed = this.state.feeds.get(partnerId);
     const entries: FeedEntry[] = [];

@@ -1,0 +1,158 @@
+import type { AdminAccounts } from '../../application/ports/admin-accounts.js';
+import type { AdminSessions } from '../../application/ports/admin-sessions.js';
+import type { AuditLog } from '../../application/ports/audit-log.js';
+import type { Invitations } from '../../application/ports/invitations.js';
+import type { SignInThrottle } from '../../application/ports/sign-in-throttle.js';
+import type { AdminAccount, AdminSession, AuditEvent, Invitation } from '../../domain/admin.js';
+
+/** Bounds on what an anonymous client can make grow (failures, audit events, sessions); the oldest go first. */
+export interface MemoryAdminStoreLimits {
+  readonly maxThrottledEmails: number;
+  readonly maxAuditEvents: number;
+  readonly maxSessions: number;
+}
+
+const DEFAULT_LIMITS: MemoryAdminStoreLimits = { maxThrottledEmails: 10_000, maxAuditEvents: 10_000, maxSessions: 10_000 };
+
+/** The portal's state held in process, one adapter per port: for the embedded demo and tests; gone when the process stops. */
+export interface MemoryAdminStore {
+  readonly accounts: AdminAccounts;
+  readonly invitations: Invitations;
+  readonly sessions: AdminSessions;
+  readonly throttle: SignInThrottle;
+  readonly audit: AuditLog;
+}
+
+export function memoryAdminStore(limits: Partial<MemoryAdminStoreLimits> = {}): MemoryAdminStore {
+  const bounds = { ...DEFAULT_LIMITS, ...limits };
+  return {
+    accounts: new MemoryAdminAccounts(),
+    invitations: new MemoryInvitations(),
+    sessions: new MemoryAdminSessions(bounds.maxSessions),
+    throttle: new MemorySignInThrottle(bounds.maxThrottledEmails),
+    audit: new MemoryAuditLog(bounds.maxAuditEvents),
+  };
+}
+
+export class MemoryAdminAccounts implements AdminAccounts {
+  private readonly byEmail = new Map<string, AdminAccount>();
+
+  findByEmail(email: string): Promise<AdminAccount | null> {
+    return Promise.resolve(this.byEmail.get(email) ?? null);
+  }
+
+  create(account: AdminAccount): Promise<boolean> {
+    if (this.byEmail.has(account.email)) return Promise.resolve(false);
+    this.byEmail.set(account.email, account);
+    return Promise.resolve(true);
+  }
+}
+
+export class MemoryInvitations implements Invitations {
+  private readonly byHash = new Map<string, Invitation>();
+
+  save(invitation: Invitation): Promise<void> {
+    this.byHash.set(invitation.tokenHash, invitation);
+    return Promise.resolve();
+  }
+
+  find(tokenHash: string): Promise<Invitation | null> {
+    return Promise.resolve(this.byHash.get(tokenHash) ?? null);
+  }
+
+  use(tokenHash: string, at: Date): Promise<boolean> {
+    const invitation = this.byHash.get(tokenHash);
+    if (invitation === undefined || invitation.usedAt !== null || invitation.expiresAt <= at) return Promise.resolve(false);
+    this.byHash.set(tokenHash, { ...invitation, usedAt: at });
+    return Promise.resolve(true);
+  }
+}
+
+export class MemoryAdminSessions implements AdminSessions {
+  private readonly byHash = new Map<string, AdminSession>();
+
+  constructor(private readonly max: number) {}
+
+  create(session: AdminSession): Promise<void> {
+    bounded(this.byHash, this.max).set(session.idHash, session);
+    return Promise.resolve();
+  }
+
+  find(idHash: string): Promise<AdminSession | null> {
+    return Promise.resolve(this.byHash.get(idHash) ?? null);
+  }
+
+  touch(idHash: string, lastSeenAt: Date): Promise<void> {
+    const session = this.byHash.get(idHash);
+    if (session !== undefined) this.byHash.set(idHash, { ...session, lastSeenAt });
+    return Promise.resolve();
+  }
+
+  delete(idHash: string): Promise<void> {
+    this.byHash.delete(idHash);
+    return Promise.resolve();
+  }
+}
+
+export class MemorySignInThrottle implements SignInThrottle {
+  private readonly failures = new Map<string, Date[]>();
+  private readonly locks = new Map<string, Date>();
+
+  constructor(private readonly max: number) {}
+
+  lockedUntil(email: string): Promise<Date | null> {
+    return Promise.resolve(this.locks.get(email) ?? null);
+  }
+
+  recordFailure(email: string, at: Date, since: Date): Promise<number> {
+    const recent = (this.failures.get(email) ?? []).filter((time) => time > since);
+    recent.push(at);
+    this.failures.delete(email);
+    bounded(this.failures, this.max).set(email, recent);
+    return Promise.resolve(recent.length);
+  }
+
+  lock(email: string, until: Date): Promise<void> {
+    this.failures.delete(email);
+    this.locks.delete(email);
+    bounded(this.locks, this.max).set(email, until);
+    return Promise.resolve();
+  }
+
+  clear(email: string): Promise<void> {
+    this.failures.delete(email);
+    this.locks.delete(email);
+    return Promise.resolve();
+  }
+}
+
+export class MemoryAuditLog implements AuditLog {
+  private readonly events: AuditEvent[] = [];
+
+  constructor(private readonly max: number) {}
+
+  record(event: AuditEvent): Promise<void> {
+    this.events.push(event);
+    if (this.events.length > this.max) this.events.shift();
+    return Promise.resolve();
+  }
+
+  list(partnerId: string, limit: number): Promise<AuditEvent[]> {
+    const mine: AuditEvent[] = [];
+    for (let i = this.events.length - 1; i >= 0 && mine.length < limit; i -= 1) {
+      const event = this.events[i]!;
+      if (event.partnerId === partnerId) mine.push(event);
+    }
+    return Promise.resolve(mine);
+  }
+}
+
+/** The map, with its oldest entries dropped if it is full. */
+function bounded<K, V>(map: Map<K, V>, max: number): Map<K, V> {
+  while (map.size >= max) {
+    const oldest = map.keys().next();
+    if (oldest.done === true) break;
+    map.delete(oldest.value);
+  }
+  return map;
+}

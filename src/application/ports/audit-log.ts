@@ -1,0 +1,8 @@
+import type { AuditEvent } from '../../domain/admin.js';
+
+/** What admins and operators did to keys and sessions; append-only. */
+export interface AuditLog {
+  record(event: AuditEvent): Promise<void>;
+  /** The partner's events, newest first, at most `limit`. */
+  list(partnerId: string, limit: number): Promise<AuditEvent[]>;
+}

@@ -1,0 +1,94 @@
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** How long an invitation may be used, once. */
+export const INVITATION_LIFETIME_MS = 72 * 60 * 60 * 1000;
+/** A signed-in session ends after this long without a request. */
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+/** And after this long in any case: a stolen cookie does not live for ever. */
+export const SESSION_MAX_AGE_MS = 12 * 60 * 60 * 1000;
+/** A session's last request is written at most this often, not on every page. */
+export const SESSION_TOUCH_INTERVAL_MS = 60 * 1000;
+/** Failed sign-ins for one email within `SIGN_IN_FAILURE_WINDOW_MS` that lock it. */
+export const SIGN_IN_FAILURES_TO_LOCK = 5;
+export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
+export const SIGN_IN_LOCK_MS = 15 * 60 * 1000;
+/** Longest email kept; RFC 5321 allows no more. */
+export const MAX_EMAIL_LENGTH = 254;
+/** Key labels fit the column that holds them. */
+export const MAX_KEY_LABEL_LENGTH = 255;
+
+/** A partner admin's account. The password is held only as its slow salted hash. */
+export interface AdminAccount {
+  readonly id: string;
+  readonly partnerId: string;
+  readonly email: string;
+  readonly passwordHash: string;
+  readonly createdAt: Date;
+}
+
+/** An invitation, known by the SHA-256 of its token; the token itself is handed out once. */
+export interface Invitation {
+  readonly tokenHash: string;
+  readonly partnerId: string;
+  readonly email: string;
+  readonly createdAt: Date;
+  readonly expiresAt: Date;
+  readonly usedAt: Date | null;
+}
+
+/** A server-side session, known by the SHA-256 of its id; the id lives only in the admin's cookie. */
+export interface AdminSession {
+  readonly idHash: string;
+  readonly adminId: string;
+  readonly partnerId: string;
+  readonly email: string;
+  /** Every form of the session carries it; a POST without it changes nothing. */
+  readonly csrfToken: string;
+  readonly createdAt: Date;
+  readonly lastSeenAt: Date;
+}
+
+export type AuditAction = 'key.created' | 'key.revoked' | 'key.replaced' | 'admin.signed_in' | 'admin.sign_in_failed';
+
+/** One line of the audit log: never a key, a hash or a password. */
+export interface AuditEvent {
+  readonly at: Date;
+  /** Null for a failed sign-in with an email no admin has. */
+  readonly partnerId: string | null;
+  /** Null when an operator acted from the command line. */
+  readonly adminEmail: string | null;
+  readonly action: AuditAction;
+  readonly keyId: string | null;
+}
+
+/** Emails compare without case or surrounding blanks. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** One @ with something either side and no blanks: the invitation itself proves the address. */
+export function isPlausibleEmail(email: string): boolean {
+  return email.length <= MAX_EMAIL_LENGTH && /^[^\s@]+@[^\s@]+$/.test(email);
+}
+
+/** 256 random bits, URL-safe: invitation tokens, session ids, CSRF tokens. */
+export function randomToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** `bytes` random bytes as lowercase hex: key ids' random part. */
+export function randomHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/** How tokens are stored: their SHA-256, so a read of the table hands out no session and no invitation. */
+export function hashToken(token: string): string {
+  return hash('sha256', token, 'hex');
+}
+
+/** Compares two secrets in constant time. */
+export function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
