@@ -7,31 +7,55 @@ import type { OperatorStore } from './application/ports/operator-store.js';
 import { TIMEOUTS } from './application/timeouts.js';
 import { announcingStore } from './adapters/cli/announcing-store.js';
 import { runCli } from './adapters/cli/run-command.js';
-import { issueApiKey, listApiKeys, revokeApiKey } from './adapters/mysql/api-key-admin.js';
+import { mysqlAdminStore } from './adapters/mysql/mysql-admin-store.js';
+import { MysqlApiKeyAdmin } from './adapters/mysql/mysql-api-key-admin.js';
 import { MysqlCatalogStore } from './adapters/mysql/mysql-catalog-store.js';
 import { migrateToLatest } from './adapters/mysql/migrate.js';
 import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
 import { checkStructuredData } from './adapters/structured-data/google-rules.js';
+import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js';
+import { InviteAdmin } from './application/invite-admin.js';
+import { IssueApiKey } from './application/issue-api-key.js';
+import { ListApiKeys } from './application/list-api-keys.js';
+import type { KeyChangeAnnouncer } from './application/ports/api-key-admin.js';
+import { RevokeApiKey } from './application/revoke-api-key.js';
 
-/** The database; with REDIS_URL set, every write is also announced to the running instances. */
+/** Without Redis there are no running instances to tell: each reads its keys from the database. */
+const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
+
+/**
+ * The database, through the same use cases the portal drives; with REDIS_URL set, every write is
+ * also announced to the running instances.
+ */
 function openOperatorStore(): Promise<OperatorStore> {
   const { databaseUrl, redisUrl } = readConfig(process.env);
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
+  const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl });
+  const announcer = versions ?? nobodyToTell;
+  const keys = new MysqlApiKeyAdmin(db);
+  const admins = mysqlAdminStore(db);
   const store: OperatorStore = {
     migrate: () => migrateToLatest(db),
     importCatalog: (pieces) => new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(pieces),
-    issueKey: (partnerId, label) => issueApiKey(db, partnerId, label),
-    revokeKey: (keyId) => revokeApiKey(db, keyId),
-    listKeys: (partnerId) => listApiKeys(db, partnerId),
+    issueKey: async (partnerId, label) => {
+      const { issued, announceFailure } = await new IssueApiKey(keys, announcer, admins.audit, systemClock).execute({ partnerId, label, actor: null });
+      if (announceFailure !== null) {
+        process.stderr.write(`warning: key ${issued.id} is issued, but the running instances could not be told through Redis (${announceFailure}): ` +
+          'it may be refused for up to CACHE_TTL_MS, until each instance re-reads its keys\n');
+      }
+      return issued;
+    },
+    revokeKey: (keyId) => new RevokeApiKey(keys, announcer, admins.audit, systemClock).execute({ partnerId: null, keyId, actor: null }),
+    listKeys: async (partnerId) => (await new ListApiKeys(keys).execute({ partnerId }))
+      .map((key) => ({ id: key.id, label: key.label, created_at: key.createdAt, revoked_at: key.revokedAt })),
+    inviteAdmin: (partnerId, email) => new InviteAdmin(keys, admins.accounts, admins.invitations, systemClock).execute({ partnerId, email }),
     close: () => db.destroy(),
   };
-  if (redisUrl === null) return Promise.resolve(store);
-  const versions = new RedisChangeVersions({ url: redisUrl });
-  const announcing = announcingStore(store, versions, (line) => process.stderr.write(`${line}\n`));
+  if (versions === null) return Promise.resolve(store);
   return Promise.resolve({
-    ...announcing,
+    ...announcingStore(store, versions),
     close: async () => {
       await versions.close();
       await store.close();
@@ -47,4 +71,5 @@ process.exitCode = await runCli(process.argv.slice(2), {
   readCatalog: readCatalogFile,
   catalogPieces: catalogFilePieces,
   checkStructuredData,
+  invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env)), token),
 });

@@ -62,7 +62,7 @@ describe('operator CLI', function () {
     it('migrates, and a second run applies nothing', async function () {
       const first = await cli(['migrate', '--json'], env);
       expect(first.code).to.equal(0);
-      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed'] });
+      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal'] });
       expect((await cli(['migrate', '--json'], env)).json()).to.deep.equal({ applied: [] });
     });
 
@@ -120,6 +120,34 @@ describe('operator CLI', function () {
       const issue = await cli(['keys', 'issue', '--partner', 'nobody'], env);
       expect(issue.code).to.equal(1);
       expect(issue.stderr).to.equal('error: no partner with id "nobody"; import its catalog first\n');
+    });
+
+    it('invites a partner admin: a one-time portal link valid 72 hours, only its token\'s hash stored, the same use case as the portal', async function () {
+      const before = Date.now();
+      const run = await cli(['admins', 'invite', '--partner', 'acme', '--email', 'Ada@Acme.example', '--json'], { ...env, PORTAL_PUBLIC_URL: 'https://portal.example/' });
+      expect(run.code, run.stderr).to.equal(0);
+      const invited = run.json() as { partner: string; email: string; invite_url: string; expires_at: string };
+      expect(Object.keys(invited)).to.deep.equal(['partner', 'email', 'invite_url', 'expires_at']);
+      expect(invited).to.include({ partner: 'acme', email: 'ada@acme.example' });
+      const token = /^https:\/\/portal\.example\/portal\/invite\/([A-Za-z0-9_-]{43})$/.exec(invited.invite_url)?.[1];
+      expect(token, invited.invite_url).to.be.a('string');
+      const lifetime = new Date(invited.expires_at).getTime() - before;
+      expect(lifetime).to.be.within(72 * 3_600_000 - 1, 72 * 3_600_000 + 30_000);
+      const stored = JSON.stringify((await sql`select * from admin_invitations`.execute(testDb.db)).rows);
+      expect(stored).to.not.include(token!);
+      expect(stored).to.include(hashApiKey(token!));
+
+      const text = await cli(['admins', 'invite', '--partner', 'globex', '--email', 'gil@globex.example'], env);
+      expect(text.code, text.stderr).to.equal(0);
+      expect(text.stdout).to.match(/^invited gil@globex\.example as an admin of partner globex; this link works once, until \S+:\nhttp:\/\/127\.0\.0\.1:3001\/portal\/invite\/[A-Za-z0-9_-]{43}\n$/);
+
+      const unknown = await cli(['admins', 'invite', '--partner', 'nobody', '--email', 'a@b.example'], env);
+      expect([unknown.code, unknown.stderr]).to.deep.equal([1, 'error: no partner with id "nobody"; import its catalog first\n']);
+      const bad = await cli(['admins', 'invite', '--partner', 'acme', '--email', 'not-an-email'], env);
+      expect([bad.code, bad.stderr]).to.deep.equal([1, 'error: "not-an-email" is not an email address\n']);
+      const missing = await cli(['admins', 'invite', '--partner', 'acme'], env);
+      expect(missing.code).to.equal(2);
+      expect(missing.stderr).to.match(/^error: admins invite needs --email <email>\n/);
     });
 
     it('with REDIS_URL unreachable: fails an import it cannot announce, saying it stands, and prints a new key with a warning instead of failing', async function () {

@@ -3,14 +3,12 @@ import type { CatalogPiece, CatalogPieces } from '../../domain/catalog-source.js
 import type { OperatorStore } from '../../application/ports/operator-store.js';
 
 /**
- * The operator store, telling every running instance of each write once it has committed: a new
- * key-set token after a key is issued or revoked, and after an import new tokens for the key set
- * and for every partner in the file. If Redis cannot be told, a revocation or an import fails
- * saying so: the write stands, and instances still connected to Redis may serve what they hold
- * for up to CACHE_TTL_MS. A new key is still printed, with a warning that it may take as long to
- * work everywhere.
+ * The operator store, telling every running instance of an import once it has committed: new
+ * tokens for the key set and for every partner in the file. If Redis cannot be told, the import
+ * fails saying so: the write stands, and instances still connected to Redis may serve what they
+ * hold for up to CACHE_TTL_MS. (Keys issued and revoked announce themselves: the use cases do it.)
  */
-export function announcingStore(store: OperatorStore, versions: ChangeVersions, warn: (line: string) => void): OperatorStore {
+export function announcingStore(store: OperatorStore, versions: ChangeVersions): OperatorStore {
   return {
     ...store,
     importCatalog: async (pieces) => {
@@ -18,21 +16,6 @@ export function announcingStore(store: OperatorStore, versions: ChangeVersions, 
       const summary = await store.importCatalog(noticingPartners(pieces, partners));
       await announce('the import', () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged()]));
       return summary;
-    },
-    issueKey: async (partnerId, label) => {
-      const issued = await store.issueKey(partnerId, label);
-      try {
-        await versions.keysChanged();
-      } catch (error) {
-        warn(`warning: key ${issued.id} is issued, but the running instances could not be told through Redis (${reasonOf(error)}): ` +
-          'it may be refused for up to CACHE_TTL_MS, until each instance re-reads its keys');
-      }
-      return issued;
-    },
-    revokeKey: async (keyId) => {
-      const revoked = await store.revokeKey(keyId);
-      await announce(`the revocation of key ${revoked.id}`, () => versions.keysChanged());
-      return revoked;
     },
   };
 }

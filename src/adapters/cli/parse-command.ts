@@ -8,7 +8,8 @@ export type Command =
   | { readonly name: 'keys issue'; readonly json: boolean; readonly partner: string; readonly label: string | null }
   | { readonly name: 'keys revoke'; readonly json: boolean; readonly keyId: string }
   | { readonly name: 'keys list'; readonly json: boolean; readonly partner: string }
-  | { readonly name: 'keys generate'; readonly json: boolean };
+  | { readonly name: 'keys generate'; readonly json: boolean }
+  | { readonly name: 'admins invite'; readonly json: boolean; readonly partner: string; readonly email: string };
 
 export const USAGE = `Usage: npm run cli -- <command> [--json]
 
@@ -21,6 +22,8 @@ Commands:
   keys revoke <key-id>                        revoke a key from the next request on
   keys list --partner <id>                    list a partner's keys (never a key or a hash)
   keys generate                               print a fresh key and its sha256 for a catalog file; stores nothing
+  admins invite --partner <id> --email <email>
+                                              invite a partner admin to the portal: prints a one-time link, valid 72 hours
 
 --json prints one JSON document instead of text.
 `;
@@ -40,6 +43,7 @@ export function parseCommand(argv: readonly string[]): Command {
         json: { type: 'boolean', default: false },
         partner: { type: 'string' },
         label: { type: 'string' },
+        email: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -50,11 +54,12 @@ export function parseCommand(argv: readonly string[]): Command {
   if (values.help || positionals.length === 0 || positionals[0] === 'help') return { name: 'help' };
   const json = values.json;
   const [first = '', second = ''] = positionals;
-  const name = first === 'keys' ? `keys ${second}` : first;
-  const operands = positionals.slice(first === 'keys' ? 2 : 1);
+  const grouped = first === 'keys' || first === 'admins';
+  const name = grouped ? `${first} ${second}` : first;
+  const operands = positionals.slice(grouped ? 2 : 1);
   /** Checks the options and the one operand (named like `<file>`) the command takes, if any. */
-  const allow = (options: readonly ('partner' | 'label')[], operand?: string): void => {
-    for (const option of ['partner', 'label'] as const) {
+  const allow = (options: readonly ('partner' | 'label' | 'email')[], operand?: string): void => {
+    for (const option of ['partner', 'label', 'email'] as const) {
       if (values[option] !== undefined && !options.includes(option)) throw new UsageError(`${name} takes no --${option}`);
     }
     if (operand === undefined && operands.length > 0) throw new UsageError(`${name} takes no argument; got ${JSON.stringify(operands.join(' '))}`);
@@ -84,7 +89,13 @@ export function parseCommand(argv: readonly string[]): Command {
     case 'keys generate':
       allow([]);
       return { name, json };
+    case 'admins invite': {
+      allow(['partner', 'email']);
+      const partnerId = partner();
+      if (values.email === undefined || values.email === '') throw new UsageError(`${name} needs --email <email>`);
+      return { name, json, partner: partnerId, email: values.email };
+    }
     default:
-      throw new UsageError(`unknown command ${JSON.stringify(positionals.slice(0, first === 'keys' ? 2 : 1).join(' '))}`);
+      throw new UsageError(`unknown command ${JSON.stringify(positionals.slice(0, grouped ? 2 : 1).join(' '))}`);
   }
 }

@@ -17,6 +17,8 @@ export interface CliIo {
   catalogPieces(file: string): CatalogPieces;
   /** What search engines' rules find wrong or missing in a JSON-LD object. */
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
+  /** The portal page where an invitation with this token is accepted. */
+  invitationUrl(token: string): string;
 }
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong. */
@@ -72,6 +74,12 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       const revoked = await withStore(io, (store) => store.revokeKey(command.keyId));
       if (command.json) return json({ id: revoked.id, revoked_at: revoked.revoked_at.toISOString() });
       return `revoked key ${revoked.id} (since ${revoked.revoked_at.toISOString()})\n`;
+    }
+    case 'admins invite': {
+      const invitation = await withStore(io, (store) => store.inviteAdmin(command.partner, command.email));
+      const invited = { partner: invitation.partner, email: invitation.email, invite_url: io.invitationUrl(invitation.token), expires_at: invitation.expiresAt.toISOString() };
+      if (command.json) return json(invited);
+      return `invited ${invited.email} as an admin of partner ${invited.partner}; this link works once, until ${invited.expires_at}:\n${invited.invite_url}\n`;
     }
     case 'keys list': {
       const keys = (await withStore(io, (store) => store.listKeys(command.partner))).map(listing);

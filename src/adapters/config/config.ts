@@ -26,6 +26,16 @@ export interface Config {
   readonly authFailuresPerMinute: number;
   /** Addresses and CIDR blocks of the proxies whose X-Forwarded-For names the client. */
   readonly trustedProxies: readonly string[];
+  /** Where the partner portal listens, on a listener of its own; port 0 turns the portal off. */
+  readonly portalPort: number;
+  readonly portalHost: string;
+  /** The portal's address as admins reach it, for invitation links; null means `http://PORTAL_HOST:PORTAL_PORT`. */
+  readonly portalPublicUrl: string | null;
+  /** Marks the session cookie `Secure`: set it when admins reach the portal over TLS (a proxy in front). */
+  readonly portalSecureCookies: boolean;
+  /** Where `/metrics` listens, on a listener of its own; port 0 turns metrics off. */
+  readonly metricsPort: number;
+  readonly metricsHost: string;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -70,6 +80,12 @@ export function readConfig(env: Env): Config {
     maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 32, 1, 1_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000_000),
     trustedProxies: addressList(env, 'TRUSTED_PROXIES'),
+    portalPort: integer(env, 'PORTAL_PORT', 3001, 0, 65_535),
+    portalHost: text(env, 'PORTAL_HOST') ?? '127.0.0.1',
+    portalPublicUrl: httpUrl(env, 'PORTAL_PUBLIC_URL'),
+    portalSecureCookies: oneOf(env, 'PORTAL_SECURE_COOKIES', ['true', 'false'] as const, 'false') === 'true',
+    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65_535),
+    metricsHost: text(env, 'METRICS_HOST') ?? '127.0.0.1',
   };
 }
 
@@ -105,6 +121,16 @@ function addressList(env: Env, name: string): readonly string[] {
     }
   }
   return entries;
+}
+
+/** An absolute http(s) URL without a trailing slash; null when unset. */
+function httpUrl(env: Env, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
+    throw new ConfigError(name, `must be an absolute http:// or https:// URL; got ${JSON.stringify(value)}`);
+  }
+  return value.replace(/\/+$/, '');
 }
 
 function optionalUrl(env: Env, name: string, protocol: string): string | null {

@@ -56,7 +56,7 @@ export class MemoryApiKeyAdmin implements ApiKeyAdmin {
   async replace(keyId: string, replacement: NewApiKey): Promise<boolean> {
     // One synchronous step: nothing runs between the check, the revocation and the insert.
     const record = this.record(keyId);
-    if (record?.revokedAt !== null) return false;
+    if (record === null || record.revokedAt !== null || record.partnerId !== replacement.partnerId) return false;
     this.store.revokeKey(keyId);
     this.detailsOf(keyId).revokedAt = replacement.createdAt;
     await this.insert(replacement);

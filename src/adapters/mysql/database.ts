@@ -35,6 +35,8 @@ export interface ApiKeysTable {
   origin: 'catalog' | 'cli';
   created_at: CreatedAt;
   revoked_at: Date | null;
+  /** Written in batches by each instance (at most a minute behind); a later time never gives way to an earlier. */
+  last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /**
@@ -76,6 +78,56 @@ export interface PdpEntriesTable {
   content_hash: string;
 }
 
+/** A partner admin; the password as its scrypt hash only. */
+export interface PartnerAdminsTable {
+  id: string;
+  partner_id: string;
+  email: string;
+  password_hash: string;
+  created_at: Date;
+}
+
+/** An invitation, by the SHA-256 of its token. */
+export interface AdminInvitationsTable {
+  token_hash: string;
+  partner_id: string;
+  email: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+/** A signed-in session, by the SHA-256 of its id. */
+export interface AdminSessionsTable {
+  id_hash: string;
+  admin_id: string;
+  partner_id: string;
+  email: string;
+  csrf_token: string;
+  created_at: Date;
+  last_seen_at: Date;
+}
+
+export interface AdminSignInFailuresTable {
+  id: Generated<number>;
+  email: string;
+  failed_at: Date;
+}
+
+export interface AdminSignInLocksTable {
+  email: string;
+  locked_until: Date;
+}
+
+export interface AuditEventsTable {
+  id: Generated<number>;
+  at: Date;
+  partner_id: string | null;
+  admin_email: string | null;
+  action: string;
+  key_id: string | null;
+}
+
 export interface Database {
   partners: PartnersTable;
   api_keys: ApiKeysTable;
@@ -84,4 +136,10 @@ export interface Database {
   videos: VideosTable;
   pdp_entries: PdpEntriesTable;
   product_changes: ProductChangesTable;
+  partner_admins: PartnerAdminsTable;
+  admin_invitations: AdminInvitationsTable;
+  admin_sessions: AdminSessionsTable;
+  admin_sign_in_failures: AdminSignInFailuresTable;
+  admin_sign_in_locks: AdminSignInLocksTable;
+  audit_events: AuditEventsTable;
 }

@@ -1,4 +1,5 @@
 import type { CatalogPieces } from '../../domain/catalog-source.js';
+import type { IssuedInvitation } from '../invite-admin.js';
 
 /** A key just issued: the key itself is handed to the operator once, never stored. */
 export interface IssuedApiKey {
@@ -46,5 +47,7 @@ export interface OperatorStore {
   issueKey(partnerId: string, label: string | null): Promise<IssuedApiKey>;
   revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;
+  /** A one-use invitation for a partner admin (`InviteAdmin`); its token is handed out once. */
+  inviteAdmin(partnerId: string, email: string): Promise<IssuedInvitation>;
   close(): Promise<void>;
 }

@@ -1,0 +1,20 @@
+/** Where the portal's pages live; the invitation link is built here for the CLI and the start banner alike. */
+export const PORTAL_PATHS = {
+  login: '/portal/login',
+  logout: '/portal/logout',
+  invitePrefix: '/portal/invite/',
+  apiKeys: '/portal/settings/api-keys',
+  auditLog: '/portal/settings/audit-log',
+} as const;
+
+/** The page where an invitation is accepted, under the portal's public address. */
+export function invitationUrl(baseUrl: string, token: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${PORTAL_PATHS.invitePrefix}${encodeURIComponent(token)}`;
+}
+
+/** The portal's address as configured, or as it listens. */
+export function portalBaseUrl(config: { readonly portalPublicUrl: string | null; readonly portalHost: string; readonly portalPort: number }): string {
+  if (config.portalPublicUrl !== null) return config.portalPublicUrl;
+  const host = config.portalHost.includes(':') ? `[${config.portalHost}]` : config.portalHost;
+  return `http://${host}:${config.portalPort}`;
+}
