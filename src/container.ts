@@ -12,6 +12,7 @@ import type { ChangesFeed } from './application/ports/changes-feed.js';
 import type { ProductCatalog } from './application/ports/product-catalog.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import type { ReadinessProbe } from './application/ports/readiness-probe.js';
+import { noMetrics, type ServiceMetrics } from './application/ports/service-metrics.js';
 import { ReadChanges } from './application/read-changes.js';
 
 /** The adapters a deployment chose, one per port. */
@@ -23,6 +24,8 @@ export interface Infrastructure {
   readonly authFailures: AuthFailureGuard;
   readonly readiness: ReadinessProbe;
   readonly logger: Logger;
+  /** Where requests are counted; none without (METRICS_PORT=0, and tests that do not read them). */
+  readonly metrics?: ServiceMetrics;
 }
 
 export const TOKENS = {
@@ -33,6 +36,7 @@ export const TOKENS = {
   AuthFailureGuard: Symbol.for('AuthFailureGuard') as ServiceIdentifier<AuthFailureGuard>,
   ReadinessProbe: Symbol.for('ReadinessProbe') as ServiceIdentifier<ReadinessProbe>,
   Logger: Symbol.for('Logger') as ServiceIdentifier<Logger>,
+  ServiceMetrics: Symbol.for('ServiceMetrics') as ServiceIdentifier<ServiceMetrics>,
   AuthenticateKey: Symbol.for('AuthenticateKey') as ServiceIdentifier<AuthenticateKey>,
   EnforceRateLimit: Symbol.for('EnforceRateLimit') as ServiceIdentifier<EnforceRateLimit>,
   LookupBySku: Symbol.for('LookupBySku') as ServiceIdentifier<LookupBySku>,
@@ -51,6 +55,7 @@ export function createContainer(infrastructure: Infrastructure): Container {
   container.bind(TOKENS.AuthFailureGuard).toConstantValue(infrastructure.authFailures);
   container.bind(TOKENS.ReadinessProbe).toConstantValue(infrastructure.readiness);
   container.bind(TOKENS.Logger).toConstantValue(infrastructure.logger);
+  container.bind(TOKENS.ServiceMetrics).toConstantValue(infrastructure.metrics ?? noMetrics);
   container.bind(TOKENS.AuthenticateKey).toResolvedValue(
     (keys: ApiKeyStore, guard: AuthFailureGuard) => new AuthenticateKey(keys, guard),
     [TOKENS.ApiKeyStore, TOKENS.AuthFailureGuard],
@@ -65,9 +70,12 @@ export function createContainer(infrastructure: Infrastructure): Container {
   container.bind(TOKENS.HttpDependencies).toResolvedValue(
     (
       authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, lookupBySku: LookupBySku, lookupById: LookupById,
-      readChanges: ReadChanges, readiness: ReadinessProbe, logger: Logger,
-    ) => ({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readChanges, readiness, logger }),
-    [TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadChanges, TOKENS.ReadinessProbe, TOKENS.Logger],
+      readChanges: ReadChanges, readiness: ReadinessProbe, logger: Logger, metrics: ServiceMetrics,
+    ) => ({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readChanges, readiness, logger, metrics }),
+    [
+      TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadChanges, TOKENS.ReadinessProbe, TOKENS.Logger,
+      TOKENS.ServiceMetrics,
+    ],
   );
   return container;
 }

@@ -4,6 +4,8 @@ import { clientAddressResolver, trustedProxies } from './adapters/http/client-ad
 import { startHttpServer } from './adapters/http/server.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
+import { startMetricsServer, type RunningMetricsServer } from './adapters/metrics/metrics-server.js';
+import { PrometheusMetrics } from './adapters/metrics/prometheus-metrics.js';
 import { alwaysReady } from './adapters/memory/always-ready.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from './adapters/catalog-file/catalog-file.js';
 import { CatalogFileReloader } from './adapters/catalog-file/catalog-file-reloader.js';
@@ -17,6 +19,7 @@ import { ImportCatalog } from './application/import-catalog.js';
 import type { ApiKeyStore } from './application/ports/api-key-store.js';
 import { systemClock } from './application/ports/clock.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
+import { noMetrics } from './application/ports/service-metrics.js';
 import { TIMEOUTS } from './application/timeouts.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
 import { createHandler, type Infrastructure } from './container.js';
@@ -35,18 +38,20 @@ async function main(): Promise<void> {
   loadDotEnv();
   const config = readConfig(process.env);
   const logger = createLogger(config.logLevel);
-  const opened = await openInfrastructure(config, logger);
+  const metrics = config.metricsPort === 0 ? undefined : new PrometheusMetrics();
+  const opened = await openInfrastructure(config, logger, metrics);
   const { reloadCatalog } = opened;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
   const proxies = trustedProxies(config.trustedProxies);
   const handler = createHandler(opened.infrastructure, { clientAddress: clientAddressResolver(proxies) });
+  const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, config);
   const server = await startHttpServer(handler, {
     port: config.port,
     host: config.host,
     logger,
     limits: { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, trustedProxies: proxies },
   });
-  logger.info({ url: server.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
+  logger.info({ url: server.url, metricsUrl: metricsServer?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   if (opened.banner) process.stdout.write(opened.banner(server.url));
 
   let stopping = false;
@@ -56,7 +61,9 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     // A hung close must not keep the process alive past the grace period.
     setTimeout(() => process.exit(1), TIMEOUTS.shutdownGraceMs + TIMEOUTS.shutdownHangMarginMs).unref();
+    // The figures stay readable while requests in flight finish.
     void server.close(TIMEOUTS.shutdownGraceMs)
+      .then(() => metricsServer?.close(TIMEOUTS.shutdownGraceMs))
       .then(() => opened.close())
       .then(() => {
         logger.info('stopped');
@@ -67,14 +74,26 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
-async function openInfrastructure(config: Config, logger: Logger): Promise<Opened> {
+/** `/metrics` on its own listener; a port that cannot be had stops the start, naming the variables. */
+async function startMetrics(metrics: PrometheusMetrics, config: Config): Promise<RunningMetricsServer> {
+  try {
+    return await startMetricsServer(metrics, { port: config.metricsPort, host: config.metricsHost });
+  } catch (error) {
+    throw new Error(`METRICS_PORT, METRICS_HOST: cannot listen on ${config.metricsHost}:${config.metricsPort}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function openInfrastructure(config: Config, logger: Logger, metrics: PrometheusMetrics | undefined): Promise<Opened> {
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
   // reads its key from the database.
   const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0);
+  if (rateLimiting.usingFallback !== undefined) metrics?.watchRedisFallback(rateLimiting.usingFallback);
+  const serviceMetrics = metrics ?? noMetrics;
   const authFailures = new MemoryAuthFailureGuard({ failuresPerWindow: config.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimitMaxKeys });
   if (config.storage === 'mysql' && config.databaseUrl !== null) {
     const storage = await openMysqlStorage({ url: config.databaseUrl, logger });
+    metrics?.watchDatabasePool(storage.poolUse);
     const changes = rateLimiting.changes;
     let keys: ApiKeyStore = storage.keys;
     if (changes !== undefined) {
@@ -88,13 +107,14 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
     }
     return {
       infrastructure: {
-        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, watch: changes?.watch }),
+        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, watch: changes?.watch, metrics: serviceMetrics }),
         changes: storage.changes,
         keys,
         limiter: rateLimiting.limiter,
         authFailures,
         readiness: storage.readiness,
         logger,
+        metrics: serviceMetrics,
       },
       close: async () => {
         await rateLimiting.close();
@@ -106,7 +126,7 @@ async function openInfrastructure(config: Config, logger: Logger): Promise<Opene
   const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, new ImportCatalog(store, systemClock), logger);
   await reloader.load();
   const opened: Opened = {
-    infrastructure: { catalog: store, changes: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger },
+    infrastructure: { catalog: store, changes: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics },
     close: () => {
       reloader.close();
       return rateLimiting.close();
@@ -126,6 +146,8 @@ interface RateLimiting {
   readonly limiter: RateLimiter;
   /** When counting is shared through Redis and changes were asked for: what the counts reveal. */
   readonly changes?: { readonly watch: ChangeWatch; readonly versions: KeySetVersionReader };
+  /** When counting is shared through Redis: whether the in-process limiter stands in now. */
+  readonly usingFallback?: () => boolean;
   close(): Promise<void>;
 }
 
@@ -141,7 +163,8 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
     logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
   });
   const close = (): Promise<void> => shared.close();
-  return watch === undefined ? { limiter: shared, close } : { limiter: shared, changes: { watch, versions: shared }, close };
+  const usingFallback = (): boolean => shared.usingFallback();
+  return watch === undefined ? { limiter: shared, usingFallback, close } : { limiter: shared, changes: { watch, versions: shared }, usingFallback, close };
 }
 
 /** The one place a key is ever printed by the server: the demo's, to its own terminal. */

@@ -18,6 +18,7 @@ describe('configuration', function () {
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
+      metricsPort: 9464, metricsHost: '127.0.0.1',
     });
   });
 
@@ -54,12 +55,19 @@ describe('configuration', function () {
     [{ TRUSTED_PROXIES: '10.0.0.1,proxy.internal' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks separated by commas; got "proxy.internal"'],
     [{ TRUSTED_PROXIES: '10.0.0.0/33' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks'],
     [{ TRUSTED_PROXIES: '10.0.0.0/8/1' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks'],
+    [{ METRICS_PORT: 'off' }, 'METRICS_PORT: must be a whole number from 0 to 65535; got "off"'],
+    [{ METRICS_PORT: '65536' }, 'METRICS_PORT: must be a whole number from 0 to 65535'],
   ];
   for (const [env, message] of bad) {
     it(`refuses ${JSON.stringify(env)} naming the variable`, function () {
       expect(errorOf(env).message).to.satisfy((m: string) => m.startsWith(message));
     });
   }
+
+  it('serves metrics where METRICS_PORT and METRICS_HOST say, and not at all on port 0', function () {
+    expect(readConfig({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' })).to.include({ metricsPort: 9100, metricsHost: '0.0.0.0' });
+    expect(readConfig({ METRICS_PORT: '0' }).metricsPort).to.equal(0);
+  });
 
   it('never echoes a connection URL, which may hold a password', function () {
     expect(errorOf({ STORAGE: 'mysql', DATABASE_URL: 'http://user:s3cret@db' }).message).to.not.include('s3cret');

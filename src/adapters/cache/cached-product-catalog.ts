@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ChangeWatch } from '../../application/change-watch.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
+import { noMetrics, type ResponseCacheMetrics } from '../../application/ports/service-metrics.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
@@ -16,6 +17,8 @@ export interface ResponseCacheOptions {
    * announced anywhere is served from the next request on, whatever the TTL.
    */
   readonly watch?: ChangeWatch | undefined;
+  /** Told whether each lookup was answered from memory. */
+  readonly metrics?: ResponseCacheMetrics | undefined;
 }
 
 /** lru-cache holds no null, so an answer is boxed: a miss is remembered too. */
@@ -36,6 +39,7 @@ interface Answer {
 export class CachedProductCatalog implements ProductCatalog {
   private readonly answers: LRUCache<string, Answer>;
   private readonly watch: ChangeWatch | undefined;
+  private readonly metrics: ResponseCacheMetrics;
 
   constructor(
     private readonly inner: ProductCatalog,
@@ -43,6 +47,7 @@ export class CachedProductCatalog implements ProductCatalog {
   ) {
     this.answers = new LRUCache({ max: options.maxEntries ?? 10_000, ttl: options.ttlMs });
     this.watch = options.watch;
+    this.metrics = options.metrics ?? noMetrics;
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
@@ -55,9 +60,11 @@ export class CachedProductCatalog implements ProductCatalog {
 
   private remember(partnerId: string, what: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
     const key = this.keyOf(partnerId, what);
-    if (key === null) return load();
-    const cached = this.answers.get(key);
-    return cached === undefined ? this.loadAndKeep(key, load) : Promise.resolve(cached.result);
+    // An answer that may not be cached yet is read from the database: a miss.
+    const cached = key === null ? undefined : this.answers.get(key);
+    this.metrics.responseCacheLookup(cached !== undefined);
+    if (cached !== undefined) return Promise.resolve(cached.result);
+    return key === null ? load() : this.loadAndKeep(key, load);
   }
 
   private async loadAndKeep(key: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {

@@ -7,6 +7,7 @@ import type { EnforceRateLimit } from '../../application/enforce-rate-limit.js';
 import type { LookupById } from '../../application/lookup-by-id.js';
 import type { LookupBySku } from '../../application/lookup-by-sku.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
+import { UNMATCHED_ROUTE, type ServiceMetrics } from '../../application/ports/service-metrics.js';
 import type { ReadChanges } from '../../application/read-changes.js';
 import type { Principal } from '../../domain/api-key.js';
 import { sendChangesPage, singleQueryValue } from './changes-response.js';
@@ -17,6 +18,7 @@ import { failureLogOf } from './failure-log.js';
 import { sendLookupResult } from './lookup-response.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
 import { requestIdFrom } from './request-id.js';
+import { countRefusal } from './refusal-metrics.js';
 import { logRequest } from './request-log.js';
 import { DOCS_HELMET_OPTIONS } from './security-headers.js';
 
@@ -28,13 +30,19 @@ export interface HttpAppDependencies {
   readonly readChanges: ReadChanges;
   readonly readiness: ReadinessProbe;
   readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
 }
 
 interface State {
   principal: Principal;
+  /** The route template of a 405, whose path matched a route but whose method did not. */
+  route?: string;
 }
 
 const API = '/api/v1/public';
+/** The lookups' route templates, which the fast path records its requests under too. */
+export const SKU_ROUTE_TEMPLATE = `${API}/sku/:sku`;
+export const PRODUCT_ROUTE_TEMPLATE = `${API}/products/:id`;
 const ALLOWED = 'GET, HEAD';
 
 /** The Koa application: public API, operational endpoints, JSON errors for everything else. */
@@ -46,13 +54,13 @@ export function createHttpApp(deps: HttpAppDependencies, clientAddress: ClientAd
 
   const router = new Router<State>({ sensitive: true, strict: true });
   const api = apiGuard(deps, clientAddress);
-  router.get(`${API}/sku/:sku`, api, async (ctx) => {
+  router.get(SKU_ROUTE_TEMPLATE, api, async (ctx) => {
     sendLookupResult(ctx, await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: ctx.params.sku ?? '' }));
   });
   router.get([`${API}/sku`, `${API}/sku/`], api, async (ctx) => {
     sendLookupResult(ctx, await deps.lookupBySku.execute({ partnerId: ctx.state.principal.partnerId, sku: '' }));
   });
-  router.get(`${API}/products/:id`, api, async (ctx) => {
+  router.get(PRODUCT_ROUTE_TEMPLATE, api, async (ctx) => {
     sendLookupResult(ctx, await deps.lookupById.execute({ partnerId: ctx.state.principal.partnerId, id: ctx.params.id ?? '' }));
   });
   router.get([`${API}/products`, `${API}/products/`], api, async (ctx) => {
@@ -78,12 +86,14 @@ export function createHttpApp(deps: HttpAppDependencies, clientAddress: ClientAd
     ctx.body = { status: ready ? 'ready' : 'unavailable' };
   });
 
-  app.use(logRequests(deps.logger));
-  app.use(answerErrors(deps.logger));
+  app.use(recordRequests(deps.logger, deps.metrics));
+  app.use(answerErrors(deps.logger, deps.metrics));
   app.use(securityHeaders());
   app.use(router.routes());
   app.use((ctx) => {
-    if (router.match(ctx.path, ctx.method).path.length > 0) {
+    const route = router.match(ctx.path, ctx.method).path.at(-1)?.path;
+    if (route !== undefined) {
+      if (typeof route === 'string') ctx.state.route = route;
       ctx.set('Allow', ALLOWED);
       sendError(ctx, 405, 'method_not_allowed', `Method ${ctx.method} is not allowed here; use GET or HEAD.`);
     } else {
@@ -116,18 +126,22 @@ function securityHeaders() {
   };
 }
 
-function answerErrors(logger: Logger) {
+function answerErrors(logger: Logger, metrics: ServiceMetrics) {
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
     } catch (error) {
+      countRefusal(metrics, error);
       if (!(await sendThrown(ctx, error))) failureLogOf(logger).unexpected(error, ctx.state.requestId as string | undefined);
     }
   };
 }
 
-/** One JSON line per request, with its ID; never a header value, query string or key. */
-function logRequests(logger: Logger) {
+/**
+ * One JSON line per request, with its ID, never a header value, query string or key; and its
+ * figures, under the route template the router matched.
+ */
+function recordRequests(logger: Logger, metrics: ServiceMetrics) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const started = performance.now();
     const requestId = requestIdFrom(ctx.get('X-Request-Id') || undefined);
@@ -136,7 +150,15 @@ function logRequests(logger: Logger) {
     try {
       await next();
     } finally {
-      logRequest(logger, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, started, principal: (ctx.state as Partial<State>).principal });
+      const state = ctx.state as Partial<State>;
+      logRequest(logger, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, started, principal: state.principal });
+      metrics.observeRequest(state.route ?? routeTemplateOf(ctx), ctx.status, (performance.now() - started) / 1000);
     }
   };
+}
+
+/** The template of the route @koa/router ran for the request (set as it runs one), or UNMATCHED_ROUTE. */
+function routeTemplateOf(ctx: Context): string {
+  const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+  return typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
 }

@@ -2,12 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout } from 'node:timers/promises';
 import type { Principal } from '../../domain/api-key.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
-import type { HttpAppDependencies } from './app.js';
+import { PRODUCT_ROUTE_TEMPLATE, SKU_ROUTE_TEMPLATE, type HttpAppDependencies } from './app.js';
 import { peerAddress, type ClientAddressOf } from './client-address.js';
 import { ERROR_CACHE_CONTROL, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
 import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY, ifNoneMatchNames, serialize } from './lookup-response.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
+import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
 import { logRequest } from './request-log.js';
 import { helmetHeaders } from './security-headers.js';
@@ -23,13 +24,14 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The two lookup routes, answered below Koa's middleware chain: the same checks in the same
- * order (key, rate limit, lookup), the same headers, bodies and log line as the Koa app, whose
+ * order (key, rate limit, lookup), the same headers, bodies, log line and figures as the Koa app, whose
  * routes stay the reference (a differential test compares the two answer by answer). Anything
  * unusual in the request line (another method, an encoded or empty segment) is left to Koa.
  */
 export function createLookupFastPath(deps: HttpAppDependencies, clientAddress: ClientAddressOf = peerAddress): FastPath {
   const security = helmetHeaders().flat();
   const failures = failureLogOf(deps.logger);
+  const metrics = deps.metrics;
 
   async function answer(req: IncomingMessage, res: ServerResponse, path: string, bySku: boolean, segment: string): Promise<void> {
     const started = performance.now();
@@ -59,6 +61,7 @@ export function createLookupFastPath(deps: HttpAppDependencies, clientAddress: C
         res.writeHead(status, headers).end(req.method === 'HEAD' ? undefined : body);
       }
     } catch (error) {
+      countRefusal(metrics, error);
       const problem = errorAnswerFor(error);
       if (!problem.expected) failures.unexpected(error, requestId);
       if (problem.delayMs > 0) await setTimeout(problem.delayMs);
@@ -70,6 +73,7 @@ export function createLookupFastPath(deps: HttpAppDependencies, clientAddress: C
       else res.writeHead(status, headers).end(req.method === 'HEAD' ? undefined : body);
     }
     logRequest(deps.logger, { requestId, method: req.method, path, status, started, principal });
+    metrics.observeRequest(bySku ? SKU_ROUTE_TEMPLATE : PRODUCT_ROUTE_TEMPLATE, status, (performance.now() - started) / 1000);
   }
 
   return (req, res) => {

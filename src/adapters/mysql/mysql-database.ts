@@ -2,7 +2,7 @@ import { Kysely, MysqlDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import type { Database } from './database.js';
-import { boundedPool } from './bounded-pool.js';
+import { boundedPool, type PoolUse } from './bounded-pool.js';
 
 export interface MysqlDatabaseOptions {
   /** How long opening a connection may take; a lost database fails fast instead of hanging. */
@@ -22,6 +22,11 @@ export const SERVING_POOL = { connectionLimit: 10, queueLimit: 500 } as const;
 
 /** A Kysely handle on the database named by a `mysql://user:pass@host:port/db` URL. */
 export function createMysqlDatabase(url: string, options: MysqlDatabaseOptions = {}): Kysely<Database> {
+  return openMeasuredMysqlDatabase(url, options).db;
+}
+
+/** The same handle, with what its pool is doing now, for a serving instance's metrics. */
+export function openMeasuredMysqlDatabase(url: string, options: MysqlDatabaseOptions = {}): { readonly db: Kysely<Database>; readonly poolUse: () => PoolUse } {
   const connectionLimit = options.connectionLimit ?? SERVING_POOL.connectionLimit;
   const pool = createPool({
     uri: url,
@@ -32,15 +37,12 @@ export function createMysqlDatabase(url: string, options: MysqlDatabaseOptions =
     charset: 'utf8mb4_bin',
     enableKeepAlive: true,
   });
-  return new Kysely<Database>({
-    dialect: new MysqlDialect({
-      pool: boundedPool(pool, {
-        connectionLimit,
-        queueLimit: options.queueLimit ?? SERVING_POOL.queueLimit,
-        queryTimeoutMs: options.queryTimeoutMs ?? TIMEOUTS.servingDatabase.queryTimeoutMs,
-        // JSON_ARRAYAGG is built on GROUP_CONCAT in MariaDB and would be cut at the 1 MiB default.
-        sessionSetup: ['set session group_concat_max_len = 67108864'],
-      }),
-    }),
+  const bounded = boundedPool(pool, {
+    connectionLimit,
+    queueLimit: options.queueLimit ?? SERVING_POOL.queueLimit,
+    queryTimeoutMs: options.queryTimeoutMs ?? TIMEOUTS.servingDatabase.queryTimeoutMs,
+    // JSON_ARRAYAGG is built on GROUP_CONCAT in MariaDB and would be cut at the 1 MiB default.
+    sessionSetup: ['set session group_concat_max_len = 67108864'],
   });
+  return { db: new Kysely<Database>({ dialect: new MysqlDialect({ pool: bounded }) }), poolUse: () => bounded.use() };
 }

@@ -2,9 +2,10 @@ import type { Logger } from 'pino';
 import type { ChangesFeed } from '../../application/ports/changes-feed.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
+import type { PoolUse } from './bounded-pool.js';
 import { MysqlApiKeyStore } from './mysql-api-key-store.js';
 import { MysqlChangesFeed } from './mysql-changes-feed.js';
-import { createMysqlDatabase, type MysqlDatabaseOptions } from './mysql-database.js';
+import { openMeasuredMysqlDatabase, type MysqlDatabaseOptions } from './mysql-database.js';
 import { MysqlProductCatalog } from './mysql-product-catalog.js';
 import { MysqlReadinessProbe } from './mysql-readiness-probe.js';
 
@@ -13,6 +14,8 @@ export interface MysqlStorage {
   readonly changes: ChangesFeed;
   readonly keys: MysqlApiKeyStore;
   readonly readiness: ReadinessProbe;
+  /** What the pool is doing now, for the metrics. */
+  readonly poolUse: () => PoolUse;
   close(): Promise<void>;
 }
 
@@ -21,12 +24,13 @@ export interface MysqlStorage {
  * not connect: a database that is down at start makes `/readyz` fail until it comes up.
  */
 export function openMysqlStorage(options: { url: string; logger?: Logger } & MysqlDatabaseOptions): Promise<MysqlStorage> {
-  const db = createMysqlDatabase(options.url, options);
+  const { db, poolUse } = openMeasuredMysqlDatabase(options.url, options);
   return Promise.resolve({
     catalog: new MysqlProductCatalog(db),
     changes: new MysqlChangesFeed(db),
     keys: new MysqlApiKeyStore(db),
     readiness: new MysqlReadinessProbe(db, { logger: options.logger }),
+    poolUse,
     close: () => db.destroy(),
   });
 }

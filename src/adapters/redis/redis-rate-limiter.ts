@@ -191,6 +191,11 @@ export class RedisRateLimiter implements RateLimiter {
     return quitOrDrop(this.client);
   }
 
+  /** True while requests are counted by the fallback: Redis failed and has not answered a probe since. */
+  usingFallback(): boolean {
+    return this.breaker.state !== 'closed';
+  }
+
   private redisInUse(): boolean {
     if (this.breaker.state === 'closed') return true;
     if (this.breaker.state === 'open' && performance.now() >= this.breaker.until) this.probe();

@@ -1,0 +1,153 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
+import { UNMATCHED_ROUTE, type AuthFailureCode, type RateLimitKind, type ServiceMetrics } from '../../application/ports/service-metrics.js';
+import { RouteDurationHistogram, RouteFigures } from './request-figures.js';
+
+/** Every figure of the service's own is named under this prefix; the process's figures keep their usual names. */
+export const METRIC_PREFIX = 'pcat_';
+
+/**
+ * Most route templates recorded; any further one is counted as unmatched. Callers pass templates,
+ * of which there are a few dozen: this only keeps a caller's mistake from growing the exposition.
+ */
+export const MAX_ROUTES = 200;
+
+/** What the database pool is doing now (the MySQL storage reports it). */
+export interface DatabasePoolUse {
+  /** Connections lent to a statement, or being opened for one. */
+  readonly inUse: number;
+  /** Open connections waiting to be lent. */
+  readonly idle: number;
+  /** Callers waiting for a connection. */
+  readonly waiting: number;
+}
+
+/**
+ * The service's figures in a prom-client registry of this instance's own (several servers in one
+ * process keep theirs apart), with the process's default figures. Requests, refusals and cache
+ * lookups are counted as plain numbers when they happen and handed to prom-client when scraped;
+ * the Redis fallback and the pool are read when scraped.
+ */
+export class PrometheusMetrics implements ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly routes = new Map<string, RouteFigures>();
+  private readonly rateLimitRejections: Record<RateLimitKind, number> = { key: 0, auth_failures: 0 };
+  private readonly authFailures: Record<AuthFailureCode, number> = { missing_api_key: 0, invalid_api_key: 0 };
+  private readonly cacheLookups = { hit: 0, miss: 0 };
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const routes = this.routes;
+    new Counter({
+      name: `${METRIC_PREFIX}http_requests_total`,
+      help: 'Requests answered, by route template and status.',
+      labelNames: ['route', 'status'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [route, figures] of routes) {
+          for (const [status, count] of figures.statuses) this.inc({ route, status: String(status) }, count);
+        }
+      },
+    });
+    // prom-client types a registry's metrics as its own four classes; it formats any object with get().
+    this.registry.registerMetric(new RouteDurationHistogram(
+      `${METRIC_PREFIX}http_request_duration_seconds`,
+      'Seconds from a request\'s arrival to its answer, by route template.',
+      routes,
+    ) as unknown as Metric);
+    countedFrom(this.registry, `${METRIC_PREFIX}rate_limit_rejections_total`,
+      'Requests refused with 429: limit "key" is the key\'s window (RATE_LIMIT_PER_MINUTE), "auth_failures" its address\'s failed authentications (AUTH_FAILURES_PER_MINUTE).',
+      'limit', this.rateLimitRejections);
+    countedFrom(this.registry, `${METRIC_PREFIX}auth_failures_total`,
+      'Requests refused with 401, by error code.', 'code', this.authFailures);
+    countedFrom(this.registry, `${METRIC_PREFIX}response_cache_lookups_total`,
+      'Lookups through the response cache (MySQL storage), by result: answered from memory (hit) or read from the database (miss).',
+      'result', this.cacheLookups);
+  }
+
+  observeRequest(route: string, status: number, seconds: number): void {
+    let figures = this.routes.get(route);
+    if (figures === undefined) figures = this.addRoute(route);
+    figures.observe(status, seconds);
+  }
+
+  rateLimitRejected(kind: RateLimitKind): void {
+    this.rateLimitRejections[kind] += 1;
+  }
+
+  authenticationFailed(code: AuthFailureCode): void {
+    this.authFailures[code] += 1;
+  }
+
+  responseCacheLookup(hit: boolean): void {
+    if (hit) this.cacheLookups.hit += 1;
+    else this.cacheLookups.miss += 1;
+  }
+
+  /** 1 while the shared rate limiter counts in-process because Redis is away, else 0. */
+  watchRedisFallback(onFallback: () => boolean): void {
+    new Gauge({
+      name: `${METRIC_PREFIX}rate_limiter_redis_fallback`,
+      help: '1 while rate limits are counted in this process because Redis cannot be reached, 0 while they are counted in Redis.',
+      registers: [this.registry],
+      collect() {
+        this.set(onFallback() ? 1 : 0);
+      },
+    });
+  }
+
+  watchDatabasePool(use: () => DatabasePoolUse): void {
+    new Gauge({
+      name: `${METRIC_PREFIX}db_pool_connections`,
+      help: 'Database connections of this instance, by state: in_use (lent, or being opened) or idle.',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        const now = use();
+        this.set({ state: 'in_use' }, now.inUse);
+        this.set({ state: 'idle' }, now.idle);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}db_pool_waiting`,
+      help: 'Callers waiting for a database connection.',
+      registers: [this.registry],
+      collect() {
+        this.set(use().waiting);
+      },
+    });
+  }
+
+  /** The exposition, in the Prometheus text format. */
+  exposition(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private addRoute(route: string): RouteFigures {
+    const name = this.routes.size < MAX_ROUTES ? route : UNMATCHED_ROUTE;
+    let figures = this.routes.get(name);
+    if (figures === undefined) {
+      figures = new RouteFigures();
+      this.routes.set(name, figures);
+    }
+    return figures;
+  }
+}
+
+/** A counter with one label, from counts kept as plain numbers; every value is exposed, zero included. */
+function countedFrom<L extends string>(registry: Registry, name: string, help: string, label: string, counts: Readonly<Record<L, number>>): void {
+  new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [value, count] of Object.entries<number>(counts)) this.inc({ [label]: value }, count);
+    },
+  });
+}

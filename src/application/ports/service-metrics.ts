@@ -1,0 +1,42 @@
+/**
+ * What the service tells an operator's monitoring about its own work. Every label comes from a
+ * fixed set: a route is the template a request matched, never the path as sent, and no partner,
+ * key id, key or SKU is ever passed. Calls are made on the request path, so an implementation
+ * does no more than count.
+ */
+export interface RequestMetrics {
+  /**
+   * One answered request: the route template it matched (`/api/v1/public/sku/:sku`), or
+   * UNMATCHED_ROUTE; its status; and the seconds from its arrival to its answer. Any listener may
+   * record its own routes here (the partner portal, say, with its router's templates), as long as
+   * the templates are a fixed set.
+   */
+  observeRequest(route: string, status: number, seconds: number): void;
+}
+
+/** The label of a request no route matched: a fixed value, so made-up paths add no series. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** Which limit refused a request with 429: the key's window, or its address's failed authentications. */
+export type RateLimitKind = 'key' | 'auth_failures';
+
+/** The error codes of a refused authentication (docs/api.md, authentication). */
+export type AuthFailureCode = 'missing_api_key' | 'invalid_api_key';
+
+/** The response cache's side: whether a lookup was answered from memory. */
+export interface ResponseCacheMetrics {
+  responseCacheLookup(hit: boolean): void;
+}
+
+export interface ServiceMetrics extends RequestMetrics, ResponseCacheMetrics {
+  rateLimitRejected(kind: RateLimitKind): void;
+  authenticationFailed(code: AuthFailureCode): void;
+}
+
+/** Records nothing: metrics turned off (METRICS_PORT=0), and tests that do not read them. */
+export const noMetrics: ServiceMetrics = {
+  observeRequest: () => undefined,
+  responseCacheLookup: () => undefined,
+  rateLimitRejected: () => undefined,
+  authenticationFailed: () => undefined,
+};

@@ -1,0 +1,138 @@
+import { expect } from 'chai';
+import { request } from 'node:http';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { startMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
+import { MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
+import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { systemClock } from '../../src/application/ports/clock.js';
+import { freePort, requireRedis, startRedisServer } from '../support/redis.js';
+
+type Value = { metricName?: string; labels: Record<string, string | number>; value: number };
+
+async function valuesOf(metrics: PrometheusMetrics, name: string): Promise<Value[]> {
+  const found = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  if (found === undefined) throw new Error(`no ${name}`);
+  return found.values as Value[];
+}
+
+async function gauge(metrics: PrometheusMetrics, name: string): Promise<number | undefined> {
+  return (await valuesOf(metrics, name))[0]?.value;
+}
+
+describe('PrometheusMetrics', function () {
+  it('puts a duration in the first bucket whose bound it does not exceed, and past the last bound only in +Inf', async function () {
+    const metrics = new PrometheusMetrics();
+    for (const seconds of [0.0005, 0.00051, 0.001, 20]) metrics.observeRequest('/r', 200, seconds);
+    const buckets = Object.fromEntries((await valuesOf(metrics, 'pcat_http_request_duration_seconds'))
+      .filter((v) => v.metricName === 'pcat_http_request_duration_seconds_bucket')
+      .map((v) => [String(v.labels.le), v.value]));
+    expect(buckets).to.include({ '0.0005': 1, '0.001': 3, '0.0025': 3, '10': 3, '+Inf': 4 });
+    const sum = (await valuesOf(metrics, 'pcat_http_request_duration_seconds')).find((v) => v.metricName === 'pcat_http_request_duration_seconds_sum');
+    expect(sum?.value).to.be.closeTo(20.00201, 1e-9);
+  });
+
+  it(`keeps at most ${MAX_ROUTES} routes, counting requests of any further one as unmatched`, async function () {
+    const metrics = new PrometheusMetrics();
+    for (let i = 0; i < MAX_ROUTES + 50; i += 1) metrics.observeRequest(`/route/${i}`, 200, 0.001);
+    metrics.observeRequest('/route/0', 200, 0.001);
+    const requests = await valuesOf(metrics, 'pcat_http_requests_total');
+    expect(requests).to.have.length(MAX_ROUTES + 1);
+    expect(requests.find((v) => v.labels.route === 'unmatched')?.value).to.equal(50);
+    expect(requests.find((v) => v.labels.route === '/route/0')?.value).to.equal(2);
+    expect(requests.reduce((total, v) => total + v.value, 0)).to.equal(MAX_ROUTES + 51);
+  });
+
+  it('keeps each instance\'s figures apart, so several servers in one process do not mix them', async function () {
+    const [one, other] = [new PrometheusMetrics(), new PrometheusMetrics()];
+    one.authenticationFailed('invalid_api_key');
+    expect((await valuesOf(one, 'pcat_auth_failures_total')).find((v) => v.labels.code === 'invalid_api_key')?.value).to.equal(1);
+    expect((await valuesOf(other, 'pcat_auth_failures_total')).find((v) => v.labels.code === 'invalid_api_key')?.value).to.equal(0);
+  });
+
+  describe('the Redis fallback gauge', function () {
+    before(async function () {
+      await requireRedis(this);
+    });
+
+    it('reads 0 while counting in Redis and 1 once Redis is gone and the in-process limiter stands in', async function () {
+      this.timeout(15_000);
+      const redis = await startRedisServer(await freePort());
+      const limiter = createRedisRateLimiter({
+        url: redis.url, limit: 100, fallback: new MemoryRateLimiter({ limit: 100, clock: systemClock }), keyPrefix: `pcat:test:metrics:${process.pid}:`,
+      });
+      try {
+        await limiter.ready();
+        const metrics = new PrometheusMetrics();
+        metrics.watchRedisFallback(() => limiter.usingFallback());
+        await limiter.consume('key-a');
+        expect(await gauge(metrics, 'pcat_rate_limiter_redis_fallback')).to.equal(0);
+        await redis.kill();
+        await limiter.consume('key-a');
+        expect(await gauge(metrics, 'pcat_rate_limiter_redis_fallback')).to.equal(1);
+      } finally {
+        await limiter.close();
+        await redis.kill();
+      }
+    });
+  });
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+function send(url: string, method: string, path = new URL(url).pathname): Promise<Answer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, method, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the metrics listener', function () {
+  it('serves the exposition at /metrics only, to GET and HEAD', async function () {
+    const metrics = new PrometheusMetrics();
+    const server = await startMetricsServer(metrics, { port: 0, host: '127.0.0.1' });
+    try {
+      expect(server.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      const get = await send(server.url, 'GET', '/metrics?from=prometheus');
+      expect(get.status).to.equal(200);
+      expect(get.headers['cache-control']).to.equal('no-store');
+      expect(parsePrometheusTextFormat(get.body).map((f) => f.name)).to.include('pcat_http_requests_total');
+      const head = await send(server.url, 'HEAD');
+      expect(head.status).to.equal(200);
+      expect(head.body).to.equal('');
+      expect(Number(head.headers['content-length'])).to.be.greaterThan(0);
+      const post = await send(server.url, 'POST');
+      expect(post.status).to.equal(405);
+      expect(post.headers.allow).to.equal('GET, HEAD');
+      expect((await send(server.url, 'GET', '/')).status).to.equal(404);
+      expect((await send(server.url, 'GET', '/metrics/extra')).status).to.equal(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('closes with a scraper\'s keep-alive connection still open, without waiting out the grace period', async function () {
+    this.timeout(10_000);
+    const metrics = new PrometheusMetrics();
+    const server = await startMetricsServer(metrics, { port: 0, host: '127.0.0.1' });
+    const response = await fetch(server.url);
+    expect(response.status).to.equal(200);
+    await response.text();
+    // A minute of grace, far past this test's timeout: the idle keep-alive connection must be closed, not waited for.
+    await server.close(60_000);
+    await fetch(server.url).then(
+      () => expect.fail('the listener still answers'),
+      (error: unknown) => expect(error).to.be.instanceOf(TypeError),
+    );
+  });
+});
