@@ -14,6 +14,25 @@ import type { RateLimiter } from './application/ports/rate-limiter.js';
 import type { ReadinessProbe } from './application/ports/readiness-probe.js';
 import { noMetrics, type ServiceMetrics } from './application/ports/service-metrics.js';
 import { ReadChanges } from './application/read-changes.js';
+import type { PortalUseCases } from './adapters/portal/portal-app.js';
+import { AcceptInvitation } from './application/accept-invitation.js';
+import { CheckInvitation } from './application/check-invitation.js';
+import { IssueApiKey } from './application/issue-api-key.js';
+import type { KeyUsage } from './application/key-usage.js';
+import { ListApiKeys, type UnwrittenKeyUsage } from './application/list-api-keys.js';
+import type { AdminAccounts } from './application/ports/admin-accounts.js';
+import type { AdminSessions } from './application/ports/admin-sessions.js';
+import type { ApiKeyAdmin, KeyChangeAnnouncer } from './application/ports/api-key-admin.js';
+import type { AuditLog } from './application/ports/audit-log.js';
+import type { Clock } from './application/ports/clock.js';
+import type { Invitations } from './application/ports/invitations.js';
+import type { SignInThrottle } from './application/ports/sign-in-throttle.js';
+import { ReadAuditLog } from './application/read-audit-log.js';
+import { ReplaceApiKey } from './application/replace-api-key.js';
+import { ResumeSession } from './application/resume-session.js';
+import { RevokeApiKey } from './application/revoke-api-key.js';
+import { SignIn } from './application/sign-in.js';
+import { SignOut } from './application/sign-out.js';
 
 /** The adapters a deployment chose, one per port. */
 export interface Infrastructure {
@@ -24,6 +43,8 @@ export interface Infrastructure {
   readonly authFailures: AuthFailureGuard;
   readonly readiness: ReadinessProbe;
   readonly logger: Logger;
+  /** Told of every key that authenticates, for "last used"; none in tests that do not read it. */
+  readonly keyUsage?: KeyUsage;
   /** Where requests are counted; none without (METRICS_PORT=0, and tests that do not read them). */
   readonly metrics?: ServiceMetrics;
 }
@@ -57,7 +78,7 @@ export function createContainer(infrastructure: Infrastructure): Container {
   container.bind(TOKENS.Logger).toConstantValue(infrastructure.logger);
   container.bind(TOKENS.ServiceMetrics).toConstantValue(infrastructure.metrics ?? noMetrics);
   container.bind(TOKENS.AuthenticateKey).toResolvedValue(
-    (keys: ApiKeyStore, guard: AuthFailureGuard) => new AuthenticateKey(keys, guard),
+    (keys: ApiKeyStore, guard: AuthFailureGuard) => new AuthenticateKey(keys, guard, infrastructure.keyUsage),
     [TOKENS.ApiKeyStore, TOKENS.AuthFailureGuard],
   );
   container.bind(TOKENS.EnforceRateLimit).toResolvedValue(
@@ -83,4 +104,35 @@ export function createContainer(infrastructure: Infrastructure): Container {
 /** The request handler node:http serves: the lookup fast path, then the Koa application. */
 export function createHandler(infrastructure: Infrastructure, options: HttpHandlerOptions = {}): HttpHandler {
   return createHttpHandler(createContainer(infrastructure).get(TOKENS.HttpDependencies), options);
+}
+
+/** The adapters behind the partner portal, one per port. */
+export interface PortalInfrastructure {
+  readonly keys: ApiKeyAdmin;
+  readonly accounts: AdminAccounts;
+  readonly invitations: Invitations;
+  readonly sessions: AdminSessions;
+  readonly throttle: SignInThrottle;
+  readonly audit: AuditLog;
+  /** Tells the other instances of a key issued or revoked (Redis); nobody to tell on one instance. */
+  readonly announcer: KeyChangeAnnouncer;
+  /** This instance's uses of keys not written yet. */
+  readonly usage: UnwrittenKeyUsage;
+  readonly clock: Clock;
+}
+
+/** The use cases the portal drives, over the chosen adapters: the key ones are the CLI's too. */
+export function createPortalUseCases(p: PortalInfrastructure): PortalUseCases {
+  return {
+    signIn: new SignIn(p.accounts, p.sessions, p.throttle, p.audit, p.clock),
+    signOut: new SignOut(p.sessions),
+    resumeSession: new ResumeSession(p.sessions, p.clock),
+    checkInvitation: new CheckInvitation(p.invitations, p.clock),
+    acceptInvitation: new AcceptInvitation(p.invitations, p.accounts, p.sessions, p.audit, p.clock),
+    issueKey: new IssueApiKey(p.keys, p.announcer, p.audit, p.clock),
+    replaceKey: new ReplaceApiKey(p.keys, p.announcer, p.audit, p.clock),
+    revokeKey: new RevokeApiKey(p.keys, p.announcer, p.audit, p.clock),
+    listKeys: new ListApiKeys(p.keys, p.usage),
+    readAuditLog: new ReadAuditLog(p.audit),
+  };
 }

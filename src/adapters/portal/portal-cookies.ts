@@ -1,0 +1,69 @@
+import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto';
+
+export const SESSION_COOKIE = 'pcat_portal_session';
+/** Before sign-in there is no session: the sign-in and invitation forms carry a token equal to this cookie's. */
+export const FORM_COOKIE = 'pcat_portal_form';
+/** A key just created, encrypted for the one page load that shows it. */
+export const NEW_KEY_COOKIE = 'pcat_portal_new_key';
+/** How long a new key waits for the page that shows it. */
+export const NEW_KEY_COOKIE_SECONDS = 60;
+
+export interface CookieOptions {
+  readonly secure: boolean;
+  readonly maxAgeSeconds?: number;
+  readonly path?: string;
+}
+
+/** A `Set-Cookie` value: always HttpOnly and SameSite=Strict, under /portal unless narrower. */
+export function cookie(name: string, value: string, options: CookieOptions): string {
+  const parts = [`${name}=${value}`, `Path=${options.path ?? '/portal'}`, 'HttpOnly', 'SameSite=Strict'];
+  if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
+  if (options.secure) parts.push('Secure');
+  return parts.join('; ');
+}
+
+/** A `Set-Cookie` value that removes the cookie. */
+export function expiredCookie(name: string, options: CookieOptions): string {
+  return cookie(name, '', { ...options, maxAgeSeconds: 0 });
+}
+
+/** Cookie values from a `Cookie` header; the first of a repeated name wins. */
+export function readCookies(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const pair of (header ?? '').split(';')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    const name = pair.slice(0, at).trim();
+    if (!cookies.has(name)) cookies.set(name, pair.slice(at + 1).trim());
+  }
+  return cookies;
+}
+
+/**
+ * The new key sealed for the redirect that follows its creation (POST, redirect, GET), so the
+ * server keeps no copy of it and any instance can show it: AES-256-GCM under a key derived from
+ * the session id, which only the admin's own cookie holds. Read once, then the cookie is removed.
+ */
+export function sealNewKey(sessionId: string, key: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', flashKey(sessionId), iv);
+  const sealed = Buffer.concat([cipher.update(key, 'utf8'), cipher.final()]);
+  return [iv, cipher.getAuthTag(), sealed].map((part) => part.toString('base64url')).join('.');
+}
+
+/** The key sealed for this session, or null if the value was not sealed for it. */
+export function openNewKey(sessionId: string, value: string): string | null {
+  const [iv, tag, sealed] = value.split('.').map((part) => Buffer.from(part, 'base64url'));
+  if (iv?.length !== 12 || tag?.length !== 16 || sealed === undefined) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', flashKey(sessionId), iv);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(sealed), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+function flashKey(sessionId: string): Buffer {
+  return hash('sha256', `portal new-key cookie\0${sessionId}`, 'buffer');
+}

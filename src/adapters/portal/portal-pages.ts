@@ -1,0 +1,183 @@
+import type { ApiKeyRecord } from '../../application/ports/api-key-admin.js';
+import type { AuditEvent } from '../../domain/admin.js';
+import { html, type Html } from './html.js';
+import { PORTAL_PATHS } from './portal-paths.js';
+
+export const ASSET_PATHS = { css: '/portal/assets/portal.css', js: '/portal/assets/portal.js' } as const;
+
+/** The signed-in admin, as every signed-in page shows them. */
+export interface Viewer {
+  readonly email: string;
+  readonly partnerId: string;
+  readonly csrfToken: string;
+}
+
+type Section = 'api-keys' | 'audit-log';
+
+function layout(title: string, body: Html, viewer: Viewer | null, current?: Section): string {
+  const nav = viewer === null ? '' : html`
+    <nav aria-label="Settings">
+      <a href="${PORTAL_PATHS.apiKeys}"${current === 'api-keys' ? html` aria-current="page"` : ''}>API keys</a>
+      <a href="${PORTAL_PATHS.auditLog}"${current === 'audit-log' ? html` aria-current="page"` : ''}>Audit log</a>
+      <span>${viewer.email} (${viewer.partnerId})</span>
+      <form method="post" action="${PORTAL_PATHS.logout}">
+        ${csrfField(viewer.csrfToken)}
+        <button type="submit">Sign out</button>
+      </form>
+    </nav>`;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Partner portal</title>
+<link rel="stylesheet" href="${ASSET_PATHS.css}">
+</head>
+<body>
+<header>
+  <p class="brand">Partner Catalog · Partner portal</p>
+  ${nav}
+</header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.text;
+}
+
+function csrfField(token: string): Html {
+  return html`<input type="hidden" name="csrf" value="${token}">`;
+}
+
+function message(text: string | null): Html | null {
+  return text === null ? null : html`<p class="message" role="alert">${text}</p>`;
+}
+
+export function loginPage(options: { formToken: string; email: string; error: string | null }): string {
+  return layout('Sign in', html`
+<h1>Sign in</h1>
+${message(options.error)}
+<form method="post" action="${PORTAL_PATHS.login}">
+  ${csrfField(options.formToken)}
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${options.email}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <p><button type="submit">Sign in</button></p>
+</form>
+<p>No account yet? An operator of this service sends you an invitation link.</p>`, null);
+}
+
+export function invitePage(options: { formToken: string; email: string; action: string; error: string | null }): string {
+  return layout('Create your account', html`
+<h1>Create your account</h1>
+<p>You are invited as an admin, signing in as <strong>${options.email}</strong>. Choose a password of at least 12 characters.</p>
+${message(options.error)}
+<form method="post" action="${options.action}">
+  ${csrfField(options.formToken)}
+  <input type="email" name="username" autocomplete="username" value="${options.email}" hidden>
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required>
+  <label for="confirm">Confirm password</label>
+  <input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="12" required>
+  <p><button type="submit">Create account</button></p>
+</form>`, null);
+}
+
+/** A page that only explains: an invitation that cannot be used, a refused form, a missing key. */
+export function messagePage(title: string, text: string, viewer: Viewer | null, link?: { href: string; label: string }): string {
+  return layout(title, html`
+<h1>${title}</h1>
+<p>${text}</p>
+${link === undefined ? null : html`<p><a href="${link.href}">${link.label}</a></p>`}`, viewer);
+}
+
+function when(date: Date | null): Html | string {
+  if (date === null) return 'Never';
+  const iso = date.toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
+function keyRow(key: ApiKeyRecord, viewer: Viewer): Html {
+  const path = `${PORTAL_PATHS.apiKeys}/${encodeURIComponent(key.id)}`;
+  const actions = key.revokedAt !== null ? null : html`
+      <form method="get" action="${path}/revoke"><button type="submit" class="secondary" aria-describedby="key-${key.id}">Revoke</button></form>
+      <form method="post" action="${path}/replace">${csrfField(viewer.csrfToken)}<button type="submit" class="secondary" aria-describedby="key-${key.id}">Replace</button></form>`;
+  return html`
+    <tr>
+      <td id="key-${key.id}">${key.label ?? html`<em>No label</em>`} <br><code>${key.id}</code></td>
+      <td>${when(key.createdAt)}</td>
+      <td>${when(key.lastUsedAt)}</td>
+      <td><span class="status-${key.revokedAt === null ? 'active' : 'revoked'}">${key.revokedAt === null ? 'active' : 'revoked'}</span></td>
+      <td>${actions}</td>
+    </tr>`;
+}
+
+export function apiKeysPage(options: { viewer: Viewer; keys: readonly ApiKeyRecord[]; newKey: { key: string; id: string } | null; notice: string | null }): string {
+  const { viewer, keys, newKey } = options;
+  const shown = newKey === null ? null : html`
+<section class="new-key" aria-labelledby="new-key-heading">
+  <h2 id="new-key-heading">Your new key</h2>
+  <p><strong>Copy this key now and keep it secret. It cannot be shown again.</strong> Key id: <code>${newKey.id}</code></p>
+  <label for="new-key">New API key</label>
+  <input id="new-key" type="text" readonly value="${newKey.key}" autocomplete="off" spellcheck="false">
+  <button type="button" id="copy-key" hidden>Copy key</button>
+</section>
+<script src="${ASSET_PATHS.js}"></script>`;
+  const table = keys.length === 0 ? html`<p>This partner has no API keys yet.</p>` : html`
+<div class="table-wrap">
+<table>
+  <caption class="visually-hidden">Keys of ${viewer.partnerId}</caption>
+  <thead><tr><th scope="col">Label</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
+  <tbody>${keys.map((key) => keyRow(key, viewer))}</tbody>
+</table>
+</div>`;
+  return layout('API keys', html`
+<h1>API keys</h1>
+${options.notice === null ? null : html`<p class="notice" role="status">${options.notice}</p>`}
+${shown}
+<p>Keys let your systems call the Partner Catalog API. A revoked key is refused from its next request.</p>
+<form method="get" action="${PORTAL_PATHS.apiKeys}/new"><button type="submit">Create key</button></form>
+${table}`, viewer, 'api-keys');
+}
+
+export function newKeyPage(options: { viewer: Viewer; error: string | null; label: string }): string {
+  return layout('Create key', html`
+<h1>Create key</h1>
+${message(options.error)}
+<form method="post" action="${PORTAL_PATHS.apiKeys}">
+  ${csrfField(options.viewer.csrfToken)}
+  <label for="label">Label</label>
+  <input id="label" name="label" type="text" maxlength="255" value="${options.label}" aria-describedby="label-hint">
+  <p id="label-hint">A name to tell your keys apart, such as the system that uses it.</p>
+  <p><button type="submit">Create</button> <a href="${PORTAL_PATHS.apiKeys}">Cancel</a></p>
+</form>`, options.viewer, 'api-keys');
+}
+
+export function revokePage(options: { viewer: Viewer; key: ApiKeyRecord }): string {
+  const { viewer, key } = options;
+  return layout('Revoke key', html`
+<h1>Revoke key</h1>
+<p>Revoke <strong>${key.label ?? 'the key without a label'}</strong> (<code>${key.id}</code>)? Every request with it is refused from the next one on. This cannot be undone.</p>
+<form method="post" action="${PORTAL_PATHS.apiKeys}/${encodeURIComponent(key.id)}/revoke">
+  ${csrfField(viewer.csrfToken)}
+  <button type="submit" class="danger">Revoke key</button>
+  <a href="${PORTAL_PATHS.apiKeys}">Cancel</a>
+</form>`, viewer, 'api-keys');
+}
+
+export function auditLogPage(options: { viewer: Viewer; events: readonly AuditEvent[] }): string {
+  const rows = options.events.map((event) => html`
+    <tr><td>${when(event.at)}</td><td>${event.adminEmail ?? 'operator (command line)'}</td><td><code>${event.action}</code></td><td>${event.keyId === null ? '—' : html`<code>${event.keyId}</code>`}</td></tr>`);
+  return layout('Audit log', html`
+<h1>Audit log</h1>
+<p>What admins of ${options.viewer.partnerId} and the service's operators did, newest first.</p>
+${rows.length === 0 ? html`<p>Nothing yet.</p>` : html`
+<div class="table-wrap">
+<table>
+  <thead><tr><th scope="col">Time</th><th scope="col">Admin</th><th scope="col">Action</th><th scope="col">Key</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table>
+</div>`}`, options.viewer, 'audit-log');
+}

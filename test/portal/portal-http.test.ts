@@ -1,0 +1,219 @@
+import { expect } from 'chai';
+import { InviteAdmin } from '../../src/application/invite-admin.js';
+import { IssueApiKey } from '../../src/application/issue-api-key.js';
+import { INVITATION_LIFETIME_MS } from '../../src/domain/admin.js';
+import { hashApiKey } from '../../src/domain/api-key.js';
+import { PortalClient, startTestPortal, type PortalResponse, type TestPortal } from '../support/portal-server.js';
+import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
+
+const PASSWORD = 'a long enough passphrase';
+const KEYS_PAGE = '/portal/settings/api-keys';
+const KEY_IN_PAGE = /value="(pcat_live_[A-Za-z0-9]{40})"/;
+
+describe('the partner portal over HTTP', function () {
+  this.timeout(30_000);
+  let world: PortalWorld;
+  let portal: TestPortal;
+
+  beforeEach(async function () {
+    world = await memoryPortalWorld();
+    portal = await startTestPortal(world);
+  });
+  afterEach(async function () {
+    await portal.close();
+  });
+
+  const invite = async (email: string, partnerId = 'acme'): Promise<string> =>
+    (await new InviteAdmin(world.keys, world.admin.accounts, world.admin.invitations, world.clock).execute({ partnerId, email })).token;
+
+  /** A browser that accepted an invitation: signed in, on the keys page. */
+  async function admin(email: string, partnerId = 'acme'): Promise<PortalClient> {
+    const client = new PortalClient(portal.url);
+    const path = `/portal/invite/${await invite(email, partnerId)}`;
+    const form = await client.get(path);
+    expect(form.status).to.equal(200);
+    const created = await client.post(path, { csrf: PortalClient.csrfOf(form), password: PASSWORD, confirm: PASSWORD });
+    expect(created.status, created.text).to.equal(303);
+    expect(created.location).to.equal(KEYS_PAGE);
+    return client;
+  }
+
+  const keyIds = async (partnerId = 'acme'): Promise<string[]> => (await world.keys.list(partnerId)).filter((k) => k.revokedAt === null).map((k) => k.id);
+
+  it('serves the sign-in page with the fields and button named as specified, a tight CSP, no-store, and a strict form cookie', async function () {
+    const page = await new PortalClient(portal.url).get('/portal/login');
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).to.equal("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    expect(page.headers.get('cache-control')).to.equal('no-store');
+    expect(page.headers.get('referrer-policy')).to.equal('no-referrer');
+    expect(page.setCookies).to.have.length(1);
+    expect(page.setCookies[0]).to.match(/^pcat_portal_form=[A-Za-z0-9_-]{43}; Path=\/portal; HttpOnly; SameSite=Strict$/);
+    expect(page.text).to.include('<meta name="viewport" content="width=device-width, initial-scale=1">');
+    expect(page.text).to.include('<label for="email">Email</label>');
+    expect(page.text).to.include('<label for="password">Password</label>');
+    expect(page.text).to.include('<button type="submit">Sign in</button>');
+    expect(page.text).to.not.match(/<script>|style="/);
+  });
+
+  it('sets the session cookie HttpOnly, SameSite=Strict, Path=/portal, and Secure when configured for TLS', async function () {
+    await portal.close();
+    portal = await startTestPortal(world, { secureCookies: true });
+    await admin('ada@acme.example');
+    const signIn = new PortalClient(portal.url);
+    const form = await signIn.get('/portal/login');
+    expect(form.setCookies[0]).to.match(/; Secure$/);
+    const done = await signIn.post('/portal/login', { csrf: PortalClient.csrfOf(form), email: 'ada@acme.example', password: PASSWORD });
+    expect(done.status).to.equal(303);
+    expect(done.setCookies.find((c) => c.startsWith('pcat_portal_session='))).to.match(/^pcat_portal_session=[A-Za-z0-9_-]{43}; Path=\/portal; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
+  });
+
+  it('refuses a POST without the CSRF token, or with another session\'s, with 403, changing nothing', async function () {
+    const ada = await admin('ada@acme.example');
+    const bea = await admin('bea@acme.example');
+    const before = await keyIds();
+    const beaToken = PortalClient.csrfOf(await bea.get(KEYS_PAGE));
+    for (const fields of [{ label: 'no token' }, { label: 'wrong token', csrf: beaToken }, { label: 'empty', csrf: '' }]) {
+      const refused = await ada.post(KEYS_PAGE, fields);
+      expect(refused.status, JSON.stringify(fields)).to.equal(403);
+      expect(refused.setCookies).to.deep.equal([]);
+    }
+    const [victim] = before;
+    expect((await ada.post(`${KEYS_PAGE}/${victim}/revoke`, { csrf: beaToken })).status).to.equal(403);
+    expect((await ada.post(`${KEYS_PAGE}/${victim}/replace`, {})).status).to.equal(403);
+    expect((await ada.post('/portal/logout', { csrf: beaToken })).status).to.equal(403);
+    expect(await keyIds()).to.deep.equal(before);
+    expect((await ada.get(KEYS_PAGE)).status).to.equal(200);
+    // And with its own token the same form works.
+    const adaToken = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
+    expect((await ada.post(KEYS_PAGE, { csrf: adaToken, label: 'fine' })).status).to.equal(303);
+    expect(await keyIds()).to.have.length(before.length + 1);
+  });
+
+  it('refuses the sign-in form without the token of its own form cookie', async function () {
+    await admin('ada@acme.example');
+    const client = new PortalClient(portal.url);
+    const form = await client.get('/portal/login');
+    const stranger = new PortalClient(portal.url);
+    const refused = await stranger.post('/portal/login', { csrf: PortalClient.csrfOf(form), email: 'ada@acme.example', password: PASSWORD });
+    expect(refused.status).to.equal(403);
+    expect(refused.setCookies).to.deep.equal([]);
+  });
+
+  it('answers another partner\'s key id exactly as a missing one: 404, and the key keeps working', async function () {
+    const { issued } = await new IssueApiKey(world.keys, world.announcer, world.admin.audit, world.clock).execute({ partnerId: 'globex', label: 'theirs', actor: null });
+    const ada = await admin('ada@acme.example');
+    const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
+    const missing = await ada.get(`${KEYS_PAGE}/acme-nonexistent/revoke`);
+    const theirs = await ada.get(`${KEYS_PAGE}/${issued.id}/revoke`);
+    expect([missing.status, theirs.status]).to.deep.equal([404, 404]);
+    expect(theirs.text.replaceAll(issued.id, 'ID')).to.equal(missing.text.replaceAll('acme-nonexistent', 'ID'));
+    expect((await ada.post(`${KEYS_PAGE}/${issued.id}/revoke`, { csrf })).status).to.equal(404);
+    expect((await ada.post(`${KEYS_PAGE}/${issued.id}/replace`, { csrf })).status).to.equal(404);
+    expect(await world.store.findActiveByHash(hashApiKey(issued.key))).to.deep.equal({ keyId: issued.id, partnerId: 'globex' });
+    expect((await ada.get(KEYS_PAGE)).text).to.not.include(issued.id);
+  });
+
+  it('answers a wrong email and a wrong password alike, and locks the email at the sixth attempt', async function () {
+    await admin('ada@acme.example');
+    const client = new PortalClient(portal.url);
+    const attempt = async (email: string, password: string): Promise<PortalResponse> => {
+      const form = await client.get('/portal/login');
+      return client.post('/portal/login', { csrf: PortalClient.csrfOf(form), email, password });
+    };
+    const unknown = await attempt('nobody@acme.example', PASSWORD);
+    expect(unknown.status).to.equal(401);
+    expect(unknown.text).to.include('Email or password is incorrect.');
+    for (let i = 1; i <= 5; i += 1) {
+      const wrong = await attempt('ada@acme.example', `wrong password ${i}`);
+      expect(wrong.status, `attempt ${i}`).to.equal(401);
+      expect(wrong.text.replace('ada@acme.example', 'EMAIL')).to.equal(unknown.text.replace('nobody@acme.example', 'EMAIL'));
+    }
+    const sixth = await attempt('ada@acme.example', PASSWORD);
+    expect(sixth.status).to.equal(429);
+    expect(sixth.text).to.include('Too many failed sign-ins for this email. Try again in 15 minutes.');
+    expect(sixth.setCookies.filter((c) => c.startsWith('pcat_portal_session'))).to.deep.equal([]);
+  });
+
+  it('refuses an invitation used once already, or expired, with 410, creating no account', async function () {
+    const client = new PortalClient(portal.url);
+    const token = await invite('ada@acme.example');
+    const path = `/portal/invite/${token}`;
+    const form = await client.get(path);
+    expect(form.text).to.include('<label for="password">Password</label>');
+    expect(form.text).to.include('<label for="confirm">Confirm password</label>');
+    expect(form.text).to.include('<button type="submit">Create account</button>');
+    const short = await client.post(path, { csrf: PortalClient.csrfOf(form), password: 'too short', confirm: 'too short' });
+    expect(short.status).to.equal(400);
+    expect(short.text).to.include('at least 12 characters');
+    expect((await client.post(path, { csrf: PortalClient.csrfOf(form), password: PASSWORD, confirm: PASSWORD })).status).to.equal(303);
+    const again = new PortalClient(portal.url);
+    expect((await again.get(path)).status).to.equal(410);
+    const reused = await again.post(path, { csrf: PortalClient.csrfOf(await again.get('/portal/login')), password: PASSWORD, confirm: PASSWORD });
+    expect(reused.status).to.equal(410);
+
+    const late = `/portal/invite/${await invite('bea@acme.example')}`;
+    const lateForm = await again.get(late);
+    world.clock.advance(INVITATION_LIFETIME_MS);
+    expect((await again.get(late)).status).to.equal(410);
+    expect((await again.post(late, { csrf: PortalClient.csrfOf(lateForm), password: PASSWORD, confirm: PASSWORD })).status).to.equal(410);
+    expect(await world.admin.accounts.findByEmail('bea@acme.example')).to.equal(null);
+    expect((await again.get('/portal/invite/made-up-token')).status).to.equal(410);
+  });
+
+  it('ends the session at sign-out: its cookie opens no page and changes nothing', async function () {
+    const ada = await admin('ada@acme.example');
+    const page = await ada.get(KEYS_PAGE);
+    const csrf = PortalClient.csrfOf(page);
+    const cookie = ada.jar.get('pcat_portal_session')!;
+    const out = await ada.post('/portal/logout', { csrf });
+    expect([out.status, out.location]).to.deep.equal([303, '/portal/login']);
+    expect(out.setCookies.some((c) => /^pcat_portal_session=; Path=\/portal; HttpOnly; SameSite=Strict; Max-Age=0/.test(c))).to.equal(true);
+    const replay = new PortalClient(portal.url);
+    replay.jar.set('pcat_portal_session', cookie);
+    const gone = await replay.get(KEYS_PAGE);
+    expect([gone.status, gone.location]).to.deep.equal([302, '/portal/login']);
+    const before = await keyIds();
+    expect((await replay.post(KEYS_PAGE, { csrf, label: 'after sign-out' })).status).to.equal(403);
+    expect(await keyIds()).to.deep.equal(before);
+  });
+
+  it('shows a new key on exactly one page load after its POST, to its own session only, and never writes it to the log', async function () {
+    const ada = await admin('ada@acme.example');
+    const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
+    const created = await ada.post(KEYS_PAGE, { csrf, label: 'Shop' });
+    expect([created.status, created.location]).to.deep.equal([303, KEYS_PAGE]);
+    expect(created.text).to.not.match(KEY_IN_PAGE);
+    const sealed = ada.jar.get('pcat_portal_new_key')!;
+    const shown = await ada.get(KEYS_PAGE);
+    const key = KEY_IN_PAGE.exec(shown.text)?.[1];
+    expect(key).to.be.a('string');
+    expect(shown.text).to.include('<label for="new-key">New API key</label>');
+    expect(shown.text).to.include('It cannot be shown again.');
+    expect(await world.store.findActiveByHash(hashApiKey(key!))).to.not.equal(null);
+    // Reloading shows the table, not the key.
+    const reload = await ada.get(KEYS_PAGE);
+    expect(reload.text).to.not.include(key!);
+    expect(reload.text).to.include('Shop');
+    // The sealed cookie, replayed by another session, opens nothing.
+    const bea = await admin('bea@acme.example');
+    bea.jar.set('pcat_portal_new_key', sealed);
+    expect((await bea.get(KEYS_PAGE)).text).to.not.include(key!);
+    for (const line of portal.logs) {
+      expect(line).to.not.include(key!.slice(10));
+      expect(line).to.not.include(hashApiKey(key!));
+      expect(line).to.not.include(PASSWORD);
+    }
+    expect(portal.logs.some((l) => l.includes('"route":"/portal/invite/:token"'))).to.equal(true);
+    expect(portal.logs.every((l) => !/\/portal\/invite\/[A-Za-z0-9_-]{43}/.test(l))).to.equal(true);
+  });
+
+  it('refuses a form body over 8 KiB with 413, and one that is not urlencoded with 415', async function () {
+    const ada = await admin('ada@acme.example');
+    const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
+    const before = await keyIds();
+    expect((await ada.post(KEYS_PAGE, { csrf, label: 'x'.repeat(9_000) })).status).to.equal(413);
+    expect((await ada.send('POST', KEYS_PAGE, JSON.stringify({ csrf, label: 'json' }), { 'Content-Type': 'application/json' })).status).to.equal(415);
+    expect(await keyIds()).to.deep.equal(before);
+  });
+});
