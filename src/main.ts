@@ -17,12 +17,21 @@ import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { ChangeWatch } from './application/change-watch.js';
 import { ImportCatalog } from './application/import-catalog.js';
 import type { ApiKeyStore } from './application/ports/api-key-store.js';
+import type { KeyChangeAnnouncer } from './application/ports/api-key-admin.js';
 import { systemClock } from './application/ports/clock.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import { noMetrics } from './application/ports/service-metrics.js';
 import { TIMEOUTS } from './application/timeouts.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
-import { createHandler, type Infrastructure } from './container.js';
+import { createHandler, createPortalUseCases, type Infrastructure, type PortalInfrastructure } from './container.js';
+import { createPortalApp } from './adapters/portal/portal-app.js';
+import { invitationUrl } from './adapters/portal/portal-paths.js';
+import { startPortalServer, type RunningPortal } from './adapters/portal/portal-server.js';
+import { memoryAdminStore } from './adapters/memory/memory-admin-store.js';
+import { MemoryApiKeyAdmin } from './adapters/memory/memory-api-key-admin.js';
+import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
+import { InviteAdmin } from './application/invite-admin.js';
+import { KEY_USAGE_FLUSH_MS, KeyUsageRecorder } from './application/key-usage.js';
 
 /** What a deployment opened and must close on shutdown. */
 interface Opened {
@@ -32,14 +41,23 @@ interface Opened {
   banner?: (url: string) => string;
   /** Memory storage: reads its catalog file again (SIGHUP). */
   reloadCatalog?: (trigger: string) => Promise<void>;
+  /** The partner portal's adapters, over the same storage. */
+  readonly portal: Omit<PortalInfrastructure, 'usage' | 'clock'>;
+  /** The demo: a partner whose admin is invited at start, the link printed with the demo key. */
+  readonly demoPartner?: string;
 }
+
+/** The demo partner's admin, invited at every start of the embedded demo. */
+const DEMO_ADMIN_EMAIL = 'admin@demo.example';
 
 async function main(): Promise<void> {
   loadDotEnv();
   const config = readConfig(process.env);
   const logger = createLogger(config.logLevel);
   const metrics = config.metricsPort === 0 ? undefined : new PrometheusMetrics();
-  const opened = await openInfrastructure(config, logger, metrics);
+  // Every instance notes when each key is used and writes it once a minute: never a write per request.
+  const keyUsage = new KeyUsageRecorder(systemClock);
+  const opened = await openInfrastructure(config, logger, metrics, keyUsage);
   const { reloadCatalog } = opened;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
   const proxies = trustedProxies(config.trustedProxies);
@@ -51,8 +69,15 @@ async function main(): Promise<void> {
     logger,
     limits: { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, trustedProxies: proxies },
   });
-  logger.info({ url: server.url, metricsUrl: metricsServer?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
+  const flushUsage = (): Promise<void> => keyUsage.flush(opened.portal.keys).then(() => undefined, (error: unknown) => {
+    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: last use not written; kept for the next minute');
+  });
+  const flushing = setInterval(() => void flushUsage(), KEY_USAGE_FLUSH_MS);
+  flushing.unref();
+  const portal = config.portalPort === 0 ? undefined : await startPortal(opened, config, logger, keyUsage, metrics);
+  logger.info({ url: server.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   if (opened.banner) process.stdout.write(opened.banner(server.url));
+  if (portal !== undefined && opened.demoPartner !== undefined) process.stdout.write(await demoInvitation(opened, config, portal.url));
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -62,8 +87,10 @@ async function main(): Promise<void> {
     // A hung close must not keep the process alive past the grace period.
     setTimeout(() => process.exit(1), TIMEOUTS.shutdownGraceMs + TIMEOUTS.shutdownHangMarginMs).unref();
     // The figures stay readable while requests in flight finish.
-    void server.close(TIMEOUTS.shutdownGraceMs)
+    clearInterval(flushing);
+    void Promise.all([server.close(TIMEOUTS.shutdownGraceMs), portal?.close(TIMEOUTS.shutdownGraceMs)])
       .then(() => metricsServer?.close(TIMEOUTS.shutdownGraceMs))
+      .then(flushUsage)
       .then(() => opened.close())
       .then(() => {
         logger.info('stopped');
@@ -83,7 +110,31 @@ async function startMetrics(metrics: PrometheusMetrics, config: Config): Promise
   }
 }
 
-async function openInfrastructure(config: Config, logger: Logger, metrics: PrometheusMetrics | undefined): Promise<Opened> {
+/** The partner portal on its own listener; a port that cannot be had stops the start, naming the variables. */
+async function startPortal(opened: Opened, config: Config, logger: Logger, usage: KeyUsageRecorder, metrics: PrometheusMetrics | undefined): Promise<RunningPortal> {
+  const useCases = createPortalUseCases({ ...opened.portal, usage, clock: systemClock });
+  const app = createPortalApp(useCases, { logger, secureCookies: config.portalSecureCookies, ...(metrics === undefined ? {} : { metrics }) });
+  try {
+    return await startPortalServer(app, { port: config.portalPort, host: config.portalHost });
+  } catch (error) {
+    throw new Error(`PORTAL_PORT, PORTAL_HOST: cannot listen on ${config.portalHost}:${config.portalPort}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The demo's admin invitation, printed beside its key, so a new user opens the portal at once. */
+async function demoInvitation(opened: Opened, config: Config, portalUrl: string): Promise<string> {
+  const { keys, accounts, invitations } = opened.portal;
+  const invitation = await new InviteAdmin(keys, accounts, invitations, systemClock).execute({ partnerId: opened.demoPartner!, email: DEMO_ADMIN_EMAIL });
+  return [
+    'Partner portal: create the demo partner\'s admin account here (the link works once, until the process stops),',
+    'then make, replace and revoke keys under Settings, API keys:',
+    `  ${invitationUrl(config.portalPublicUrl ?? portalUrl, invitation.token)}`,
+    '',
+    '',
+  ].join('\n');
+}
+
+async function openInfrastructure(config: Config, logger: Logger, metrics: PrometheusMetrics | undefined, keyUsage: KeyUsageRecorder): Promise<Opened> {
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
   // reads its key from the database.
@@ -94,6 +145,8 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   if (config.storage === 'mysql' && config.databaseUrl !== null) {
     const storage = await openMysqlStorage({ url: config.databaseUrl, logger });
     metrics?.watchDatabasePool(storage.poolUse);
+    // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
+    const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl });
     const changes = rateLimiting.changes;
     let keys: ApiKeyStore = storage.keys;
     if (changes !== undefined) {
@@ -115,9 +168,12 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
         readiness: storage.readiness,
         logger,
         metrics: serviceMetrics,
+        keyUsage,
       },
+      portal: { keys: storage.keyAdmin, ...storage.admins, announcer: announcer ?? nobodyToTell },
       close: async () => {
         await rateLimiting.close();
+        await announcer?.close();
         await storage.close();
       },
     };
@@ -126,7 +182,9 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, new ImportCatalog(store, systemClock), logger);
   await reloader.load();
   const opened: Opened = {
-    infrastructure: { catalog: store, changes: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics },
+    infrastructure: { catalog: store, changes: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics, keyUsage },
+    // One process: a key issued or revoked in the store is in force for its next request, with no one else to tell.
+    portal: { keys: new MemoryApiKeyAdmin(store), ...memoryAdminStore(), announcer: nobodyToTell },
     close: () => {
       reloader.close();
       return rateLimiting.close();
@@ -139,8 +197,10 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   }
   const demoKey = generateApiKey();
   store.addKey({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(demoKey) });
-  return { ...opened, banner: (url) => demoBanner(url, demoKey) };
+  return { ...opened, banner: (url) => demoBanner(url, demoKey), demoPartner: DEMO_PARTNER_ID };
 }
+
+const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
 
 interface RateLimiting {
   readonly limiter: RateLimiter;

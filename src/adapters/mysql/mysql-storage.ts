@@ -3,6 +3,8 @@ import type { ChangesFeed } from '../../application/ports/changes-feed.js';
 import type { ProductCatalog } from '../../application/ports/product-catalog.js';
 import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
 import type { PoolUse } from './bounded-pool.js';
+import { mysqlAdminStore, type MysqlAdminStore } from './mysql-admin-store.js';
+import { MysqlApiKeyAdmin } from './mysql-api-key-admin.js';
 import { MysqlApiKeyStore } from './mysql-api-key-store.js';
 import { MysqlChangesFeed } from './mysql-changes-feed.js';
 import { openMeasuredMysqlDatabase, type MysqlDatabaseOptions } from './mysql-database.js';
@@ -14,6 +16,9 @@ export interface MysqlStorage {
   readonly changes: ChangesFeed;
   readonly keys: MysqlApiKeyStore;
   readonly readiness: ReadinessProbe;
+  /** The partner portal's storage: keys as admins manage them, and accounts, sessions and the audit log. */
+  readonly keyAdmin: MysqlApiKeyAdmin;
+  readonly admins: MysqlAdminStore;
   /** What the pool is doing now, for the metrics. */
   readonly poolUse: () => PoolUse;
   close(): Promise<void>;
@@ -30,6 +35,8 @@ export function openMysqlStorage(options: { url: string; logger?: Logger } & Mys
     changes: new MysqlChangesFeed(db),
     keys: new MysqlApiKeyStore(db),
     readiness: new MysqlReadinessProbe(db, { logger: options.logger }),
+    keyAdmin: new MysqlApiKeyAdmin(db),
+    admins: mysqlAdminStore(db),
     poolUse,
     close: () => db.destroy(),
   });
