@@ -45,7 +45,7 @@ export async function measureFlood(setting: string, env: Record<string, string>,
   const legit: BenchContext = { ...context, catalog: { ...context.catalog, keys: context.catalog.keys.slice(0, 1) } };
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = startServer(context.serviceScript, { ...env, PORT: String(port) });
+  const child = await startServer(context.serviceScript, { ...env, PORT: String(port) });
   process.stdout.write(`\nmade-up-key flood, ${setting}: one valid key from ${LEGIT_ADDRESS} (${context.generator}, ${LOAD_CONNECTIONS} connections) ` +
     `quiet and during a flood from ${ATTACKER_ADDRESS} (${connections} keep-alive connections, a new random pcat_live_ key per request), ${rounds} rounds x ${seconds}s\n`);
   try {

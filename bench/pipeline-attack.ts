@@ -32,7 +32,7 @@ interface AttackerCounts {
 export async function measurePipelineAttack(context: BenchContext, seconds: number): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = startServer(context.serviceScript, { ...context.serviceEnv, PORT: String(port) });
+  const child = await startServer(context.serviceScript, { ...context.serviceEnv, PORT: String(port) });
   process.stdout.write(`\nnon-reading pipeline attack, memory storage: ${ATTACK_SOCKETS} sockets from ${ATTACKER_ADDRESS} writing pipelined keyless GETs and never reading, ` +
     `${seconds}s; meanwhile one valid key from ${LEGIT_ADDRESS}, ${LEGIT_REQUESTS} sequential requests spread over the attack, ${LEGIT_TIMEOUT_MS / 1000} s timeout each\n`);
   try {

@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: req/s, p50/p99 latency and peak RSS of the service against a bare node:http
  * server writing the very same bytes, in the same run, pinned to separate cores where possible.
- * Figures are ratios to the bare server because machines here are shared and noisy. With the
+ * Figures are ratios to the bare server because machines here are shared and noisy. The service
+ * runs with its metrics on, as in production; the memory row runs again with them off
+ * (METRICS_PORT=0), and the ratio of the two, same rounds, is what counting costs. With the
  * production row (MySQL + Redis, needs both), the database queries per request after the table
  * (queries-per-request.ts). Then the attacks (attacks.ts): a made-up-key flood and a non-reading
  * pipeline attack.
@@ -45,6 +47,8 @@ const { values } = parseArgs({
 const durationS = Number(values.duration);
 const rounds = Number(values.rounds);
 const MEMORY_ROW = 'service, memory storage';
+/** The memory row without metrics: against it, what counting requests costs on the lookup path. */
+const METRICS_OFF_ROW = 'service, memory storage, metrics off';
 
 interface Sample extends Load {
   readonly rssMb: number;
@@ -90,6 +94,7 @@ async function runTable(context: BenchContext, only: string[] | undefined): Prom
     { name: 'bare node:http, JSON.stringify per request', script: 'bench/bare-server.ts', env: { MODE: 'stringify' } },
     { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
     { name: MEMORY_ROW, script: context.serviceScript, env: context.serviceEnv },
+    { name: METRICS_OFF_ROW, script: context.serviceScript, env: { ...context.serviceEnv, METRICS_PORT: '0' } },
     ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context) : []),
   ];
   try {
@@ -151,6 +156,11 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
   const memory = targets.find((t) => t.name === MEMORY_ROW);
   if (ceiling !== undefined && memory !== undefined) {
     process.stdout.write(`\nservice on memory storage against the Koa ceiling (same rounds): ${against(memory, ceiling).toFixed(2)}\n`);
+  }
+  const metricsOff = targets.find((t) => t.name === METRICS_OFF_ROW);
+  if (memory !== undefined && metricsOff !== undefined) {
+    const rounds = samples.get(memory)!.map((s, round) => (s.rps / samples.get(metricsOff)![round]!.rps).toFixed(3));
+    process.stdout.write(`\nservice on memory storage, metrics on against off (same rounds): ${against(memory, metricsOff).toFixed(3)} (rounds ${rounds.join(', ')}; target >= 0.97)\n`);
   }
   const production = targets.find((t) => t.name === PRODUCTION_ROW);
   if (production !== undefined) {

@@ -31,12 +31,14 @@ export async function waitUntilUp(url: string): Promise<void> {
 
 /**
  * Starts a server script under tsx on core 0. With `taskset`, the child is taskset itself until it
- * execs node: same pid, so the pid is the server's.
+ * execs node: same pid, so the pid is the server's. The service's metrics are on, as in production,
+ * on a free port of their own unless `env` says otherwise (METRICS_PORT=0 turns them off).
  */
-export function startServer(script: string, env: Record<string, string>): ChildProcess {
+export async function startServer(script: string, env: Record<string, string>): Promise<ChildProcess> {
   const node = [process.execPath, '--import', 'tsx', script];
   const [command, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
-  return spawn(command!, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const metricsPort = env.METRICS_PORT ?? String(await freePort());
+  return spawn(command!, args, { env: { ...process.env, METRICS_PORT: metricsPort, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** A command for the load side, on core 1 when pinned. */
@@ -62,7 +64,7 @@ export const peakRssMb = (pid: number): number => Math.round(statusKb(pid, 'VmHW
  */
 export async function withServer<T>(script: string, env: Record<string, string>, use: (base: string, pid: number) => Promise<T>): Promise<T> {
   const port = await freePort();
-  const child = startServer(script, { ...env, PORT: String(port) });
+  const child = await startServer(script, { ...env, PORT: String(port) });
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitUntilUp(`${base}/healthz`);
