@@ -18,6 +18,7 @@ describe('configuration', function () {
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
+      portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false,
       metricsPort: 9464, metricsHost: '127.0.0.1',
     });
   });
