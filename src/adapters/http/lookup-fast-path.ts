@@ -24,9 +24,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The two lookup routes, answered below Koa's middleware chain: the same checks in the same
- * order (key, rate limit, lookup), the same headers, bodies, log line and figures as the Koa app, whose
- * routes stay the reference (a differential test compares the two answer by answer). Anything
- * unusual in the request line (another method, an encoded or empty segment) is left to Koa.
+ * order (key, rate limit, lookup), the same headers, bodies, log line and metrics as the Koa app,
+ * whose routes stay the reference (a differential test compares the two answer by answer).
+ * Anything unusual in the request line (another method, an encoded or empty segment) is left to Koa.
  */
 export function createLookupFastPath(deps: HttpAppDependencies, clientAddress: ClientAddressOf = peerAddress): FastPath {
   const security = helmetHeaders().flat();
