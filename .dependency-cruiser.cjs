@@ -29,6 +29,13 @@ module.exports = {
       to: { path: '^src/(main|cli|container)\\.ts$' },
     },
     {
+      name: 'no-dev-dependencies-at-run-time',
+      comment: 'Production installs omit devDependencies (README, production): src/ runs on dependencies only. Types are erased.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

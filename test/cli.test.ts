@@ -6,16 +6,19 @@ import { sql } from 'kysely';
 import { MysqlApiKeyStore } from '../src/adapters/mysql/mysql-api-key-store.js';
 import { hashApiKey, isWellFormedApiKey } from '../src/domain/api-key.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
-import { cli } from './support/cli-process.js';
+import { cli as runCli, type CliRun } from './support/cli-process.js';
 import { useTestDatabase } from './support/mariadb.js';
+import type { CliScript } from './support/script-command.js';
 import { freePort } from './support/redis.js';
 
 interface IssuedJson { id: string; partner: string; label: string | null; key: string; created_at: string }
 interface ListedJson { id: string; label: string | null; created_at: string; revoked_at: string | null }
 interface ImportJson { products: object; pdp_entries: object }
 
-describe('operator CLI', function () {
+// The demo's CLI (tsx) and production's (compiled, from dist/) must behave alike.
+for (const script of ['cli', 'cli:prod'] satisfies CliScript[]) describe(`operator CLI (npm run ${script})`, function () {
   this.timeout(60_000);
+  const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> => runCli(args, env, script);
 
   it('generates a key and its sha256 without any database', async function () {
     const run = await cli(['keys', 'generate', '--json'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });

@@ -4,13 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import { fixtureDocument, KEYS } from './fixtures/catalog-fixture.js';
+import type { ServiceScript } from './support/script-command.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
 
-describe('the service as a user starts it', function () {
+// The demo's start (tsx) and production's (compiled, from dist/) must behave alike.
+for (const script of ['start', 'start:prod'] satisfies ServiceScript[]) describe(`the service as a user starts it (npm run ${script})`, function () {
   this.timeout(30_000);
   const running: ServiceProcess[] = [];
   const start = (env: Record<string, string> = {}): ServiceProcess => {
-    const service = startService(env);
+    const service = startService(env, script);
     running.push(service);
     return service;
   };

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { ROOT, scriptCommand, type CliScript } from './script-command.js';
 
 export interface CliRun {
   readonly code: number;
@@ -7,11 +8,15 @@ export interface CliRun {
   json(): unknown;
 }
 
-/** Runs the real CLI as an operator would, with only the environment given here. */
-export function cli(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
-  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+/**
+ * Runs the real CLI as an operator would, with only the environment given here: the command line of
+ * `npm run cli` (tsx), or of `npm run cli:prod` (compiled, from dist/), in the project's directory unless told.
+ */
+export function cli(args: readonly string[], env: Record<string, string> = {}, script: CliScript = 'cli', cwd = ROOT): Promise<CliRun> {
+  const command = scriptCommand(script);
+  const base = { PATH: command.path, HOME: process.env.HOME ?? '' };
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { ...base, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(command.file, [...command.args, ...args], { cwd, env: { ...base, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) as unknown });
     });

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { ROOT, scriptCommand, type ServiceScript } from './script-command.js';
 
-/** The real service as a user runs it (`src/main.ts` under tsx), in a child process. */
+/** The real service as a user runs it (`npm start`'s command line, or `npm run start:prod`'s), in a child process. */
 export interface ServiceProcess {
   readonly child: ChildProcess;
   stdout(): string;
@@ -12,9 +13,12 @@ export interface ServiceProcess {
   kill(): void;
 }
 
-export function startService(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', PORTAL_PORT: '0', LOG_LEVEL: 'info', ...env },
+/** In `cwd`, the project's directory unless told: a copy of it is where production's install is tried. */
+export function startService(env: Record<string, string>, script: ServiceScript = 'start', cwd = ROOT): ServiceProcess {
+  const command = scriptCommand(script);
+  const child = spawn(command.file, command.args, {
+    cwd,
+    env: { PATH: command.path, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', PORTAL_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
