@@ -232,10 +232,11 @@ async function seedBySql(db: Kysely<Database>, databaseUrl: string, dir: string,
   const { first, last } = await db.selectFrom('products').where('partner_id', '=', partnerId)
     .select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('id').as('last')]).executeTakeFirstOrThrow();
   for (let from = first; from <= last; from += 50_000) {
-    await sql`insert into product_lookups (product_id, lookup_hash, lookup)
+    await sql`insert into product_lookups (product_id, lookup_hash, lookup, etag, partner_id, feed_seq, changed_at)
       select p.id, null, json_set(l0.lookup, '$.sku', p.sku, '$.product.id', p.id, '$.product.videos[0].id', v.id,
         '$.product.pdp_urls[0].id', e0.id, '$.product.pdp_urls[0].pdp_url', concat('https://shop.example/p/', p.id),
-        '$.product.pdp_urls[1].id', e1.id, '$.product.pdp_urls[1].pdp_url', concat('https://outlet.example/p/', p.id))
+        '$.product.pdp_urls[1].id', e1.id, '$.product.pdp_urls[1].pdp_url', concat('https://outlet.example/p/', p.id)),
+        '"bench"', p.partner_id, p.id - ${first} + 1, current_timestamp(3)
       from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0'
       join product_lookups l0 on l0.product_id = p0.id
       join videos v on v.product_id = p.id
@@ -243,13 +244,7 @@ async function seedBySql(db: Kysely<Database>, databaseUrl: string, dir: string,
       join (select product_id, max(id) as id from pdp_entries group by product_id) e1 on e1.product_id = p.id
       where p.partner_id = ${partnerId} and p.sku <> 'B-0' and p.id between ${from} and ${from + 49_999}`.execute(db);
   }
-  // The feed as a first import leaves it: every product once, in id order.
-  await sql`delete from product_changes where partner_id = ${partnerId}`.execute(db);
-  for (let from = first; from <= last; from += 50_000) {
-    await sql`insert into product_changes (partner_id, sku, seq, product_id, deleted, etag, changed_at)
-      select p.partner_id, p.sku, p.id - ${first} + 1, p.id, false, '"bench"', current_timestamp(3)
-      from products p where p.partner_id = ${partnerId} and p.id between ${from} and ${from + 49_999}`.execute(db);
-  }
+  // The feed as a first import leaves it: every product once, in id order (B-0 holds the import's position 1).
   await sql`update partners set feed_seq = ${last - first + 1} where id = ${partnerId}`.execute(db);
 }
 

@@ -215,13 +215,11 @@ class ImportRun {
       const lookup = toLookupResult(product, answerIds, partnerName);
       // Written as text once: the store keeps this text, and the ETag is of the body around it.
       const lookupText = JSON.stringify(lookup);
-      return [{ productId, sku: product.sku, lookupHash: hash, lookup, lookupText, etag: etagOf(lookupBodyOfText(lookupText)) }];
+      const etag = etagOf(lookupBodyOfText(lookupText));
+      // The feed lists a product again only when what a lookup answers changed, as its ETag tells.
+      return [{ productId, sku: product.sku, lookupHash: hash, lookup, lookupText, etag, changed: etag !== storedProducts.get(product.sku)?.etag }];
     });
-    await session.saveLookups(lookups);
-    // The feed lists a product again only when what a lookup answers changed, as its ETag tells.
-    await session.recordChanges(partnerId, lookups
-      .filter((row) => row.etag !== storedProducts.get(row.sku)?.etag)
-      .map((row) => ({ sku: row.sku, productId: row.productId, change: 'upserted' as const, etag: row.etag, changedAt: this.now })));
+    await session.saveLookups(partnerId, lookups, this.now);
   }
 
   /**
@@ -244,7 +242,7 @@ class ImportRun {
       const gone = page.filter((row) => !listed.skus.has(row.sku));
       report.pdp_entries.deleted += await session.deleteProducts(gone.map((row) => row.id));
       report.products.deleted += gone.length;
-      await session.recordChanges(partnerId, gone.map((row) => ({ sku: row.sku, productId: row.id, change: 'deleted' as const, etag: null, changedAt: this.now })));
+      await session.recordDeletions(partnerId, gone.map((row) => ({ sku: row.sku, productId: row.id })), this.now);
       if (page.length < SWEEP_PAGE) break;
       after = page[page.length - 1]!.sku;
     }

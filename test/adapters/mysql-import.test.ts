@@ -26,7 +26,7 @@ catalogImportContract('mysql', () => {
   return {
     fresh: async () => {
       const { db } = testDb;
-      for (const table of ['api_keys', 'product_changes', 'pdp_entries', 'videos', 'products', 'partners'] as const) await db.deleteFrom(table).execute();
+      for (const table of ['api_keys', 'product_tombstones', 'pdp_entries', 'videos', 'products', 'partners'] as const) await db.deleteFrom(table).execute();
       // Emptied tables number from 1 again, so both storages give one file the same IDs.
       for (const table of ['products', 'videos', 'pdp_entries']) await sql`alter table ${sql.table(table)} auto_increment = 1`.execute(db);
       return {
@@ -75,7 +75,8 @@ describe('MySQL import', function () {
 
     it('gets every answer built by the migrations, keeps every hash, and has its answers rewritten by the next import', async function () {
       await writeLegacyCatalog(legacy.db, fixtureCatalog());
-      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed']);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only',
+        '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers']);
       const expected = (await legacyLookup('TENT-2P'))!;
       expect(expected.product.pdp_urls[0]?.json_ld?.transcript).to.equal('Transcript of tent-pitch.');
       // An answer the migration built is rewritten from the file by the next import, even with no change in it.
@@ -97,18 +98,40 @@ describe('MySQL import', function () {
       await sql`delete from product_lookups where ${answerOf('TENT-2P')}`.execute(legacy.db);
       await sql`update product_lookups set lookup = json_set(lookup, '$.product.title', 'Kept') where ${answerOf('abc-1')}`.execute(legacy.db);
       await sql`delete from kysely_migration where name = '0002_product_lookup_document'`.execute(legacy.db);
-      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed']);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only',
+        '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers']);
       expect(await legacyLookup('TENT-2P')).to.deep.equal(before);
       expect((await legacyLookup('abc-1'))?.product.title).to.equal('Kept');
     });
 
     it('runs migrations 0004 and 0005 again after they stopped part-way', async function () {
       await writeLegacyCatalog(legacy.db, fixtureCatalog());
-      await migrateToLatest(legacy.db);
+      await migrateTo(legacy.db, '0005_changes_feed');
       await sql`delete from kysely_migration where name in ('0004_identities_and_hashes_only', '0005_changes_feed')`.execute(legacy.db);
-      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0004_identities_and_hashes_only', '0005_changes_feed']);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers']);
       const feed = await new MysqlChangesFeed(legacy.db).read('acme', 0, 100);
       expect(feed.entries.map((e) => e.sku)).to.deep.equal(fixtureCatalog().partners[0]!.products.map((p) => p.sku));
+    });
+
+    it('moves the feed onto the stored answers (0007): every position and tombstone kept, and again after a stop part-way', async function () {
+      await writeLegacyCatalog(legacy.db, fixtureCatalog());
+      await migrateTo(legacy.db, '0005_changes_feed');
+      // As 0005 left it after an import that deleted one product and changed another.
+      await sql`insert into product_changes (partner_id, sku, seq, product_id, deleted, etag, changed_at)
+        values ('acme', 'GONE-1', 20, 99, true, null, '2026-11-01 10:00:00.000')`.execute(legacy.db);
+      await sql`update product_changes set seq = 21, changed_at = '2026-11-02 10:00:00.000' where partner_id = 'acme' and sku = 'abc-1'`.execute(legacy.db);
+      await sql`update partners set feed_seq = 21 where id = 'acme'`.execute(legacy.db);
+      const before = await sql<{ sku: string; seq: number; deleted: number }>`select sku, seq, deleted from product_changes where partner_id = 'acme' order by seq`.execute(legacy.db);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0006_partner_portal', '0007_feed_on_answers']);
+      const entries = async () => (await new MysqlChangesFeed(legacy.db).read('acme', 0, 100)).entries.map((e) => ({ sku: e.sku, seq: e.seq, deleted: e.change === 'deleted' ? 1 : 0 }));
+      expect(await entries()).to.deep.equal(before.rows);
+      expect((await entries()).at(-1)).to.deep.equal({ sku: 'abc-1', seq: 21, deleted: 0 });
+      await sql`delete from kysely_migration where name = '0007_feed_on_answers'`.execute(legacy.db);
+      expect(await migrateToLatest(legacy.db)).to.deep.equal(['0007_feed_on_answers']);
+      expect(await entries()).to.deep.equal(before.rows);
+      // The next import goes on from the partner's position.
+      await importCatalog(legacy.db, fixtureCatalog());
+      expect((await new MysqlChangesFeed(legacy.db).read('acme', 21, 100)).entries.map((e) => e.seq).every((seq) => seq > 21)).to.equal(true);
     });
   });
 

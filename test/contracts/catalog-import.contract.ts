@@ -332,6 +332,25 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         expect(await feedAfter('globex', await lastSeq('globex'))).to.deep.equal([]);
       });
 
+      it('lists a product deleted and then listed again once, as upserted at its return, and counts positions on', async function () {
+        await importDoc(doc());
+        const mark = await lastSeq('acme');
+        const without = doc();
+        without.partners[0].products = acmeProducts(without).filter((p: { sku: string }) => p.sku !== 'abc-1');
+        await importDoc(without);
+        const deletedAt = await lastSeq('acme');
+        expect(summary(await feedAfter('acme', mark))).to.deep.equal(['deleted abc-1']);
+        await importDoc(doc());
+        const entries = await feedAfter('acme', mark);
+        expect(summary(entries)).to.deep.equal(['upserted abc-1']);
+        expect(entries[0]!.seq).to.be.above(deletedAt);
+        expect(entries[0]!.etag).to.equal(etagOf(lookupBody(await lookup('acme', 'abc-1'))));
+        // From the beginning, too, each product appears once.
+        const all = summary(await feedAfter('acme'));
+        expect(all.filter((line) => line.endsWith(' abc-1'))).to.deep.equal(['upserted abc-1']);
+        expect(new Set(all).size).to.equal(all.length);
+      });
+
       it('lists a change of a published video\'s name but not of an unpublished one\'s, which no lookup shows', async function () {
         await importDoc(doc());
         const mark = await lastSeq('acme');

@@ -4,14 +4,21 @@ import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
+import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
+import { MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
+import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
 import { ImportCatalog } from '../../src/application/import-catalog.js';
+import type { CatalogStore } from '../../src/application/ports/catalog-store.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { TOMBSTONE_RETENTION_MS } from '../../src/domain/changes.js';
 import type { ChangesResponse, ChangeView } from '../../src/domain/changes-view.js';
+import type { Infrastructure } from '../../src/container.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { importDocument } from '../support/import.js';
+import { useTestDatabase } from '../support/mariadb.js';
 import { startTestServer, type Response, type TestServer } from '../support/test-server.js';
 
 const API = '/api/v1/public';
@@ -149,12 +156,49 @@ async function readAll(server: TestServer, headers: Record<string, string>, limi
   }
 }
 
-describe('HTTP: changes feed', function () {
-  let store: MemoryCatalogStore;
+/** A storage, empty: where imports write, and what the server reads. */
+interface Backend {
+  readonly store: CatalogStore;
+  readonly served: Pick<Infrastructure, 'catalog' | 'changes' | 'keys'>;
+}
+
+const BACKENDS: { readonly name: string; setup(): { fresh(): Promise<Backend> } }[] = [
+  {
+    name: 'memory',
+    setup: () => ({
+      fresh: () => {
+        const store = new MemoryCatalogStore();
+        return Promise.resolve({ store, served: { catalog: store, changes: store, keys: store } });
+      },
+    }),
+  },
+  {
+    // Without the response cache, so a lookup right after an import answers what the feed lists.
+    name: 'MySQL',
+    setup: () => {
+      const testDb = useTestDatabase();
+      return {
+        fresh: async () => {
+          const { db } = testDb;
+          for (const table of ['api_keys', 'product_tombstones', 'pdp_entries', 'videos', 'products', 'partners'] as const) await db.deleteFrom(table).execute();
+          return {
+            store: new MysqlCatalogStore(db),
+            served: { catalog: new MysqlProductCatalog(db), changes: new MysqlChangesFeed(db), keys: new MysqlApiKeyStore(db) },
+          };
+        },
+      };
+    },
+  },
+];
+
+for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} storage`, function () {
+  const storage = backend.setup();
+  let store: CatalogStore;
+  let served: Backend['served'];
   let server: TestServer;
 
   const serve = (limit = 10_000): Promise<TestServer> => startTestServer({
-    catalog: store, changes: store, keys: store, limiter: new MemoryRateLimiter({ limit, clock: systemClock }), readiness: alwaysReady,
+    ...served, limiter: new MemoryRateLimiter({ limit, clock: systemClock }), readiness: alwaysReady,
   });
   /** Serves again, over `store` as it is now, with another rate limit. */
   const serveAgain = async (limit?: number): Promise<void> => {
@@ -163,7 +207,7 @@ describe('HTTP: changes feed', function () {
   };
 
   beforeEach(async function () {
-    store = new MemoryCatalogStore();
+    ({ store, served } = await storage.fresh());
     await importDocument(store, catalogOf(FIFTY.map((sku) => product(sku))));
     server = await serve();
   });
@@ -283,7 +327,7 @@ describe('HTTP: changes feed', function () {
   it('answers 410 cursor_expired to a cursor older than a deletion the feed no longer keeps, and serves a fresh start', async function () {
     const now = Date.now();
     const at = (ms: number) => new ImportCatalog(store, { now: () => ms });
-    store = new MemoryCatalogStore();
+    ({ store, served } = await storage.fresh());
     await serveAgain();
     const all = catalogOf(FIFTY.map((sku) => product(sku)));
     const withoutOne = catalogOf(FIFTY.filter((sku) => sku !== 'SKU-30').map((sku) => product(sku)));

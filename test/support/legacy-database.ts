@@ -16,9 +16,16 @@ export async function migrateTo(db: Kysely<Database>, name: string): Promise<voi
  * content in the columns of schema 0001, no stored answers. IDs follow file order from 1.
  */
 export async function writeLegacyCatalog(db: Kysely<Database>, catalog: Catalog): Promise<void> {
-  for (const table of ['product_changes', 'product_lookups', 'pdp_entries', 'videos', 'products', 'api_keys', 'partners', 'kysely_migration', 'kysely_migration_lock']) {
-    await sql`drop table if exists ${sql.table(table)}`.execute(db);
-  }
+  // Every table, whichever migration made it; on one connection, as foreign-key checks are off for it alone.
+  await db.connection().execute(async (connection) => {
+    const { rows } = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = database()`.execute(connection);
+    await sql`set foreign_key_checks = 0`.execute(connection);
+    try {
+      for (const { name } of rows) await sql`drop table ${sql.table(name)}`.execute(connection);
+    } finally {
+      await sql`set foreign_key_checks = 1`.execute(connection);
+    }
+  });
   await migrateTo(db, '0001_initial_schema');
   const next = { product: 1, video: 1, entry: 1 };
   for (const partner of catalog.partners) {

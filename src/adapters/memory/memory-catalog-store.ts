@@ -204,7 +204,7 @@ class MemoryImportSession implements CatalogImportSession {
     return Promise.resolve();
   }
 
-  saveLookups(rows: readonly StoredLookup[]): Promise<void> {
+  saveLookups(partnerId: string, rows: readonly StoredLookup[], at: Date): Promise<void> {
     const { state } = this;
     for (const row of rows) {
       const product = state.productsById.get(row.productId);
@@ -214,6 +214,7 @@ class MemoryImportSession implements CatalogImportSession {
       inner(state.products, product.partnerId).set(product.sku, saved);
       state.lookups.set(product.id, deepFreeze(row.lookup));
     }
+    this.listInFeed(partnerId, rows.filter((row) => row.changed).map((row) => ({ sku: row.sku, productId: row.productId, change: 'upserted', etag: row.etag, changedAt: at })));
     return Promise.resolve();
   }
 
@@ -254,7 +255,13 @@ class MemoryImportSession implements CatalogImportSession {
     return Promise.resolve();
   }
 
-  recordChanges(partnerId: string, changes: readonly ProductChange[]): Promise<void> {
+  recordDeletions(partnerId: string, products: readonly { sku: string; productId: number }[], at: Date): Promise<void> {
+    this.listInFeed(partnerId, products.map((row) => ({ ...row, change: 'deleted', etag: null, changedAt: at })));
+    return Promise.resolve();
+  }
+
+  /** Each change at the partner's next position; a product's earlier entry gives way to its new one. */
+  private listInFeed(partnerId: string, changes: readonly ProductChange[]): void {
     let feed = this.state.feeds.get(partnerId);
     if (feed === undefined) {
       feed = { seq: 0, horizon: 0, entries: new Map() };
@@ -264,7 +271,6 @@ class MemoryImportSession implements CatalogImportSession {
       feed.entries.delete(change.sku);
       feed.entries.set(change.sku, { ...change, seq: (feed.seq += 1) });
     }
-    return Promise.resolve();
   }
 
   dropTombstones(partnerId: string, before: Date): Promise<void> {

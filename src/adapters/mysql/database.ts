@@ -16,14 +16,13 @@ export interface PartnersTable {
 }
 
 /** A partner's changes feed: one row per product, at its latest change; deleted ones kept a while as tombstones. */
-export interface ProductChangesTable {
+/** A deleted product, listed in its partner's changes feed until the tombstone is dropped. */
+export interface ProductTombstonesTable {
   partner_id: string;
   sku: string;
   seq: number;
   product_id: number;
-  deleted: ColumnType<number, boolean, boolean>;
-  etag: string | null;
-  changed_at: Date;
+  deleted_at: Date;
 }
 
 /** Only the SHA-256 of a key is ever stored; `origin` tells file keys from CLI-issued ones. */
@@ -58,6 +57,10 @@ export interface ProductLookupsTable {
   lookup: Json<LookupResult>;
   /** The ETag a lookup of `lookup` sends; null until an import writes the answer. */
   etag: string | null;
+  partner_id: string;
+  /** The product's position in its partner's changes feed: that of the answer's latest change. */
+  feed_seq: number;
+  changed_at: Date;
 }
 
 export interface VideosTable {
@@ -135,7 +138,7 @@ export interface Database {
   product_lookups: ProductLookupsTable;
   videos: VideosTable;
   pdp_entries: PdpEntriesTable;
-  product_changes: ProductChangesTable;
+  product_tombstones: ProductTombstonesTable;
   partner_admins: PartnerAdminsTable;
   admin_invitations: AdminInvitationsTable;
   admin_sessions: AdminSessionsTable;

@@ -1,7 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
-import type { ProductChange } from '../../domain/changes.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 import { deleteByIds, upsertRows } from './upsert.js';
@@ -45,6 +44,8 @@ async function inLists<V, R>(values: readonly V[], read: (list: V[]) => Promise<
 class MysqlImportSession implements CatalogImportSession {
   /** Each partner's feed position as this import has moved it. */
   private readonly feedPositions = new Map<string, number>();
+  /** Whether each partner has tombstones, once known: most imports need not look for one per product. */
+  private readonly tombstoned = new Map<string, boolean>();
 
   constructor(private readonly trx: Transaction<Database>) {}
 
@@ -106,10 +107,53 @@ class MysqlImportSession implements CatalogImportSession {
     return deleteByIds(this.trx, 'pdp_entries', ids);
   }
 
-  saveLookups(rows: readonly StoredLookup[]): Promise<void> {
-    return upsertRows(this.trx, 'product_lookups', rows.map((row) => ({
-      product_id: row.productId, lookup_hash: row.lookupHash, lookup: row.lookupText, etag: row.etag,
-    })), ['lookup_hash', 'lookup', 'etag']);
+  async saveLookups(partnerId: string, rows: readonly StoredLookup[], at: Date): Promise<void> {
+    const changed = rows.filter((row) => row.changed);
+    if (changed.length > 0) {
+      let seq = await this.feedPosition(partnerId);
+      // Listing a change is writing the answer with its new position: no row of its own.
+      await upsertRows(this.trx, 'product_lookups', changed.map((row) => ({
+        product_id: row.productId, lookup_hash: row.lookupHash, lookup: row.lookupText, etag: row.etag,
+        partner_id: partnerId, feed_seq: (seq += 1), changed_at: at,
+      })), ['lookup_hash', 'lookup', 'etag', 'feed_seq', 'changed_at']);
+      await this.moveFeed(partnerId, seq);
+      // A product listed again after its deletion leaves the tombstones, so the feed holds it once.
+      if (this.tombstoned.get(partnerId) ?? await this.hasTombstones(partnerId)) {
+        await inLists(changed.map((row) => row.sku), async (list) => {
+          await this.trx.deleteFrom('product_tombstones').where('partner_id', '=', partnerId).where('sku', 'in', list).execute();
+          return [];
+        });
+      }
+    }
+    const unchanged = rows.filter((row) => !row.changed);
+    // An answer rebuilt with the same ETag is one already stored, and it keeps its feed position:
+    // the insert's position is never used.
+    if (unchanged.length > 0) {
+      await upsertRows(this.trx, 'product_lookups', unchanged.map((row) => ({
+        product_id: row.productId, lookup_hash: row.lookupHash, lookup: row.lookupText, etag: row.etag,
+        partner_id: partnerId, feed_seq: 0, changed_at: at,
+      })), ['lookup_hash', 'lookup', 'etag']);
+    }
+  }
+
+  /** The partner's feed position as this import has moved it; read once, as imports take turns (the lock). */
+  private async feedPosition(partnerId: string): Promise<number> {
+    const known = this.feedPositions.get(partnerId);
+    if (known !== undefined) return known;
+    const { feed_seq: seq } = await this.trx.selectFrom('partners').select('feed_seq').where('id', '=', partnerId).executeTakeFirstOrThrow();
+    this.feedPositions.set(partnerId, seq);
+    return seq;
+  }
+
+  private async moveFeed(partnerId: string, seq: number): Promise<void> {
+    await this.trx.updateTable('partners').set({ feed_seq: seq }).where('id', '=', partnerId).execute();
+    this.feedPositions.set(partnerId, seq);
+  }
+
+  private async hasTombstones(partnerId: string): Promise<boolean> {
+    const row = await this.trx.selectFrom('product_tombstones').select('seq').where('partner_id', '=', partnerId).limit(1).executeTakeFirst();
+    this.tombstoned.set(partnerId, row !== undefined);
+    return row !== undefined;
   }
 
   // Pages follow the unique (partner, identity) indexes, so each is a range read whatever the catalog's size.
@@ -138,24 +182,21 @@ class MysqlImportSession implements CatalogImportSession {
     return deleteByIds(this.trx, 'videos', ids);
   }
 
-  async recordChanges(partnerId: string, changes: readonly ProductChange[]): Promise<void> {
-    if (changes.length === 0) return;
-    // One import at a time per database (the lock), so the position read once stays this import's to move on.
-    let seq = this.feedPositions.get(partnerId) ?? (await this.trx.selectFrom('partners').select('feed_seq').where('id', '=', partnerId).executeTakeFirstOrThrow()).feed_seq;
-    await upsertRows(this.trx, 'product_changes', changes.map((change) => ({
-      partner_id: partnerId, sku: change.sku, seq: (seq += 1), product_id: change.productId,
-      deleted: change.change === 'deleted', etag: change.etag, changed_at: change.changedAt,
-    })), ['seq', 'product_id', 'deleted', 'etag', 'changed_at']);
-    await this.trx.updateTable('partners').set({ feed_seq: seq }).where('id', '=', partnerId).execute();
-    this.feedPositions.set(partnerId, seq);
+  async recordDeletions(partnerId: string, products: readonly { sku: string; productId: number }[], at: Date): Promise<void> {
+    if (products.length === 0) return;
+    let seq = await this.feedPosition(partnerId);
+    await upsertRows(this.trx, 'product_tombstones', products.map((row) => ({
+      partner_id: partnerId, sku: row.sku, seq: (seq += 1), product_id: row.productId, deleted_at: at,
+    })), ['seq', 'product_id', 'deleted_at']);
+    await this.moveFeed(partnerId, seq);
+    this.tombstoned.set(partnerId, true);
   }
 
   async dropTombstones(partnerId: string, before: Date): Promise<void> {
-    const { top } = await this.trx.selectFrom('product_changes').select((eb) => eb.fn.max<number | null>('seq').as('top'))
-      .where('partner_id', '=', partnerId).where('deleted', '=', 1).where('changed_at', '<', before).executeTakeFirstOrThrow();
+    const { top } = await this.trx.selectFrom('product_tombstones').select((eb) => eb.fn.max<number | null>('seq').as('top'))
+      .where('partner_id', '=', partnerId).where('deleted_at', '<', before).executeTakeFirstOrThrow();
     if (top === null) return;
-    await this.trx.deleteFrom('product_changes')
-      .where('partner_id', '=', partnerId).where('deleted', '=', 1).where('seq', '<=', top).where('changed_at', '<', before).execute();
+    await this.trx.deleteFrom('product_tombstones').where('partner_id', '=', partnerId).where('seq', '<=', top).where('deleted_at', '<', before).execute();
     await this.trx.updateTable('partners').set({ feed_horizon: sql<number>`greatest(feed_horizon, ${top})` }).where('id', '=', partnerId).execute();
   }
 

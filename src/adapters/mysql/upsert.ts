@@ -2,7 +2,7 @@ import { sql, type Insertable, type InsertQueryBuilder, type InsertResult, type 
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 
-type UpsertTable = 'partners' | 'api_keys' | 'products' | 'product_lookups' | 'videos' | 'pdp_entries' | 'product_changes';
+type UpsertTable = 'partners' | 'api_keys' | 'products' | 'product_lookups' | 'videos' | 'pdp_entries' | 'product_tombstones';
 type UpdateFromInserted<T extends UpsertTable> = Parameters<InsertQueryBuilder<Database, T, InsertResult>['onDuplicateKeyUpdate']>[0];
 
 /** Rough bytes a row adds to an INSERT statement, to keep each batch well under max_allowed_packet. */

@@ -1,4 +1,3 @@
-import type { ProductChange } from '../../domain/changes.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 
 /**
@@ -50,12 +49,15 @@ export interface StoredApiKey {
 
 export interface StoredLookup {
   readonly productId: number;
+  readonly sku: string;
   readonly lookupHash: string;
   readonly lookup: LookupResult;
   /** `lookup` as JSON text, as a lookup serves it. */
   readonly lookupText: string;
   /** The ETag a lookup of this answer sends (`etagOf`). */
   readonly etag: string;
+  /** What a lookup answers differs from the stored answer (its ETag), so the feed lists the product again. */
+  readonly changed: boolean;
 }
 
 /** The reads and writes of one import, inside its unit of work. Lists may be empty. */
@@ -74,8 +76,12 @@ export interface CatalogImportSession {
   /** Stores PDP entries by product and page. */
   savePdpEntries(rows: readonly Omit<StoredPdpEntry, 'id'>[]): Promise<void>;
   deletePdpEntries(ids: readonly number[]): Promise<void>;
-  /** Stores each product's lookup answer, the document lookups return, with the hash of its sources and the answer's ETag. */
-  saveLookups(rows: readonly StoredLookup[]): Promise<void>;
+  /**
+   * Stores each product's lookup answer, the document lookups return, with the hash of its sources
+   * and the answer's ETag. Each `changed` one takes the partner's next feed position, changed at `at`:
+   * the feed holds each product once, at its latest change.
+   */
+  saveLookups(partnerId: string, rows: readonly StoredLookup[], at: Date): Promise<void>;
 
   /** A partner's stored products with SKUs after `afterSku` (from the first when null), at most `limit`, in SKU order. */
   productPage(partnerId: string, afterSku: string | null, limit: number): Promise<{ readonly id: number; readonly sku: string }[]>;
@@ -85,11 +91,8 @@ export interface CatalogImportSession {
   deleteProducts(ids: readonly number[]): Promise<number>;
   deleteVideos(ids: readonly number[]): Promise<void>;
 
-  /**
-   * Adds changes to the partner's feed, in order, each at the next position; a product's earlier
-   * entry gives way to its new one, so the feed holds each product once, at its latest change.
-   */
-  recordChanges(partnerId: string, changes: readonly ProductChange[]): Promise<void>;
+  /** Lists deleted products in the partner's feed, each at the next position, deleted at `at`. */
+  recordDeletions(partnerId: string, products: readonly { readonly sku: string; readonly productId: number }[], at: Date): Promise<void>;
   /** Drops the partner's deleted products changed before `before`; cursors from before the newest dropped expire. */
   dropTombstones(partnerId: string, before: Date): Promise<void>;
 
