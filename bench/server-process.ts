@@ -32,13 +32,14 @@ export async function waitUntilUp(url: string): Promise<void> {
 /**
  * Starts a server script under tsx on core 0. With `taskset`, the child is taskset itself until it
  * execs node: same pid, so the pid is the server's. The service's metrics are on, as in production,
- * on a free port of their own unless `env` says otherwise (METRICS_PORT=0 turns them off).
+ * on a free port of their own unless `env` says otherwise (METRICS_PORT=0 turns them off); the
+ * partner portal, which no bench drives, is off, so its fixed default port is never contended.
  */
 export async function startServer(script: string, env: Record<string, string>): Promise<ChildProcess> {
   const node = [process.execPath, '--import', 'tsx', script];
   const [command, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
   const metricsPort = env.METRICS_PORT ?? String(await freePort());
-  return spawn(command!, args, { env: { ...process.env, METRICS_PORT: metricsPort, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(command!, args, { env: { ...process.env, METRICS_PORT: metricsPort, PORTAL_PORT: '0', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** A command for the load side, on core 1 when pinned. */
