@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { once } from 'node:events';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { freePort } from './support/redis.js';
+import type { ServiceScript } from './support/script-command.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
 
 /** The TCP ports the process listens on, from /proc: its socket inodes among the listening sockets. */
@@ -26,11 +27,12 @@ function listeningPorts(pid: number): number[] {
   return ports.sort((a, b) => a - b);
 }
 
-describe('the service\'s metrics listener (METRICS_PORT, METRICS_HOST)', function () {
+// As the demo starts it (tsx) and as production does (compiled, from dist/).
+for (const script of ['start', 'start:prod'] satisfies ServiceScript[]) describe(`the service's metrics listener, METRICS_PORT and METRICS_HOST (npm run ${script})`, function () {
   this.timeout(30_000);
   const running: ServiceProcess[] = [];
   const start = (env: Record<string, string>): ServiceProcess => {
-    const service = startService(env);
+    const service = startService(env, script);
     running.push(service);
     return service;
   };
