@@ -66,15 +66,34 @@ describe('one process per command', function () {
     }
   });
 
+  const SERVER_ENV = { HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', PORTAL_PORT: '0' };
+  const listening = async (server: ChildProcess): Promise<() => string> => {
+    let out = '';
+    server.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+    await until('the server to listen', () => Promise.resolve(out.includes('"msg":"listening"') ? true : undefined));
+    return () => out;
+  };
+
   for (const script of ['start', 'start:prod'] satisfies ServiceScript[]) {
     it(`npm run ${script}: SIGKILL to the server leaves no process`, async function () {
-      const server = start(script, [], { HOST: '127.0.0.1', PORT: '0' });
-      let out = '';
-      server.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-      await until('the server to listen', () => Promise.resolve(out.includes('"msg":"listening"') ? true : undefined));
+      const server = start(script, [], SERVER_ENV);
+      await listening(server);
       await killCommand(server);
     });
   }
+
+  it('npm start itself: SIGTERM to npm reaches the server, which stops gracefully', async function () {
+    // npm passes SIGTERM to its child; the script's `exec` makes that child the server, not a shell.
+    const command = scriptCommand('start');
+    const npm = spawn('npm', ['start'], { cwd: ROOT, env: { PATH: command.path, HOME: process.env.HOME ?? '', ...SERVER_ENV }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    started.push(npm);
+    const out = await listening(npm);
+    const exited = once(npm, 'exit');
+    npm.kill('SIGTERM');
+    await exited;
+    await until('every process of npm start to end', () => Promise.resolve(groupAlive(npm.pid!) ? undefined : true), 10_000);
+    expect(out()).to.include('"msg":"stopped"');
+  });
 
   describe('on MySQL', function () {
     let dir: string;

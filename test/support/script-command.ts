@@ -18,11 +18,13 @@ export interface ScriptCommand {
 
 /**
  * The command line of a package.json script, to start without npm and a shell in between, so the
- * tests run what an operator runs. A script that needs a shell is refused rather than guessed at.
+ * tests run what an operator runs. A leading `exec` (the shell gives way to the command, so npm's
+ * signals reach it) is the shell's, not the command's. A script that needs more of a shell is
+ * refused rather than guessed at.
  */
 export function scriptCommand(name: string): ScriptCommand {
   const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const line = scripts[name];
+  const line = scripts[name]?.replace(/^exec /, '');
   if (line === undefined) throw new Error(`package.json has no script "${name}"`);
   if (!/^[\w@./:=-]+( [\w@./:=-]+)*$/.test(line)) throw new Error(`script "${name}" is more than one plain command: ${line}`);
   const [program, ...args] = line.split(' ') as [string, ...string[]];
