@@ -5,6 +5,15 @@ import { connect, type Socket } from 'node:net';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 
 const SOCKETS = 200;
+/**
+ * How much more memory the flooded service may take. From Node.js 22 on, V8 sizes its young
+ * generation by the machine's memory (128 MB here, against 32 MB on Node.js 20) and collects old
+ * garbage later, so the same service peaks higher while holding no more: heap snapshots at the
+ * peak show about 40 MB live on 20 and 24 alike (Node.js 24 here: 150 to 180 MB at the peak). A
+ * service that buffered answers for sockets that never read would grow with every second of the
+ * flood instead.
+ */
+const GROWTH_BUDGET_MB = Number(process.versions.node.split('.')[0]) >= 22 ? 250 : 100;
 const PIPELINED = Buffer.from('GET /api/v1/public/sku/TENT-2P HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(500));
 
 function rssMb(pid: number): number {
@@ -71,7 +80,7 @@ describe('the service under a flood of pipelined requests nobody reads', functio
     service.kill();
   });
 
-  it(`keeps answering a partner and stays within 100 MB more memory while ${SOCKETS} sockets flood it`, async function () {
+  it(`keeps answering a partner and stays within ${GROWTH_BUDGET_MB} MB more memory while ${SOCKETS} sockets flood it`, async function () {
     // With the default limits, as an operator runs it.
     service = startService({ LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000' });
     const [, url, path] = await service.waitFor(/curl -s -H 'Authorization: Bearer pcat_live_[A-Za-z0-9]{40}' (http:\/\/[^\s/]+)(\S+)/);
@@ -96,6 +105,6 @@ describe('the service under a flood of pipelined requests nobody reads', functio
     // Closed connections were replaced: the flood kept going the whole time.
     expect(flood.opened()).to.be.greaterThan(SOCKETS);
     process.stdout.write(`      RSS ${before.toFixed(0)} MB before, ${peak.toFixed(0)} MB at peak; ${flood.opened()} attacking connections\n`);
-    expect(peak - before, `RSS went from ${before.toFixed(0)} MB to a peak of ${peak.toFixed(0)} MB`).to.be.below(100);
+    expect(peak - before, `RSS went from ${before.toFixed(0)} MB to a peak of ${peak.toFixed(0)} MB`).to.be.below(GROWTH_BUDGET_MB);
   });
 });
