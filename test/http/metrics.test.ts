@@ -145,6 +145,9 @@ describe('metrics (/metrics)', function () {
       expect(samples(scraped, 'pcat_db_pool_waiting')).to.deep.equal({ '': 0 });
       expect(family(scraped, 'process_cpu_seconds_total').type).to.equal('COUNTER');
       expect(family(scraped, 'nodejs_heap_size_used_bytes').type).to.equal('GAUGE');
+      expect(family(scraped, 'nodejs_eventloop_lag_seconds').type).to.equal('GAUGE');
+      // Left out on purpose: observing every garbage collection costs the lookups (docs/decisions.md, metrics).
+      expect(scraped.families.map((f) => f.name)).to.not.include('nodejs_gc_duration_seconds');
       expectNothingIdentifying(scraped.text);
     });
   });
