@@ -5,22 +5,12 @@ import { InviteAdmin } from '../../src/application/invite-admin.js';
 import { ResumeSession } from '../../src/application/resume-session.js';
 import { SignIn } from '../../src/application/sign-in.js';
 import { SignOut } from '../../src/application/sign-out.js';
-import { AdminError, SIGN_IN_FAILED_MESSAGE } from '../../src/domain/admin-errors.js';
+import { SIGN_IN_FAILED_MESSAGE } from '../../src/domain/admin-errors.js';
 import { hashToken, INVITATION_LIFETIME_MS, SESSION_IDLE_MS, SIGN_IN_LOCK_MS } from '../../src/domain/admin.js';
 import { hashPassword, verifyPassword } from '../../src/domain/password.js';
-import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
+import { adminRefusal, memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 
 const PASSWORD = 'correct horse battery staple';
-
-async function refusal(promise: Promise<unknown>): Promise<AdminError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AdminError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('admin accounts, invitations and sessions, on the memory adapters', function () {
   this.timeout(30_000);
@@ -63,8 +53,8 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
       expect(issued.expiresAt.getTime() - world.clock.now()).to.equal(INVITATION_LIFETIME_MS);
       expect(await world.admin.invitations.find(issued.token)).to.equal(null);
       expect(await world.admin.invitations.find(hashToken(issued.token))).to.deep.include({ partnerId: 'acme', usedAt: null });
-      expect((await refusal(invite.execute({ partnerId: 'nobody', email: 'a@b.example' }))).code).to.equal('partner_not_found');
-      expect((await refusal(invite.execute({ partnerId: 'acme', email: 'not an email' }))).code).to.equal('invalid_email');
+      expect((await adminRefusal(invite.execute({ partnerId: 'nobody', email: 'a@b.example' }))).code).to.equal('partner_not_found');
+      expect((await adminRefusal(invite.execute({ partnerId: 'acme', email: 'not an email' }))).code).to.equal('invalid_email');
     });
 
     it('creates the account and a session once; a second use and an expired one are refused alike', async function () {
@@ -72,35 +62,35 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
       const started = await accept.execute({ token, password: PASSWORD, confirmation: PASSWORD });
       expect(started.session).to.include({ partnerId: 'acme', email: 'ada@acme.example' });
       expect(await resume.execute({ sessionId: started.sessionId })).to.deep.include({ partnerId: 'acme' });
-      const reused = await refusal(accept.execute({ token, password: PASSWORD, confirmation: PASSWORD }));
+      const reused = await adminRefusal(accept.execute({ token, password: PASSWORD, confirmation: PASSWORD }));
       expect(reused.code).to.equal('invalid_invitation');
       const late = await invited('bob@acme.example');
       world.clock.advance(INVITATION_LIFETIME_MS);
-      const expired = await refusal(new CheckInvitation(world.admin.invitations, world.clock).execute({ token: late }));
+      const expired = await adminRefusal(new CheckInvitation(world.admin.invitations, world.clock).execute({ token: late }));
       expect(expired.code).to.equal('invalid_invitation');
       expect(expired.message).to.equal(reused.message);
-      expect((await refusal(accept.execute({ token: late, password: PASSWORD, confirmation: PASSWORD }))).code).to.equal('invalid_invitation');
+      expect((await adminRefusal(accept.execute({ token: late, password: PASSWORD, confirmation: PASSWORD }))).code).to.equal('invalid_invitation');
       expect(await world.admin.accounts.findByEmail('bob@acme.example')).to.equal(null);
     });
 
     it('refuses a short or unconfirmed password without using the invitation up', async function () {
       const token = await invited();
-      expect((await refusal(accept.execute({ token, password: 'elevenchars', confirmation: 'elevenchars' }))).code).to.equal('password_too_short');
-      expect((await refusal(accept.execute({ token, password: PASSWORD, confirmation: `${PASSWORD} ` }))).code).to.equal('passwords_differ');
+      expect((await adminRefusal(accept.execute({ token, password: 'elevenchars', confirmation: 'elevenchars' }))).code).to.equal('password_too_short');
+      expect((await adminRefusal(accept.execute({ token, password: PASSWORD, confirmation: `${PASSWORD} ` }))).code).to.equal('passwords_differ');
       await accept.execute({ token, password: 'twelve chars', confirmation: 'twelve chars' });
     });
 
     it('is refused for an email that has an account already', async function () {
       await account();
-      expect((await refusal(invite.execute({ partnerId: 'globex', email: 'ada@acme.example' }))).code).to.equal('admin_exists');
+      expect((await adminRefusal(invite.execute({ partnerId: 'globex', email: 'ada@acme.example' }))).code).to.equal('admin_exists');
     });
   });
 
   describe('signing in', function () {
     it('gives one answer for an unknown email and a wrong password, logging admin.sign_in_failed', async function () {
       await account();
-      const unknown = await refusal(signIn.execute({ email: 'eve@acme.example', password: PASSWORD }));
-      const wrong = await refusal(signIn.execute({ email: 'ada@acme.example', password: 'wrong password!' }));
+      const unknown = await adminRefusal(signIn.execute({ email: 'eve@acme.example', password: PASSWORD }));
+      const wrong = await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: 'wrong password!' }));
       expect([unknown.code, unknown.message]).to.deep.equal(['sign_in_failed', SIGN_IN_FAILED_MESSAGE]);
       expect([wrong.code, wrong.message]).to.deep.equal(['sign_in_failed', SIGN_IN_FAILED_MESSAGE]);
       const events = await world.admin.audit.list('acme', 10);
@@ -122,13 +112,13 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
       await account();
       for (let i = 0; i < 5; i += 1) {
         world.clock.advance(60_000);
-        expect((await refusal(signIn.execute({ email: 'ada@acme.example', password: `wrong ${i} password` }))).code).to.equal('sign_in_failed');
+        expect((await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: `wrong ${i} password` }))).code).to.equal('sign_in_failed');
       }
-      const sixth = await refusal(signIn.execute({ email: 'ada@acme.example', password: PASSWORD }));
+      const sixth = await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: PASSWORD }));
       expect(sixth.code).to.equal('sign_in_locked');
       expect(sixth.message).to.equal('Too many failed sign-ins for this email. Try again in 15 minutes.');
       world.clock.advance(SIGN_IN_LOCK_MS - 1);
-      expect((await refusal(signIn.execute({ email: 'ada@acme.example', password: PASSWORD }))).code).to.equal('sign_in_locked');
+      expect((await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: PASSWORD }))).code).to.equal('sign_in_locked');
       world.clock.advance(1);
       expect((await signIn.execute({ email: 'ada@acme.example', password: PASSWORD })).session.email).to.equal('ada@acme.example');
     });
@@ -137,14 +127,14 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
       await account();
       for (let i = 0; i < 5; i += 1) {
         world.clock.advance(4 * 60_000);
-        await refusal(signIn.execute({ email: 'ada@acme.example', password: 'wrong password!' }));
-        await refusal(signIn.execute({ email: 'nobody@acme.example', password: 'wrong password!' }));
+        await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: 'wrong password!' }));
+        await adminRefusal(signIn.execute({ email: 'nobody@acme.example', password: 'wrong password!' }));
       }
       // The first failure fell out of the window: four in the last 15 minutes.
       expect((await signIn.execute({ email: 'ada@acme.example', password: PASSWORD })).session.partnerId).to.equal('acme');
       // The unknown email has four in the window too: one more locks it, and the next is refused as locked.
-      expect((await refusal(signIn.execute({ email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_failed');
-      expect((await refusal(signIn.execute({ email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_locked');
+      expect((await adminRefusal(signIn.execute({ email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_failed');
+      expect((await adminRefusal(signIn.execute({ email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_locked');
     });
   });
 

@@ -6,18 +6,7 @@ import { ListApiKeys } from '../../src/application/list-api-keys.js';
 import { ReplaceApiKey } from '../../src/application/replace-api-key.js';
 import { RevokeApiKey } from '../../src/application/revoke-api-key.js';
 import { isWellFormedApiKey } from '../../src/domain/api-key.js';
-import { AdminError } from '../../src/domain/admin-errors.js';
-import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
-
-async function rejected(promise: Promise<unknown>): Promise<AdminError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AdminError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+import { adminRefusal, memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 
 describe('key use cases, on the memory adapters', function () {
   let world: PortalWorld;
@@ -56,7 +45,7 @@ describe('key use cases, on the memory adapters', function () {
   });
 
   it('refuses a key for a partner that does not exist', async function () {
-    expect((await rejected(issue.execute({ partnerId: 'nobody', label: null, actor: null }))).code).to.equal('partner_not_found');
+    expect((await adminRefusal(issue.execute({ partnerId: 'nobody', label: null, actor: null }))).code).to.equal('partner_not_found');
   });
 
   it('revokes a key: refused from the next authentication on, logged once, its first revocation time kept', async function () {
@@ -77,7 +66,7 @@ describe('key use cases, on the memory adapters', function () {
       replace.execute({ partnerId: 'acme', keyId: issued.id, actor: admin }),
       revoke.execute({ partnerId: 'acme', keyId: 'no-such-key', actor: admin }),
     ]) {
-      const error = await rejected(attempt);
+      const error = await adminRefusal(attempt);
       expect(error.code).to.equal('key_not_found');
     }
     expect(await works(issued.key)).to.equal(true);
@@ -97,7 +86,7 @@ describe('key use cases, on the memory adapters', function () {
     const events = (await world.admin.audit.list('acme', 10)).map((e) => [e.action, e.keyId]);
     expect(events).to.deep.equal([['key.created', fresh.id], ['key.replaced', old.id], ['key.created', old.id]]);
     // A revoked key cannot be replaced again.
-    expect((await rejected(replace.execute({ partnerId: 'acme', keyId: old.id, actor: admin }))).code).to.equal('key_not_active');
+    expect((await adminRefusal(replace.execute({ partnerId: 'acme', keyId: old.id, actor: admin }))).code).to.equal('key_not_active');
   });
 
   it('still hands out an issued key when the instances cannot be told, saying why; a revocation that cannot be told fails saying it is committed', async function () {

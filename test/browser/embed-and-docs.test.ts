@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createClient, jsonLdScriptFor, type VideoObjectJsonLd } from '../../client/src/index.js';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
@@ -11,9 +10,9 @@ import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter
 import { systemClock } from '../../src/application/ports/clock.js';
 import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
+import { launchChromium } from '../support/chromium.js';
 import { noChanges, startTestServer, type TestServer } from '../support/test-server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PAYLOAD = '</script><script>window.__pwned=1</script>';
 const PAGE_URL = 'https://shop.example/p/hostile';
 /** Chromium resolves it to 127.0.0.1 itself: a plain-HTTP origin that is not loopback, as a LAN address is. */
@@ -80,20 +79,7 @@ describe('in headless Chromium', function () {
   let api: TestServer | undefined;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const line = `${CHROMIUM} is missing; install Debian's chromium package (apt-get install -y chromium)`;
-      if (process.env.CI === 'true') throw new Error(`browser tests cannot run under CI: ${line}`);
-      process.stderr.write(`\n*** BROWSER TESTS SKIPPED: ${line} ***\n`);
-      this.skip();
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
-        `--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`,
-      ],
-    });
+    browser = await launchChromium(this, [`--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`]);
     api = await startTestServer(hostileCatalog());
   });
   after(async function () {

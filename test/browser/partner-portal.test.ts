@@ -1,14 +1,13 @@
-import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { InviteAdmin } from '../../src/application/invite-admin.js';
+import { launchChromium } from '../support/chromium.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 import { startTestPortal, type TestPortal } from '../support/portal-server.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery staple';
 /** `UPDATE_SCREENSHOTS=1` writes the README's pictures of the pages, from this throwaway world's keys. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
@@ -21,17 +20,7 @@ describe('the partner portal in headless Chromium', function () {
   let api: TestServer | undefined;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const line = `${CHROMIUM} is missing; install Debian's chromium package (apt-get install -y chromium)`;
-      if (process.env.CI === 'true') throw new Error(`browser tests cannot run under CI: ${line}`);
-      process.stderr.write(`\n*** BROWSER TESTS SKIPPED: ${line} ***\n`);
-      this.skip();
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium(this);
     // One memory store behind both listeners, as `npm start` runs them.
     world = await memoryPortalWorld();
     portal = await startTestPortal(world);

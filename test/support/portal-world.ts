@@ -1,3 +1,4 @@
+import { AdminError } from '../../src/domain/admin-errors.js';
 import { MemoryApiKeyAdmin } from '../../src/adapters/memory/memory-api-key-admin.js';
 import { memoryAdminStore, type MemoryAdminStore } from '../../src/adapters/memory/memory-admin-store.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
@@ -45,4 +46,15 @@ export async function memoryPortalWorld(): Promise<PortalWorld> {
   const store = new MemoryCatalogStore();
   await importDocument(store, fixtureDocument());
   return { clock, store, keys: new MemoryApiKeyAdmin(store, new Date(clock.now())), admin: memoryAdminStore(), announcer: new CountingAnnouncer() };
+}
+
+/** The AdminError a use case refuses with; anything else, or no refusal, fails the test. */
+export async function adminRefusal(promise: Promise<unknown>): Promise<AdminError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AdminError) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
 }
