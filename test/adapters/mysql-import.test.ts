@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/mysql/database.js';
 import { IMPORT_LOCK, MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
-import { MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
+import { feedPageQuery, MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
 import { catalogImportContract } from '../contracts/catalog-import.contract.js';
 import { importCatalog, importDocument } from '../support/import.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
@@ -152,6 +152,17 @@ describe('MySQL import', function () {
     expect(after.get('acme/TENT-2P')).to.not.equal(before.get('acme/TENT-2P'));
     expect(after.get('acme/TENT-2P')).to.equal(etagOf(lookupBody(await lookup('acme', 'TENT-2P'))));
     expect(after.get('acme/abc-1')).to.equal(before.get('acme/abc-1'));
+  });
+
+  it('reads a feed page from the two position indexes alone, never the stored answers', async function () {
+    await importDoc(doc());
+    const { rows } = await sql<{ table: string; key: string | null; Extra: string | null }>`explain ${feedPageQuery('acme', 0, 100)}`.execute(db);
+    const plan = (table: string) => rows.find((row) => row.table === table);
+    expect(plan('product_lookups')?.key).to.equal('product_lookups_position');
+    // Index-only: the answers, kilobytes each, stay on disk.
+    expect(plan('product_lookups')?.Extra).to.match(/Using index/);
+    expect(plan('product_tombstones')?.key).to.equal('product_tombstones_position');
+    expect(plan('products')?.key).to.equal('PRIMARY');
   });
 
   it('never lets a feed read running while an import commits skip a change', async function () {

@@ -273,6 +273,8 @@ const partnerPortal: Migration = {
  * The changes feed moves onto the rows an import writes anyway: each stored answer carries its
  * product's feed position, so listing a change costs no write of its own; deleted products are
  * kept in a small table of tombstones. A page reads one range of each, by `(partner_id, position)`.
+ * The answers' position index also holds what a page lists of them (ETag, time; the product id
+ * comes with every index entry), so a page never reads the rows, whose answers are kilobytes each.
  */
 const feedOnAnswers: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -323,7 +325,7 @@ const feedOnAnswers: Migration = {
       modify partner_id varchar(63) not null,
       modify feed_seq bigint unsigned not null,
       modify changed_at datetime(3) not null,
-      add unique key if not exists product_lookups_position (partner_id, feed_seq)`.execute(db);
+      add unique key if not exists product_lookups_position (partner_id, feed_seq, etag, changed_at)`.execute(db);
   },
 };
 
