@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { connect } from 'node:net';
 import { InviteAdmin } from '../../src/application/invite-admin.js';
 import { IssueApiKey } from '../../src/application/issue-api-key.js';
 import { INVITATION_LIFETIME_MS } from '../../src/domain/admin.js';
@@ -206,6 +207,20 @@ describe('the partner portal over HTTP', function () {
     }
     expect(portal.logs.some((l) => l.includes('"route":"/portal/invite/:token"'))).to.equal(true);
     expect(portal.logs.every((l) => !/\/portal\/invite\/[A-Za-z0-9_-]{43}/.test(l))).to.equal(true);
+  });
+
+  it('takes a sign-in form abandoned part-way as the client\'s doing: no error in the log', async function () {
+    const { port } = new URL(portal.url);
+    for (let i = 0; i < 5; i += 1) {
+      const socket = connect(Number(port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('POST /portal/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 500\r\n\r\nemail=a');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(portal.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 40)).to.deep.equal([]);
+    expect(portal.logs.filter((line) => line.includes('"route":"/portal/login"') && line.includes('"status":400'))).to.have.length(5);
   });
 
   it('refuses a form body over 8 KiB with 413, and one that is not urlencoded with 415', async function () {

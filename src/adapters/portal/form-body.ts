@@ -5,7 +5,7 @@ export const MAX_FORM_BYTES = 8 * 1024;
 
 export class FormError extends Error {
   constructor(
-    readonly status: 413 | 415,
+    readonly status: 400 | 413 | 415,
     message: string,
   ) {
     super(message);
@@ -21,10 +21,16 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   if (declared > MAX_FORM_BYTES) throw new FormError(413, 'The form is too large.');
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES) throw new FormError(413, 'The form is too large.');
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_FORM_BYTES) throw new FormError(413, 'The form is too large.');
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    // A client that goes away part-way is its own doing, not a fault of ours to log.
+    if (error instanceof FormError || !req.destroyed) throw error;
+    throw new FormError(400, 'The form did not arrive whole.');
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }

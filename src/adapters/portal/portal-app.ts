@@ -70,6 +70,8 @@ const HTML_TYPE = 'text/html; charset=utf-8';
 /** The partner portal: server-rendered pages, forms that work without JavaScript, POST-redirect-GET. */
 export function createPortalApp(useCases: PortalUseCases, options: PortalOptions): Koa {
   const app = new Koa();
+  // Into the log, not Koa's default of stderr.
+  app.on('error', (error: unknown) => options.logger.error({ err: error }, 'portal response failed'));
   const router = new Router({ strict: true, sensitive: true });
   const cookieOptions = { secure: options.secureCookies };
 

@@ -15,6 +15,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 export async function startPortalServer(app: Koa, options: { port: number; host: string }): Promise<RunningPortal> {
   const handle = app.callback();
   const server: Server = createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => void handle(req, res));
+  // A request the parser refuses, or a client gone mid-body, is the client's: its socket closes, nothing is logged.
+  server.on('clientError', (_error, socket: Socket) => socket.destroy());
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   const sockets = new Set<Socket>();
