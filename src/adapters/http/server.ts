@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { TIMEOUTS } from '../../application/timeouts.js';
+import { closeGracefully, listen } from '../listening/listening.js';
 import { guardConnections, type ConnectionLimits } from './connection-guard.js';
 import type { HttpHandler } from './handler.js';
 
@@ -92,28 +93,6 @@ export async function startHttpServer(handle: HttpHandler, options: HttpServerOp
   });
   // Without a listener Node drops CONNECT without a word.
   server.on('connect', (_req, socket: Duplex) => answerRaw(socket, '405 Method Not Allowed', CONNECT_REFUSED, { allow: true }));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { address, port, family } = server.address() as AddressInfo;
-  const host = family === 'IPv6' ? `[${address}]` : address;
-  return {
-    server,
-    url: `http://${host}:${port}`,
-    close: (graceMs = TIMEOUTS.shutdownGraceMs) => closeGracefully(server, graceMs),
-  };
-}
-
-async function closeGracefully(server: Server, graceMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  // Keep-alive sockets become idle as their last response ends; close each as soon as it does.
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
-  await closed;
-  clearInterval(sweep);
-  clearTimeout(deadline);
+  const url = await listen(server, options.port, options.host);
+  return { server, url, close: (graceMs = TIMEOUTS.shutdownGraceMs) => closeGracefully(server, graceMs) };
 }

@@ -1,6 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { TIMEOUTS } from '../../application/timeouts.js';
+import { closeGracefully, listen } from '../listening/listening.js';
 
 /** What `/metrics` serves. */
 export interface MetricsSource {
@@ -42,27 +42,8 @@ export async function startMetricsServer(source: MetricsSource, options: { reado
   server.headersTimeout = TIMEOUTS.httpHeadersMs;
   server.requestTimeout = TIMEOUTS.httpRequestMs;
   server.keepAliveTimeout = TIMEOUTS.httpKeepAliveMs;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { address, port, family } = server.address() as AddressInfo;
-  const host = family === 'IPv6' ? `[${address}]` : address;
-  return {
-    url: `http://${host}:${port}${METRICS_PATH}`,
-    close: async (graceMs = TIMEOUTS.shutdownGraceMs) => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // A scraper's keep-alive connection becomes idle as its answer ends: close it then.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
-      await closed;
-      clearInterval(sweep);
-      clearTimeout(deadline);
-    },
-  };
+  const base = await listen(server, options.port, options.host);
+  return { url: `${base}${METRICS_PATH}`, close: (graceMs = TIMEOUTS.shutdownGraceMs) => closeGracefully(server, graceMs) };
 }
 
 function answer(res: ServerResponse, status: number, type: string, body: string): void {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type Koa from 'koa';
+import { closeGracefully, listen } from '../listening/listening.js';
 
 export interface RunningPortal {
   readonly url: string;
@@ -10,6 +11,7 @@ export interface RunningPortal {
 /** Slow clients are cut off: a portal form is small and quick to send. */
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
+const CLOSE_GRACE_MS = 5_000;
 
 /** Serves the portal on its own listener, apart from the API. */
 export async function startPortalServer(app: Koa, options: { port: number; host: string }): Promise<RunningPortal> {
@@ -19,28 +21,6 @@ export async function startPortalServer(app: Koa, options: { port: number; host:
   server.on('clientError', (_error, socket: Socket) => socket.destroy());
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    url: `http://${host}:${address.port}`,
-    close: (graceMs = 5_000) => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-      setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
-      }, graceMs).unref();
-    }),
-  };
+  const url = await listen(server, options.port, options.host);
+  return { url, close: (graceMs = CLOSE_GRACE_MS) => closeGracefully(server, graceMs) };
 }
