@@ -131,6 +131,13 @@ export interface AuditEventsTable {
   key_id: string | null;
 }
 
+/** A secret of the deployment, made once by the first instance that needs it (base64url). */
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  created_at: Date;
+}
+
 export interface Database {
   partners: PartnersTable;
   api_keys: ApiKeysTable;
@@ -145,4 +152,5 @@ export interface Database {
   admin_sign_in_failures: AdminSignInFailuresTable;
   admin_sign_in_locks: AdminSignInLocksTable;
   audit_events: AuditEventsTable;
+  service_secrets: ServiceSecretsTable;
 }

@@ -329,6 +329,21 @@ const feedOnAnswers: Migration = {
   },
 };
 
+/**
+ * Secrets of the deployment, by name, made by the first instance that needs one and then shared
+ * by every instance: the key that signs changes-feed cursors (`changes_cursor`). `created_at`
+ * says since when the deployment has used it.
+ */
+const serviceSecrets: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`create table if not exists service_secrets (
+      name varchar(63) not null primary key,
+      value varchar(255) not null,
+      created_at datetime(3) not null
+    ) ${TABLE_OPTIONS}`.execute(db);
+  },
+};
+
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve({
@@ -339,5 +354,6 @@ export const migrationProvider: MigrationProvider = {
     '0005_changes_feed': changesFeed,
     '0006_partner_portal': partnerPortal,
     '0007_feed_on_answers': feedOnAnswers,
+    '0008_service_secrets': serviceSecrets,
   }),
 };
