@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
-import { clientAddressResolver, trustedProxies } from '../../src/adapters/http/client-address.js';
-import { MAX_IN_FLIGHT_PER_CONNECTION, OVERFLOWS_PER_PENALTY_WINDOW, PENALTY_WINDOW_MS } from '../../src/adapters/http/connection-guard.js';
+import { clientAddressResolver, trustedProxies } from '../../src/adapters/listening/client-address.js';
+import { MAX_IN_FLIGHT_PER_CONNECTION, OVERFLOWS_PER_PENALTY_WINDOW, PENALTY_WINDOW_MS } from '../../src/adapters/listening/connection-guard.js';
 import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import { generateApiKey } from '../../src/domain/api-key.js';

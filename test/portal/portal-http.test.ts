@@ -214,7 +214,7 @@ describe('the partner portal over HTTP', function () {
     for (let i = 0; i < 5; i += 1) {
       const socket = connect(Number(port), '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
-      socket.write('POST /portal/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 500\r\n\r\nemail=a');
+      socket.write(`POST /portal/login HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 500\r\n\r\nemail=a`);
       await new Promise((resolve) => setTimeout(resolve, 50));
       socket.destroy();
     }

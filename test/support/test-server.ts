@@ -1,14 +1,16 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
-import { trustedProxies } from '../../src/adapters/http/client-address.js';
+import { trustedProxies } from '../../src/adapters/listening/client-address.js';
 import type { HttpHandlerOptions } from '../../src/adapters/http/handler.js';
-import { startHttpServer, type HttpServerOptions, type RunningServer } from '../../src/adapters/http/server.js';
+import { startHttpServer, type HttpServerOptions } from '../../src/adapters/http/server.js';
+import type { RunningServer } from '../../src/adapters/listening/guarded-server.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
 import { MemoryApiKeyStore } from './memory-api-key-store.js';
 import { MemoryProductCatalog } from './memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import type { AuthFailureGuard } from '../../src/application/ports/auth-failure-guard.js';
 import type { ChangesFeed } from '../../src/application/ports/changes-feed.js';
 import { systemClock } from '../../src/application/ports/clock.js';
@@ -39,7 +41,7 @@ export const lenientAuthFailureGuard = (): AuthFailureGuard =>
   new MemoryAuthFailureGuard({ failuresPerWindow: Number.MAX_SAFE_INTEGER, clock: systemClock });
 
 export async function startTestServer(
-  infrastructure: Omit<Infrastructure, 'logger' | 'authFailures'> & { authFailures?: AuthFailureGuard },
+  infrastructure: Omit<Infrastructure, 'logger' | 'authFailures' | 'cursorKeys'> & Partial<Pick<Infrastructure, 'authFailures' | 'cursorKeys'>>,
   options: HttpHandlerOptions & Partial<Pick<HttpServerOptions, 'limits' | 'timeouts'>> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
@@ -50,7 +52,8 @@ export async function startTestServer(
     },
   });
   const logger = createLogger('info', sink);
-  const handler = createHandler({ authFailures: lenientAuthFailureGuard(), ...infrastructure, logger }, options);
+  // A key of the server's own unless the test brings one: its cursors die with it, as memory storage's do.
+  const handler = createHandler({ authFailures: lenientAuthFailureGuard(), cursorKeys: processCursorKeys(), ...infrastructure, logger }, options);
   const server: RunningServer = await startHttpServer(handler, {
     port: 0,
     host: '127.0.0.1',
@@ -85,6 +88,7 @@ export function memoryInfrastructure(options: { limit?: number } = {}) {
   return {
     catalog: new MemoryProductCatalog(catalog),
     changes: noChanges,
+    cursorKeys: processCursorKeys(),
     keys,
     limiter: new MemoryRateLimiter({ limit: options.limit ?? 100, clock: systemClock }),
     authFailures: lenientAuthFailureGuard(),

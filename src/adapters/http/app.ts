@@ -11,7 +11,7 @@ import { UNMATCHED_ROUTE, type ServiceMetrics } from '../../application/ports/se
 import type { ReadChanges } from '../../application/read-changes.js';
 import type { Principal } from '../../domain/api-key.js';
 import { sendChangesPage, singleQueryValue } from './changes-response.js';
-import { peerAddress, type ClientAddressOf } from './client-address.js';
+import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { isDocsPath, registerDocsRoutes } from './docs-routes.js';
 import { sendError, sendThrown } from './error-response.js';
 import { failureLogOf } from './failure-log.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpApp, type HttpAppDependencies } from './app.js';
-import { peerAddress, type ClientAddressOf } from './client-address.js';
+import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { createLookupFastPath } from './lookup-fast-path.js';
 
 /** What node:http calls for each request. */

@@ -3,7 +3,7 @@ import { setTimeout } from 'node:timers/promises';
 import type { Principal } from '../../domain/api-key.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import { PRODUCT_ROUTE_TEMPLATE, SKU_ROUTE_TEMPLATE, type HttpAppDependencies } from './app.js';
-import { peerAddress, type ClientAddressOf } from './client-address.js';
+import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { ERROR_CACHE_CONTROL, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
 import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY, ifNoneMatchNames, serialize } from './lookup-response.js';

@@ -1,5 +1,8 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** What node:http calls for each request. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Listens on `host:port` (port 0 picks a free one); resolves with `http://host:port` as bound, rejects if it cannot. */
 export async function listen(server: Server, port: number, host: string): Promise<string> {

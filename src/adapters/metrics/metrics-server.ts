@@ -1,6 +1,10 @@
-import { createServer, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import { TIMEOUTS } from '../../application/timeouts.js';
-import { closeGracefully, listen } from '../listening/listening.js';
+import { trustedProxies } from '../listening/client-address.js';
+import { METRICS_SHARE, type ListenerShare } from '../listening/descriptor-budget.js';
+import { startGuardedServer, textAnswers } from '../listening/guarded-server.js';
+import { hostRule } from '../listening/host-names.js';
 
 /** What `/metrics` serves. */
 export interface MetricsSource {
@@ -16,14 +20,24 @@ export interface RunningMetricsServer {
 }
 
 const METRICS_PATH = '/metrics';
+/** A scraper or two per address. */
+const METRICS_CONNECTIONS_PER_ADDRESS = 4;
+
+export interface MetricsServerOptions {
+  readonly port: number;
+  readonly host: string;
+  /** The listener's part of the process's descriptors (default: its part when the limit is unknown). */
+  readonly share?: ListenerShare;
+  readonly logger?: Logger;
+}
 
 /**
  * `GET /metrics` on a listener of its own, apart from the API: it needs no key, is never counted
  * by the API's limits, and by default listens on loopback only, for a scraper on the same host
  * or behind the operator's own network rules.
  */
-export async function startMetricsServer(source: MetricsSource, options: { readonly port: number; readonly host: string }): Promise<RunningMetricsServer> {
-  const server = createServer((req, res) => {
+export async function startMetricsServer(source: MetricsSource, options: MetricsServerOptions): Promise<RunningMetricsServer> {
+  const running = await startGuardedServer((req, res) => {
     const url = req.url ?? '';
     const query = url.indexOf('?');
     if ((query === -1 ? url : url.slice(0, query)) !== METRICS_PATH) {
@@ -38,12 +52,25 @@ export async function startMetricsServer(source: MetricsSource, options: { reado
         () => answer(res, 500, 'text/plain; charset=utf-8', 'The figures could not be gathered.\n'),
       );
     }
+  }, {
+    port: options.port,
+    host: options.host,
+    policy: {
+      limits: {
+        maxConnections: (options.share ?? METRICS_SHARE).connections,
+        maxConnectionsPerAddress: METRICS_CONNECTIONS_PER_ADDRESS,
+        maxHeldRefusals: (options.share ?? METRICS_SHARE).heldRefusals,
+        trustedProxies: trustedProxies([]),
+      },
+      format: textAnswers,
+      allow: 'GET, HEAD',
+      acceptsHost: hostRule(options.host, null),
+      // A scrape sends no body.
+      maxBodyBytes: 0,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    },
   });
-  server.headersTimeout = TIMEOUTS.httpHeadersMs;
-  server.requestTimeout = TIMEOUTS.httpRequestMs;
-  server.keepAliveTimeout = TIMEOUTS.httpKeepAliveMs;
-  const base = await listen(server, options.port, options.host);
-  return { url: `${base}${METRICS_PATH}`, close: (graceMs = TIMEOUTS.shutdownGraceMs) => closeGracefully(server, graceMs) };
+  return { url: `${running.url}${METRICS_PATH}`, close: (graceMs = TIMEOUTS.shutdownGraceMs) => running.close(graceMs) };
 }
 
 function answer(res: ServerResponse, status: number, type: string, body: string): void {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { IncomingMessage } from 'node:http';
-import { clientAddressResolver, trustedProxies } from '../../src/adapters/http/client-address.js';
+import { clientAddressResolver, trustedProxies } from '../../src/adapters/listening/client-address.js';
 
 /** Just the two parts of a request the resolver reads. */
 const request = (peer: string, forwardedFor?: string | string[]): IncomingMessage =>

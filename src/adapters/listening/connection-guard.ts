@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { countRequest, type RateLimitWindow } from '../../domain/rate-limit.js';
 import { plainAddress, type TrustedProxies } from './client-address.js';
-import type { HttpHandler } from './handler.js';
+import type { RequestHandler } from './listening.js';
 
 export interface ConnectionLimits {
   /** Open connections at most, all clients together. */
@@ -13,6 +13,8 @@ export interface ConnectionLimits {
   /** Open connections at most from one peer address; a trusted proxy's are not limited. */
   readonly maxConnectionsPerAddress: number;
   readonly trustedProxies: TrustedProxies;
+  /** Refused connections held for their delayed answer at once; past this, they are dropped unanswered (default 1,024). */
+  readonly maxHeldRefusals?: number;
 }
 
 /**
@@ -32,8 +34,7 @@ export const OVERFLOWS_PER_PENALTY_WINDOW = 3;
 export const PENALTY_WINDOW_MS = 60_000;
 /** Addresses whose overflows are remembered at once; the least recently seen are forgotten first. */
 const MAX_PENALIZED_ADDRESSES = 100_000;
-/** Refused connections held for their delayed answer at once; past this, they are dropped unanswered. */
-const MAX_HELD_REFUSALS = 1_024;
+const DEFAULT_MAX_HELD_REFUSALS = 1_024;
 /** How often refusals are summed up in one log line, instead of a line each. */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
@@ -75,10 +76,10 @@ export interface RefusalAnswer {
  */
 export function guardConnections(
   server: Server,
-  handle: HttpHandler,
+  handle: RequestHandler,
   limits: ConnectionLimits,
   options: { refuse(socket: Socket, answer: RefusalAnswer): void; logger?: Logger | undefined; now?: () => number },
-): HttpHandler {
+): RequestHandler {
   const now = options.now ?? Date.now;
   let open = 0;
   const perAddress = new Map<string, number>();
@@ -144,9 +145,10 @@ export function guardConnections(
   });
 
   let held = 0;
+  const maxHeld = limits.maxHeldRefusals ?? DEFAULT_MAX_HELD_REFUSALS;
   function refuse(socket: GuardedSocket, answer: RefusalAnswer): void {
     socket[REFUSED] = true;
-    if (held >= MAX_HELD_REFUSALS) {
+    if (held >= maxHeld) {
       socket.destroy();
       return;
     }
