@@ -5,19 +5,21 @@
  * attacker's own memory stays small. Prints `attacking` once every socket is connected (the attack's
  * `seconds` start then), and its counts as JSON when the time is up.
  *
- * Usage: pipeline-attacker.ts <host> <port> <sockets> <seconds> <local address>
+ * Usage: pipeline-attacker.ts <host> <port> <sockets> <seconds> <local address> [path]
+ * (the path defaults to a keyless API lookup; the portal's sign-in page is another target).
  */
 import { connect, type Socket } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
-const [host, port, sockets, seconds, localAddress] = process.argv.slice(2) as [string, string, string, string, string];
+const [host, port, sockets, seconds, localAddress, path = '/api/v1/public/sku/X'] = process.argv.slice(2) as [string, string, string, string, string, string?];
 const REQUESTS_PER_WRITE = 64;
 const DRAIN_WAIT_MS = 1_000;
 /** Before replacing a socket the server closed; bounds the reconnect loop. */
 const REOPEN_PAUSE_MS = 100;
 const CONNECT_WAIT_MS = 5_000;
 
-const batch = Buffer.from('GET /api/v1/public/sku/X HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(REQUESTS_PER_WRITE));
+// The listener's own address as Host, which every listener answers.
+const batch = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\n\r\n`.repeat(REQUESTS_PER_WRITE));
 const live = new Set<Socket>();
 const counts = { opened: 0, connected: 0, closedByServer: 0, failedToConnect: 0, requestsWritten: 0 };
 let stopping = false;

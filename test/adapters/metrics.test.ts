@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { startMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
+import { exchangeOnce } from '../support/hostile-clients.js';
 import { MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { systemClock } from '../../src/application/ports/clock.js';
@@ -116,6 +117,18 @@ describe('the metrics listener', function () {
       expect(post.headers.allow).to.equal('GET, HEAD');
       expect((await send(server.url, 'GET', '/')).status).to.equal(404);
       expect((await send(server.url, 'GET', '/metrics/extra')).status).to.equal(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers a DNS name other than its loopback names with 421 (a page rebinding its name to 127.0.0.1 reads nothing), and a POST with a body with 413', async function () {
+    const server = await startMetricsServer(new PrometheusMetrics(), { port: 0, host: '127.0.0.1' });
+    try {
+      for (const host of ['localhost:9464', '127.0.0.1', '[::1]:9464']) expect((await exchangeOnce(server.url, { headers: { Host: host } })).status, host).to.equal(200);
+      const rebound = await exchangeOnce(server.url, { headers: { Host: 'attacker.example:9464' } });
+      expect([rebound.status, rebound.text]).to.deep.equal([421, 'This server does not answer to that host name.\n']);
+      expect((await exchangeOnce(server.url, { method: 'POST', body: 'x'.repeat(100) })).status).to.equal(413);
     } finally {
       await server.close();
     }

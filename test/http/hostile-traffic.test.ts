@@ -172,6 +172,25 @@ describe('HTTP: hostile clients', function () {
     });
   });
 
+  describe('a request with two Host headers', function () {
+    let server: TestServer;
+    before(async function () {
+      server = await startTestServer(memoryInfrastructure());
+    });
+    after(async function () {
+      await server.close();
+    });
+
+    it('is refused with a JSON 400 bad_request and its connection closed, whichever name comes first', async function () {
+      for (const hosts of ['Host: x\r\nHost: y', 'Host: x\r\nhost: x']) {
+        const { data, closedByServer } = await exchange(server.url, `GET /healthz HTTP/1.1\r\n${hosts}\r\n\r\n`);
+        expect(data).to.match(/^HTTP\/1\.1 400 /);
+        expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).to.deep.equal({ error: 'bad_request', message: 'Malformed HTTP request: more than one Host header.' });
+        expect(closedByServer).to.equal(true);
+      }
+    });
+  });
+
   describe('a request that does not arrive in time', function () {
     let server: TestServer;
     before(async function () {

@@ -17,7 +17,7 @@ export interface TestPortal {
 /** The real portal on an ephemeral port, over a world's adapters, its log lines captured. */
 export async function startTestPortal(
   world: Pick<PortalWorld, 'clock' | 'keys' | 'admin'> & { announcer: KeyChangeAnnouncer },
-  options: { secureCookies?: boolean } = {},
+  options: { secureCookies?: boolean; publicUrl?: string } = {},
 ): Promise<TestPortal> {
   const logs: string[] = [];
   const logger = createLogger('info', new Writable({
@@ -28,8 +28,8 @@ export async function startTestPortal(
   }));
   const usage = new KeyUsageRecorder(world.clock);
   const infrastructure: PortalInfrastructure = { keys: world.keys, ...world.admin, announcer: world.announcer, usage, clock: world.clock };
-  const app = createPortalApp(createPortalUseCases(infrastructure), { logger, secureCookies: options.secureCookies ?? false });
-  const server = await startPortalServer(app, { port: 0, host: '127.0.0.1' });
+  const app = createPortalApp(createPortalUseCases(infrastructure), { logger, secureCookies: options.secureCookies ?? false, clock: world.clock });
+  const server = await startPortalServer(app, { port: 0, host: '127.0.0.1', publicUrl: options.publicUrl ?? null });
   return { url: server.url, logs, usage, close: () => server.close(1_000) };
 }
 
