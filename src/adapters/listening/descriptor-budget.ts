@@ -63,7 +63,7 @@ export function shareDescriptors(limit: number | null, listeners: { readonly api
   const rest = usable - total(portal) - total(metrics);
   const api = apiMaxConnections === undefined ? undefined : apiShare(rest, apiMaxConnections);
   if ((api !== undefined && api.connections < API_MIN_CONNECTIONS) || rest < 0) {
-    throw new Error(`the process may open only ${limit} files, too few to serve (raise the limit, ulimit -n, to at least 2048)`);
+    throw new Error(`the process may open only ${limit} files, too few to serve beside its ${RESERVED_DESCRIPTORS} kept for storage and files (raise it: ulimit -n)`);
   }
   return { limit, reserved: RESERVED_DESCRIPTORS, ...(api ? { api } : {}), ...(portal ? { portal } : {}), ...(metrics ? { metrics } : {}) };
 }
