@@ -15,11 +15,13 @@ import type { ReadinessProbe } from './application/ports/readiness-probe.js';
 import { noMetrics, type ServiceMetrics } from './application/ports/service-metrics.js';
 import { ReadChanges } from './application/read-changes.js';
 import type { PortalUseCases } from './adapters/portal/portal-app.js';
+import { MemorySignInAddressBudget } from './adapters/memory/memory-sign-in-address-budget.js';
 import { AcceptInvitation } from './application/accept-invitation.js';
 import { CheckInvitation } from './application/check-invitation.js';
 import { IssueApiKey } from './application/issue-api-key.js';
 import type { KeyUsage } from './application/key-usage.js';
 import { ListApiKeys, type UnwrittenKeyUsage } from './application/list-api-keys.js';
+import { PasswordHashGate } from './application/password-hash-gate.js';
 import type { AdminAccounts } from './application/ports/admin-accounts.js';
 import type { AdminSessions } from './application/ports/admin-sessions.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './application/ports/api-key-admin.js';
@@ -123,12 +125,14 @@ export interface PortalInfrastructure {
 
 /** The use cases the portal drives, over the chosen adapters: the key ones are the CLI's too. */
 export function createPortalUseCases(p: PortalInfrastructure): PortalUseCases {
+  // Both guard this process's own hashing, so they live in it whatever the storage.
+  const hashes = new PasswordHashGate();
   return {
-    signIn: new SignIn(p.accounts, p.sessions, p.throttle, p.audit, p.clock),
+    signIn: new SignIn(p.accounts, p.sessions, p.throttle, p.audit, p.clock, new MemorySignInAddressBudget(), hashes),
     signOut: new SignOut(p.sessions),
     resumeSession: new ResumeSession(p.sessions, p.clock),
     checkInvitation: new CheckInvitation(p.invitations, p.clock),
-    acceptInvitation: new AcceptInvitation(p.invitations, p.accounts, p.sessions, p.audit, p.clock),
+    acceptInvitation: new AcceptInvitation(p.invitations, p.accounts, p.sessions, p.audit, p.clock, hashes),
     issueKey: new IssueApiKey(p.keys, p.announcer, p.audit, p.clock),
     replaceKey: new ReplaceApiKey(p.keys, p.announcer, p.audit, p.clock),
     revokeKey: new RevokeApiKey(p.keys, p.announcer, p.audit, p.clock),

@@ -3,6 +3,7 @@ import { hashToken, randomHex } from '../domain/admin.js';
 import { checkNewPassword, hashPassword } from '../domain/password.js';
 import { startSession, type StartedSession } from './admin-session-start.js';
 import { CheckInvitation, INVALID_INVITATION_MESSAGE } from './check-invitation.js';
+import type { PasswordHashGate } from './password-hash-gate.js';
 import type { AdminAccounts } from './ports/admin-accounts.js';
 import type { AdminSessions } from './ports/admin-sessions.js';
 import type { AuditLog } from './ports/audit-log.js';
@@ -19,6 +20,8 @@ export class AcceptInvitation {
     private readonly sessions: AdminSessions,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    /** The gate sign-in hashes at too: the process's hashing is bounded as a whole. */
+    private readonly hashes: PasswordHashGate,
   ) {
     this.check = new CheckInvitation(invitations, clock);
   }
@@ -28,7 +31,7 @@ export class AcceptInvitation {
     // The password is checked before the invitation is used, so a refused one can be tried again.
     checkNewPassword(input.password, input.confirmation);
     if ((await this.accounts.findByEmail(invitation.email)) !== null) throw new AdminError('admin_exists', `an admin with email ${invitation.email} exists already`);
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await this.hashes.run(() => hashPassword(input.password));
     const now = new Date(this.clock.now());
     if (!(await this.invitations.use(hashToken(input.token), now))) throw new AdminError('invalid_invitation', INVALID_INVITATION_MESSAGE);
     const account = { id: randomHex(12), partnerId: invitation.partnerId, email: invitation.email, passwordHash, createdAt: now };

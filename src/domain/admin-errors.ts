@@ -1,3 +1,5 @@
+import { SIGN_IN_BUSY_RETRY_AFTER_SECONDS } from './admin.js';
+
 /** Stable codes of what a partner admin or an operator may get wrong in the portal's use cases. */
 export type AdminErrorCode =
   | 'partner_not_found'
@@ -9,6 +11,8 @@ export type AdminErrorCode =
   | 'passwords_differ'
   | 'sign_in_failed'
   | 'sign_in_locked'
+  | 'sign_in_throttled'
+  | 'sign_in_busy'
   | 'key_not_found'
   | 'key_not_active'
   | 'invalid_label';
@@ -18,6 +22,8 @@ export class AdminError extends Error {
   constructor(
     readonly code: AdminErrorCode,
     message: string,
+    /** For a refusal that passes (locked, throttled, busy): whole seconds, at least 1, after which trying again may succeed. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(message);
     this.name = 'AdminError';
@@ -26,3 +32,25 @@ export class AdminError extends Error {
 
 /** The one answer to a wrong email and a wrong password, so neither is told apart. */
 export const SIGN_IN_FAILED_MESSAGE = 'Email or password is incorrect.';
+
+/** The answer when there is no room to try a password now: the hash queue is full, or the lockout table is. */
+export function signInBusy(): AdminError {
+  return new AdminError('sign_in_busy', 'Signing in is busy. Try again in a few seconds.', SIGN_IN_BUSY_RETRY_AFTER_SECONDS);
+}
+
+/** The email is locked for `remainingMs` more. */
+export function signInLocked(remainingMs: number): AdminError {
+  return waitRefusal('sign_in_locked', 'Too many failed sign-ins for this email.', remainingMs);
+}
+
+/** The client's address has used its attempts, for `remainingMs` more. */
+export function signInThrottled(remainingMs: number): AdminError {
+  return waitRefusal('sign_in_throttled', 'Too many failed sign-ins from your network.', remainingMs);
+}
+
+/** A refusal that passes: the message in whole minutes, for people; the retry in whole seconds, for Retry-After. */
+function waitRefusal(code: AdminErrorCode, reason: string, remainingMs: number): AdminError {
+  const minutes = Math.max(1, Math.ceil(remainingMs / 60_000));
+  const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
+  return new AdminError(code, `${reason} Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, seconds);
+}

@@ -12,6 +12,21 @@ export const SESSION_TOUCH_INTERVAL_MS = 60 * 1000;
 export const SIGN_IN_FAILURES_TO_LOCK = 5;
 export const SIGN_IN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 export const SIGN_IN_LOCK_MS = 15 * 60 * 1000;
+
+/** So many attempts per window, counted from the first. */
+export interface AttemptAllowance {
+  readonly attempts: number;
+  readonly windowMs: number;
+}
+
+/**
+ * Sign-in attempts one client address (an IPv4 address, an IPv6 /64) may make in 15 minutes, a
+ * successful one given back: enough for an office behind one address to mistype, while a flood
+ * from it stops after 20 hashes, not thousands, whatever emails it tries.
+ */
+export const SIGN_IN_ADDRESS_ALLOWANCE: AttemptAllowance = { attempts: 20, windowMs: 15 * 60 * 1000 };
+/** A refusal for want of room (hash queue full, too many emails being tracked) passes in about this long. */
+export const SIGN_IN_BUSY_RETRY_AFTER_SECONDS = 2;
 /** Longest email kept; RFC 5321 allows no more. */
 export const MAX_EMAIL_LENGTH = 254;
 /** Key labels fit the column that holds them. */

@@ -3,8 +3,16 @@ import { AdminError } from './admin-errors.js';
 
 /** The shortest password an admin may choose. */
 export const MIN_PASSWORD_LENGTH = 12;
-/** Longer input is refused before hashing, so a huge body cannot buy a long computation. */
+/** A longer new password is refused; a longer one at sign-in is tried as its first this many characters, and fails. */
 export const MAX_PASSWORD_LENGTH = 1_024;
+
+/**
+ * How many password hashes run at once in a process, and how many more may wait their turn and
+ * for how long. Two hashes take two of libuv's four threads and 64 MiB, so the API in the same
+ * process keeps its share of a two-core machine. A caller told to come back after 2 seconds is
+ * better served than one left waiting longer.
+ */
+export const PASSWORD_HASH_LIMITS = { concurrent: 2, maxWaiting: 32, maxWaitMs: 2_000 } as const;
 
 /**
  * scrypt at N = 2^15, r = 8, p = 3: one of the cost settings OWASP lists as equal to its minimum
@@ -52,6 +60,18 @@ let dummy: Promise<string> | undefined;
 export function dummyPasswordHash(): Promise<string> {
   dummy ??= hashPassword(randomBytes(SALT_BYTES).toString('base64url'));
   return dummy;
+}
+
+/**
+ * Whether `password` signs in to an account with hash `stored` (null: no account has the email).
+ * Every call costs one hash, whatever the password's length or the account: an unknown email and
+ * a password too long are tried against the dummy hash, and never match.
+ */
+export async function checkSignInPassword(password: string, stored: string | null): Promise<boolean> {
+  const fits = password.length <= MAX_PASSWORD_LENGTH;
+  const against = fits && stored !== null ? stored : await dummyPasswordHash();
+  const matches = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), against);
+  return matches && fits && stored !== null;
 }
 
 /** The rules a chosen password must meet; the confirmation must repeat it exactly. */

@@ -18,7 +18,7 @@ describe('the portal\'s storage', function () {
       await importDocument(store, fixtureDocument());
       return { admin: new MemoryApiKeyAdmin(store), keys: store };
     });
-    adminStoreContract('memory', () => Promise.resolve(memoryAdminStore()));
+    adminStoreContract('memory', () => Promise.resolve(memoryAdminStore()), { floodFailures: 52_500 });
   });
 
   describe('on MySQL', function () {
@@ -42,6 +42,6 @@ describe('the portal\'s storage', function () {
     adminStoreContract('mysql', async () => {
       await fresh();
       return mysqlAdminStore(testDb.db);
-    });
+    }, { floodFailures: 5_000 });
   });
 });

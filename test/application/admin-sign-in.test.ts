@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { MemorySignInAddressBudget } from '../../src/adapters/memory/memory-sign-in-address-budget.js';
 import { AcceptInvitation } from '../../src/application/accept-invitation.js';
 import { CheckInvitation } from '../../src/application/check-invitation.js';
 import { InviteAdmin } from '../../src/application/invite-admin.js';
+import { PasswordHashGate } from '../../src/application/password-hash-gate.js';
 import { ResumeSession } from '../../src/application/resume-session.js';
 import { SignIn } from '../../src/application/sign-in.js';
 import { SignOut } from '../../src/application/sign-out.js';
@@ -11,6 +13,7 @@ import { hashPassword, verifyPassword } from '../../src/domain/password.js';
 import { adminRefusal, memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 
 const PASSWORD = 'correct horse battery staple';
+const ADDRESS = '192.0.2.10';
 
 describe('admin accounts, invitations and sessions, on the memory adapters', function () {
   this.timeout(30_000);
@@ -24,8 +27,9 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
     world = await memoryPortalWorld();
     const { accounts, invitations, sessions, throttle, audit } = world.admin;
     invite = new InviteAdmin(world.keys, accounts, invitations, world.clock);
-    accept = new AcceptInvitation(invitations, accounts, sessions, audit, world.clock);
-    signIn = new SignIn(accounts, sessions, throttle, audit, world.clock);
+    const hashes = new PasswordHashGate();
+    accept = new AcceptInvitation(invitations, accounts, sessions, audit, world.clock, hashes);
+    signIn = new SignIn(accounts, sessions, throttle, audit, world.clock, new MemorySignInAddressBudget(), hashes);
     resume = new ResumeSession(sessions, world.clock);
   });
 
@@ -89,8 +93,8 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
   describe('signing in', function () {
     it('gives one answer for an unknown email and a wrong password, logging admin.sign_in_failed', async function () {
       await account();
-      const unknown = await adminRefusal(signIn.execute({ email: 'eve@acme.example', password: PASSWORD }));
-      const wrong = await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: 'wrong password!' }));
+      const unknown = await adminRefusal(signIn.execute({ address: ADDRESS, email: 'eve@acme.example', password: PASSWORD }));
+      const wrong = await adminRefusal(signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: 'wrong password!' }));
       expect([unknown.code, unknown.message]).to.deep.equal(['sign_in_failed', SIGN_IN_FAILED_MESSAGE]);
       expect([wrong.code, wrong.message]).to.deep.equal(['sign_in_failed', SIGN_IN_FAILED_MESSAGE]);
       const events = await world.admin.audit.list('acme', 10);
@@ -101,7 +105,7 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
     it('rotates the session: a new id at each sign-in, the one it replaces ended', async function () {
       const token = await invited();
       const first = await accept.execute({ token, password: PASSWORD, confirmation: PASSWORD });
-      const second = await signIn.execute({ email: 'ADA@acme.example', password: PASSWORD, replacingSession: first.sessionId });
+      const second = await signIn.execute({ address: ADDRESS, email: 'ADA@acme.example', password: PASSWORD, replacingSession: first.sessionId });
       expect(second.sessionId).to.not.equal(first.sessionId);
       expect(second.session.csrfToken).to.not.equal(first.session.csrfToken);
       expect(await resume.execute({ sessionId: first.sessionId })).to.equal(null);
@@ -112,36 +116,37 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
       await account();
       for (let i = 0; i < 5; i += 1) {
         world.clock.advance(60_000);
-        expect((await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: `wrong ${i} password` }))).code).to.equal('sign_in_failed');
+        expect((await adminRefusal(signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: `wrong ${i} password` }))).code).to.equal('sign_in_failed');
       }
-      const sixth = await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: PASSWORD }));
+      const sixth = await adminRefusal(signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: PASSWORD }));
       expect(sixth.code).to.equal('sign_in_locked');
       expect(sixth.message).to.equal('Too many failed sign-ins for this email. Try again in 15 minutes.');
+      expect(sixth.retryAfterSeconds).to.equal(SIGN_IN_LOCK_MS / 1000);
       world.clock.advance(SIGN_IN_LOCK_MS - 1);
-      expect((await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: PASSWORD }))).code).to.equal('sign_in_locked');
+      expect((await adminRefusal(signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: PASSWORD }))).code).to.equal('sign_in_locked');
       world.clock.advance(1);
-      expect((await signIn.execute({ email: 'ada@acme.example', password: PASSWORD })).session.email).to.equal('ada@acme.example');
+      expect((await signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: PASSWORD })).session.email).to.equal('ada@acme.example');
     });
 
     it('does not lock for five failures spread over more than 15 minutes, and locks an unknown email alike', async function () {
       await account();
       for (let i = 0; i < 5; i += 1) {
         world.clock.advance(4 * 60_000);
-        await adminRefusal(signIn.execute({ email: 'ada@acme.example', password: 'wrong password!' }));
-        await adminRefusal(signIn.execute({ email: 'nobody@acme.example', password: 'wrong password!' }));
+        await adminRefusal(signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: 'wrong password!' }));
+        await adminRefusal(signIn.execute({ address: ADDRESS, email: 'nobody@acme.example', password: 'wrong password!' }));
       }
       // The first failure fell out of the window: four in the last 15 minutes.
-      expect((await signIn.execute({ email: 'ada@acme.example', password: PASSWORD })).session.partnerId).to.equal('acme');
+      expect((await signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: PASSWORD })).session.partnerId).to.equal('acme');
       // The unknown email has four in the window too: one more locks it, and the next is refused as locked.
-      expect((await adminRefusal(signIn.execute({ email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_failed');
-      expect((await adminRefusal(signIn.execute({ email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_locked');
+      expect((await adminRefusal(signIn.execute({ address: ADDRESS, email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_failed');
+      expect((await adminRefusal(signIn.execute({ address: ADDRESS, email: 'nobody@acme.example', password: 'x' }))).code).to.equal('sign_in_locked');
     });
   });
 
   describe('a session', function () {
     it('ends after the idle time, and at sign-out', async function () {
       await account();
-      const { sessionId } = await signIn.execute({ email: 'ada@acme.example', password: PASSWORD });
+      const { sessionId } = await signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: PASSWORD });
       world.clock.advance(SESSION_IDLE_MS - 1);
       expect(await resume.execute({ sessionId })).to.not.equal(null);
       // Each request restarts the idle time.
@@ -149,7 +154,7 @@ describe('admin accounts, invitations and sessions, on the memory adapters', fun
       expect(await resume.execute({ sessionId })).to.not.equal(null);
       world.clock.advance(SESSION_IDLE_MS);
       expect(await resume.execute({ sessionId })).to.equal(null);
-      const again = await signIn.execute({ email: 'ada@acme.example', password: PASSWORD });
+      const again = await signIn.execute({ address: ADDRESS, email: 'ada@acme.example', password: PASSWORD });
       await new SignOut(world.admin.sessions).execute({ sessionId: again.sessionId });
       expect(await resume.execute({ sessionId: again.sessionId })).to.equal(null);
       expect(await resume.execute({ sessionId: 'made-up' })).to.equal(null);

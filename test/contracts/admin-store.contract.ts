@@ -4,7 +4,7 @@ import type { AdminSessions } from '../../src/application/ports/admin-sessions.j
 import type { AuditLog } from '../../src/application/ports/audit-log.js';
 import type { Invitations } from '../../src/application/ports/invitations.js';
 import type { SignInThrottle } from '../../src/application/ports/sign-in-throttle.js';
-import type { AdminAccount, AdminSession } from '../../src/domain/admin.js';
+import { SIGN_IN_FAILURE_WINDOW_MS, SIGN_IN_LOCK_MS, type AdminAccount, type AdminSession } from '../../src/domain/admin.js';
 
 export interface AdminStoreUnderTest {
   readonly accounts: AdminAccounts;
@@ -17,6 +17,19 @@ export interface AdminStoreUnderTest {
 /** Called per test: empty portal state beside the fixture's partners (acme, globex). */
 export type AdminStoreFactory = () => Promise<AdminStoreUnderTest>;
 
+export interface AdminStoreContractOptions {
+  /**
+   * Failures of other emails a lock must outlive: the flood that emptied the memory store's lock
+   * table (52,500); fewer where each costs a round trip, as long as the store could not just keep them all.
+   */
+  readonly floodFailures: number;
+}
+
+const WINDOW_MS = SIGN_IN_FAILURE_WINDOW_MS;
+const LOCK_MS = SIGN_IN_LOCK_MS;
+/** Failures of a flood written at once: enough to keep a database's pool busy. */
+const FLOOD_BATCH = 50;
+
 const T0 = new Date(Date.UTC(2026, 0, 5, 9, 0, 0, 250));
 const at = (ms: number): Date => new Date(T0.getTime() + ms);
 
@@ -27,7 +40,7 @@ function session(idHash: string): AdminSession {
 }
 
 /** Every adapter set for the portal's state must pass these. */
-export function adminStoreContract(adapterName: string, factory: AdminStoreFactory): void {
+export function adminStoreContract(adapterName: string, factory: AdminStoreFactory, options: AdminStoreContractOptions): void {
   describe(`admin store contract: ${adapterName}`, function () {
     let s: AdminStoreUnderTest;
 
@@ -83,6 +96,26 @@ export function adminStoreContract(adapterName: string, factory: AdminStoreFacto
       expect(await s.throttle.lockedUntil('ada@acme.example')).to.equal(null);
       expect(await s.throttle.recordFailure('ada@acme.example', at(900_700), at(700))).to.equal(1);
       expect(await s.throttle.recordFailure('eve@acme.example', at(900_700), at(-899_000))).to.equal(2);
+    });
+
+    it('keeps a lock and failures that count through a flood of failures of other emails, and makes room only from what has ended', async function () {
+      this.timeout(20_000);
+      await s.throttle.lock('ada@acme.example', at(LOCK_MS));
+      expect(await s.throttle.recordFailure('eve@acme.example', at(0), at(-WINDOW_MS))).to.equal(1);
+      let full = 0;
+      for (let first = 0; first < options.floodFailures; first += FLOOD_BATCH) {
+        const batch = Array.from({ length: Math.min(FLOOD_BATCH, options.floodFailures - first) }, (_, i) => `flood-${first + i}@example.test`);
+        for (const count of await Promise.all(batch.map((email) => s.throttle.recordFailure(email, at(1), at(1 - WINDOW_MS))))) {
+          // Once one is refused, every new email is: room is never made from anything that still counts.
+          if (full > 0) expect(count).to.equal('full');
+          if (count === 'full') full += 1;
+        }
+      }
+      process.stdout.write(`      ${adapterName}: ${options.floodFailures.toLocaleString('en')} failures of other emails, ${full.toLocaleString('en')} refused as full; the lock and the live failures kept\n`);
+      expect(await s.throttle.lockedUntil('ada@acme.example')).to.deep.equal(at(LOCK_MS));
+      expect(await s.throttle.recordFailure('eve@acme.example', at(2), at(2 - WINDOW_MS))).to.equal(2);
+      // Once the window and the lock have ended, a new email has room again.
+      expect(await s.throttle.recordFailure('late@acme.example', at(LOCK_MS + WINDOW_MS), at(LOCK_MS))).to.equal(1);
     });
 
     it('lists a partner\'s audit events newest first, at most the limit, and no one else\'s', async function () {

@@ -5,9 +5,11 @@ import type { Invitations } from '../../application/ports/invitations.js';
 import type { SignInThrottle } from '../../application/ports/sign-in-throttle.js';
 import type { AdminAccount, AdminSession, AuditEvent, Invitation } from '../../domain/admin.js';
 
-/** Bounds on what an anonymous client can make grow (failures, audit events, sessions); the oldest go first. */
+/** Bounds on what an anonymous client can make grow. */
 export interface MemoryAdminStoreLimits {
+  /** Emails with failures or a lock; full, a new email is refused rather than a live one forgotten. */
   readonly maxThrottledEmails: number;
+  /** Audit events and sessions: the oldest go first. */
   readonly maxAuditEvents: number;
   readonly maxSessions: number;
 }
@@ -94,7 +96,13 @@ export class MemoryAdminSessions implements AdminSessions {
   }
 }
 
+/**
+ * Failures and locks per email, in as many entries as `max` allows between them. Full, it first
+ * forgets what has ended, then refuses to count a new email ('full'): a flood of other emails
+ * never pushes a live lock or a live failure out.
+ */
 export class MemorySignInThrottle implements SignInThrottle {
+  // Kept in the order they were last written, so what has ended is at the front (with a clock that goes forward).
   private readonly failures = new Map<string, Date[]>();
   private readonly locks = new Map<string, Date>();
 
@@ -104,18 +112,20 @@ export class MemorySignInThrottle implements SignInThrottle {
     return Promise.resolve(this.locks.get(email) ?? null);
   }
 
-  recordFailure(email: string, at: Date, since: Date): Promise<number> {
-    const recent = (this.failures.get(email) ?? []).filter((time) => time > since);
+  recordFailure(email: string, at: Date, since: Date): Promise<number | 'full'> {
+    const known = this.failures.get(email);
+    if (known === undefined && !this.makeRoom(since, at)) return Promise.resolve('full');
+    const recent = (known ?? []).filter((time) => time > since);
     recent.push(at);
     this.failures.delete(email);
-    bounded(this.failures, this.max).set(email, recent);
+    this.failures.set(email, recent);
     return Promise.resolve(recent.length);
   }
 
   lock(email: string, until: Date): Promise<void> {
     this.failures.delete(email);
     this.locks.delete(email);
-    bounded(this.locks, this.max).set(email, until);
+    this.locks.set(email, until);
     return Promise.resolve();
   }
 
@@ -123,6 +133,14 @@ export class MemorySignInThrottle implements SignInThrottle {
     this.failures.delete(email);
     this.locks.delete(email);
     return Promise.resolve();
+  }
+
+  /** Whether there is room for one more email, after forgetting the oldest entries that have ended. */
+  private makeRoom(since: Date, now: Date): boolean {
+    if (this.failures.size + this.locks.size < this.max) return true;
+    dropWhile(this.failures, (times) => times.every((time) => time <= since));
+    dropWhile(this.locks, (until) => until <= now);
+    return this.failures.size + this.locks.size < this.max;
   }
 }
 
@@ -144,6 +162,14 @@ export class MemoryAuditLog implements AuditLog {
       if (event.partnerId === partnerId) mine.push(event);
     }
     return Promise.resolve(mine);
+  }
+}
+
+/** Deletes the map's first entries while they are `ended`: it stops at the first that is not. */
+function dropWhile<K, V>(map: Map<K, V>, ended: (value: V) => boolean): void {
+  for (const [key, value] of map) {
+    if (!ended(value)) return;
+    map.delete(key);
   }
 }
 

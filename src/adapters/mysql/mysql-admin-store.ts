@@ -115,6 +115,7 @@ export class MysqlSignInThrottle implements SignInThrottle {
     return row?.locked_until ?? null;
   }
 
+  /** Never 'full': a table on disk has room for every failure that counts. */
   async recordFailure(email: string, at: Date, since: Date): Promise<number> {
     // Failures older than the window are of no use to anyone: dropped as new ones come.
     await this.db.deleteFrom('admin_sign_in_failures').where('email', '=', email).where('failed_at', '<=', since).execute();

@@ -2,9 +2,13 @@
 export interface SignInThrottle {
   /** When the email's lock ends, or null if it is not locked (an ended lock may still be returned). */
   lockedUntil(email: string): Promise<Date | null>;
-  /** Records a failure and returns how many the email has had since `since`, this one included. */
-  recordFailure(email: string, at: Date, since: Date): Promise<number>;
-  /** Locks the email until `until` and forgets its failures. */
+  /**
+   * Records a failure and returns how many the email has had since `since`, this one included; or
+   * 'full', recording nothing, when the email has no failures counted and there is no room for one
+   * more email without forgetting a live failure or lock (a store bounded in size; never MySQL).
+   */
+  recordFailure(email: string, at: Date, since: Date): Promise<number | 'full'>;
+  /** Locks the email until `until` and forgets its failures. Never refused: the lock takes the failures' place. */
   lock(email: string, until: Date): Promise<void>;
   /** Forgets the email's failures and lock (after a successful sign-in). */
   clear(email: string): Promise<void>;
