@@ -76,7 +76,8 @@ export class SignIn {
       throw signInLocked(SIGN_IN_LOCK_MS);
     }
     if (account === null || !matches) {
-      await this.audit.record({ at, partnerId: account?.partnerId ?? null, adminEmail: email, action: 'admin.sign_in_failed', keyId: null });
+      // Only an admin's own log is ever read: a failure for an email no admin has is the request log's to tell.
+      if (account !== null) await this.audit.record({ at, partnerId: account.partnerId, adminEmail: email, action: 'admin.sign_in_failed', keyId: null });
       if (failures >= SIGN_IN_FAILURES_TO_LOCK) await this.throttle.lock(email, new Date(now + SIGN_IN_LOCK_MS));
       throw new AdminError('sign_in_failed', SIGN_IN_FAILED_MESSAGE);
     }

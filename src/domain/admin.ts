@@ -27,6 +27,13 @@ export interface AttemptAllowance {
 export const SIGN_IN_ADDRESS_ALLOWANCE: AttemptAllowance = { attempts: 20, windowMs: 15 * 60 * 1000 };
 /** A refusal for want of room (hash queue full, too many emails being tracked) passes in about this long. */
 export const SIGN_IN_BUSY_RETRY_AFTER_SECONDS = 2;
+/**
+ * How long the audit log keeps an event: a year's review with a month to spare. Failures and locks
+ * are kept only while they count (`SIGN_IN_FAILURE_WINDOW_MS`, `SIGN_IN_LOCK_MS`).
+ */
+export const AUDIT_RETENTION_MS = 400 * 24 * 60 * 60 * 1000;
+/** How often whoever runs the portal forgets what has run out (`PruneAdminRecords`). */
+export const ADMIN_RECORDS_PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 /** Longest email kept; RFC 5321 allows no more. */
 export const MAX_EMAIL_LENGTH = 254;
 /** Key labels fit the column that holds them. */
@@ -68,8 +75,8 @@ export type AuditAction = 'key.created' | 'key.revoked' | 'key.replaced' | 'admi
 /** One line of the audit log: never a key, a hash or a password. */
 export interface AuditEvent {
   readonly at: Date;
-  /** Null for a failed sign-in with an email no admin has. */
-  readonly partnerId: string | null;
+  /** Always a partner: the log is read per partner, so a failed sign-in for an email no admin has is not recorded. */
+  readonly partnerId: string;
   /** Null when an operator acted from the command line. */
   readonly adminEmail: string | null;
   readonly action: AuditAction;

@@ -3,10 +3,11 @@ import { memoryAdminStore, type MemoryAdminStore } from '../../src/adapters/memo
 import { MemorySignInAddressBudget } from '../../src/adapters/memory/memory-sign-in-address-budget.js';
 import { AcceptInvitation } from '../../src/application/accept-invitation.js';
 import { PasswordHashGate, type PasswordHashLimits } from '../../src/application/password-hash-gate.js';
+import { PruneAdminRecords } from '../../src/application/prune-admin-records.js';
 import { SignIn } from '../../src/application/sign-in.js';
 import type { AdminError } from '../../src/domain/admin-errors.js';
 import {
-  hashToken, randomToken, SIGN_IN_ADDRESS_ALLOWANCE, SIGN_IN_BUSY_RETRY_AFTER_SECONDS, SIGN_IN_FAILURE_WINDOW_MS, SIGN_IN_LOCK_MS,
+  AUDIT_RETENTION_MS, hashToken, randomToken, SIGN_IN_ADDRESS_ALLOWANCE, SIGN_IN_BUSY_RETRY_AFTER_SECONDS, SIGN_IN_FAILURE_WINDOW_MS, SIGN_IN_LOCK_MS,
   type AttemptAllowance,
 } from '../../src/domain/admin.js';
 import { hashPassword, MAX_PASSWORD_LENGTH } from '../../src/domain/password.js';
@@ -197,5 +198,16 @@ describe('signing in under a flood, on the memory adapters', function () {
       expect((await refusal(p, '192.0.2.3', 'new@acme.example')).code).to.equal('sign_in_failed');
       expect(await signsIn(p, '192.0.2.3')).to.equal(ADA);
     });
+  });
+
+  it('forgets, when pruned, the failures out of their window and the audit events past their retention', async function () {
+    const p = await portal();
+    await p.admin.audit.record({ at: new Date(p.clock.now()), partnerId: 'acme', adminEmail: ADA, action: 'admin.signed_in', keyId: null });
+    await countedFor(p, 'eve@acme.example');
+    p.clock.advance(AUDIT_RETENTION_MS + 1);
+    await p.admin.audit.record({ at: new Date(p.clock.now()), partnerId: 'acme', adminEmail: ADA, action: 'key.created', keyId: 'acme-k1' });
+    await new PruneAdminRecords(p.admin.throttle, p.admin.audit, p.clock).execute();
+    expect((await p.admin.audit.list('acme', 10)).map((e) => e.action)).to.deep.equal(['key.created']);
+    expect(await p.admin.throttle.recordFailure('eve@acme.example', new Date(p.clock.now()), new Date(0))).to.equal(1);
   });
 });

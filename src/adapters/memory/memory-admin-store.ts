@@ -135,6 +135,16 @@ export class MemorySignInThrottle implements SignInThrottle {
     return Promise.resolve();
   }
 
+  prune(since: Date, now: Date): Promise<void> {
+    for (const [email, times] of this.failures) {
+      const recent = times.filter((time) => time > since);
+      if (recent.length === 0) this.failures.delete(email);
+      else this.failures.set(email, recent);
+    }
+    for (const [email, until] of this.locks) if (until <= now) this.locks.delete(email);
+    return Promise.resolve();
+  }
+
   /** Whether there is room for one more email, after forgetting the oldest entries that have ended. */
   private makeRoom(since: Date, now: Date): boolean {
     if (this.failures.size + this.locks.size < this.max) return true;
@@ -162,6 +172,12 @@ export class MemoryAuditLog implements AuditLog {
       if (event.partnerId === partnerId) mine.push(event);
     }
     return Promise.resolve(mine);
+  }
+
+  prune(before: Date): Promise<void> {
+    const kept = this.events.filter((event) => event.at >= before);
+    this.events.splice(0, this.events.length, ...kept);
+    return Promise.resolve();
   }
 }
 

@@ -344,6 +344,21 @@ const serviceSecrets: Migration = {
   },
 };
 
+/**
+ * The portal's records are pruned by age (failures out of their window, ended locks, audit events
+ * past their retention): each by an index on its time, so a prune reads and locks only what it
+ * deletes. Failed sign-ins for emails no admin has are no longer audited: the ones written before
+ * (partner_id null) were never shown to anyone, and go.
+ */
+const adminRecordsRetention: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`alter table admin_sign_in_failures add key if not exists admin_sign_in_failures_age (failed_at)`.execute(db);
+    await sql`alter table admin_sign_in_locks add key if not exists admin_sign_in_locks_until (locked_until)`.execute(db);
+    await sql`alter table audit_events add key if not exists audit_events_age (at)`.execute(db);
+    await sql`delete from audit_events where partner_id is null`.execute(db);
+  },
+};
+
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve({
@@ -355,5 +370,6 @@ export const migrationProvider: MigrationProvider = {
     '0006_partner_portal': partnerPortal,
     '0007_feed_on_answers': feedOnAnswers,
     '0008_service_secrets': serviceSecrets,
+    '0009_admin_records_retention': adminRecordsRetention,
   }),
 };

@@ -7,6 +7,9 @@ import type { SignInThrottle } from '../../application/ports/sign-in-throttle.js
 import type { AdminAccount, AdminSession, AuditAction, AuditEvent, Invitation } from '../../domain/admin.js';
 import type { Database } from './database.js';
 
+/** Rows one pruning statement deletes at most: each holds its locks briefly, however much has piled up. */
+const PRUNE_BATCH_ROWS = 5_000;
+
 /** MariaDB's code for a duplicate key. */
 const DUPLICATE_ENTRY = 'ER_DUP_ENTRY';
 
@@ -115,7 +118,7 @@ export class MysqlSignInThrottle implements SignInThrottle {
     return row?.locked_until ?? null;
   }
 
-  /** Never 'full': a table on disk has room for every failure that counts. */
+  /** Never 'full': the table holds only failures that count (dropped here and by `prune`), and the disk has room for them. */
   async recordFailure(email: string, at: Date, since: Date): Promise<number> {
     // Failures older than the window are of no use to anyone: dropped as new ones come.
     await this.db.deleteFrom('admin_sign_in_failures').where('email', '=', email).where('failed_at', '<=', since).execute();
@@ -135,6 +138,11 @@ export class MysqlSignInThrottle implements SignInThrottle {
     await this.db.deleteFrom('admin_sign_in_failures').where('email', '=', email).execute();
     await this.db.deleteFrom('admin_sign_in_locks').where('email', '=', email).execute();
   }
+
+  async prune(since: Date, now: Date): Promise<void> {
+    await inBatches(() => this.db.deleteFrom('admin_sign_in_failures').where('failed_at', '<=', since).limit(PRUNE_BATCH_ROWS).executeTakeFirst());
+    await inBatches(() => this.db.deleteFrom('admin_sign_in_locks').where('locked_until', '<=', now).limit(PRUNE_BATCH_ROWS).executeTakeFirst());
+  }
 }
 
 export class MysqlAuditLog implements AuditLog {
@@ -147,8 +155,19 @@ export class MysqlAuditLog implements AuditLog {
   }
 
   async list(partnerId: string, limit: number): Promise<AuditEvent[]> {
-    const rows = await this.db.selectFrom('audit_events').select(['at', 'partner_id', 'admin_email', 'action', 'key_id'])
+    const rows = await this.db.selectFrom('audit_events').select(['at', 'admin_email', 'action', 'key_id'])
       .where('partner_id', '=', partnerId).orderBy('id', 'desc').limit(limit).execute();
-    return rows.map((row) => ({ at: row.at, partnerId: row.partner_id, adminEmail: row.admin_email, action: row.action as AuditAction, keyId: row.key_id }));
+    return rows.map((row) => ({ at: row.at, partnerId, adminEmail: row.admin_email, action: row.action as AuditAction, keyId: row.key_id }));
+  }
+
+  async prune(before: Date): Promise<void> {
+    await inBatches(() => this.db.deleteFrom('audit_events').where('at', '<', before).limit(PRUNE_BATCH_ROWS).executeTakeFirst());
+  }
+}
+
+/** Runs a limited delete until it deletes less than a batch. */
+async function inBatches(deleteBatch: () => Promise<{ numDeletedRows: bigint }>): Promise<void> {
+  for (;;) {
+    if ((await deleteBatch()).numDeletedRows < BigInt(PRUNE_BATCH_ROWS)) return;
   }
 }

@@ -12,4 +12,6 @@ export interface SignInThrottle {
   lock(email: string, until: Date): Promise<void>;
   /** Forgets the email's failures and lock (after a successful sign-in). */
   clear(email: string): Promise<void>;
+  /** Forgets every failure not after `since` and every lock ended by `now`: they no longer count. */
+  prune(since: Date, now: Date): Promise<void>;
 }
