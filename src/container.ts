@@ -9,6 +9,7 @@ import { LookupBySku } from './application/lookup-by-sku.js';
 import type { ApiKeyStore } from './application/ports/api-key-store.js';
 import type { AuthFailureGuard } from './application/ports/auth-failure-guard.js';
 import type { ChangesFeed } from './application/ports/changes-feed.js';
+import type { CursorKeys } from './application/ports/cursor-keys.js';
 import type { ProductCatalog } from './application/ports/product-catalog.js';
 import type { RateLimiter } from './application/ports/rate-limiter.js';
 import type { ReadinessProbe } from './application/ports/readiness-probe.js';
@@ -26,7 +27,7 @@ import type { AdminAccounts } from './application/ports/admin-accounts.js';
 import type { AdminSessions } from './application/ports/admin-sessions.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './application/ports/api-key-admin.js';
 import type { AuditLog } from './application/ports/audit-log.js';
-import type { Clock } from './application/ports/clock.js';
+import { systemClock, type Clock } from './application/ports/clock.js';
 import type { Invitations } from './application/ports/invitations.js';
 import type { SignInThrottle } from './application/ports/sign-in-throttle.js';
 import { ReadAuditLog } from './application/read-audit-log.js';
@@ -40,6 +41,8 @@ import { SignOut } from './application/sign-out.js';
 export interface Infrastructure {
   readonly catalog: ProductCatalog;
   readonly changes: ChangesFeed;
+  /** The key the deployment signs its changes-feed cursors with. */
+  readonly cursorKeys: CursorKeys;
   readonly keys: ApiKeyStore;
   readonly limiter: RateLimiter;
   readonly authFailures: AuthFailureGuard;
@@ -54,6 +57,7 @@ export interface Infrastructure {
 export const TOKENS = {
   ProductCatalog: Symbol.for('ProductCatalog') as ServiceIdentifier<ProductCatalog>,
   ChangesFeed: Symbol.for('ChangesFeed') as ServiceIdentifier<ChangesFeed>,
+  CursorKeys: Symbol.for('CursorKeys') as ServiceIdentifier<CursorKeys>,
   ApiKeyStore: Symbol.for('ApiKeyStore') as ServiceIdentifier<ApiKeyStore>,
   RateLimiter: Symbol.for('RateLimiter') as ServiceIdentifier<RateLimiter>,
   AuthFailureGuard: Symbol.for('AuthFailureGuard') as ServiceIdentifier<AuthFailureGuard>,
@@ -73,6 +77,7 @@ export function createContainer(infrastructure: Infrastructure): Container {
   const container = new Container({ defaultScope: 'Singleton' });
   container.bind(TOKENS.ProductCatalog).toConstantValue(infrastructure.catalog);
   container.bind(TOKENS.ChangesFeed).toConstantValue(infrastructure.changes);
+  container.bind(TOKENS.CursorKeys).toConstantValue(infrastructure.cursorKeys);
   container.bind(TOKENS.ApiKeyStore).toConstantValue(infrastructure.keys);
   container.bind(TOKENS.RateLimiter).toConstantValue(infrastructure.limiter);
   container.bind(TOKENS.AuthFailureGuard).toConstantValue(infrastructure.authFailures);
@@ -89,7 +94,10 @@ export function createContainer(infrastructure: Infrastructure): Container {
   );
   container.bind(TOKENS.LookupBySku).toResolvedValue((catalog: ProductCatalog) => new LookupBySku(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.LookupById).toResolvedValue((catalog: ProductCatalog) => new LookupById(catalog), [TOKENS.ProductCatalog]);
-  container.bind(TOKENS.ReadChanges).toResolvedValue((feed: ChangesFeed) => new ReadChanges(feed), [TOKENS.ChangesFeed]);
+  container.bind(TOKENS.ReadChanges).toResolvedValue(
+    (feed: ChangesFeed, cursorKeys: CursorKeys) => new ReadChanges(feed, cursorKeys, systemClock),
+    [TOKENS.ChangesFeed, TOKENS.CursorKeys],
+  );
   container.bind(TOKENS.HttpDependencies).toResolvedValue(
     (
       authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, lookupBySku: LookupBySku, lookupById: LookupById,

@@ -12,6 +12,7 @@ import { CatalogFileReloader } from './adapters/catalog-file/catalog-file-reload
 import { MemoryAuthFailureGuard } from './adapters/memory/memory-auth-failure-guard.js';
 import { MemoryCatalogStore } from './adapters/memory/memory-catalog-store.js';
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
+import { processCursorKeys } from './adapters/memory/process-cursor-keys.js';
 import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
 import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { ChangeWatch } from './application/change-watch.js';
@@ -143,7 +144,11 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   const serviceMetrics = metrics ?? noMetrics;
   const authFailures = new MemoryAuthFailureGuard({ failuresPerWindow: config.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimitMaxKeys });
   if (config.storage === 'mysql' && config.databaseUrl !== null) {
-    const storage = await openMysqlStorage({ url: config.databaseUrl, logger });
+    const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret });
+    // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
+    await storage.cursorKeys.cursorKey().catch((error: unknown) => {
+      logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'changes feed: cursor key not read at start; the first page will read it');
+    });
     metrics?.watchDatabasePool(storage.poolUse);
     // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
     const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl });
@@ -162,6 +167,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
       infrastructure: {
         catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, watch: changes?.watch, metrics: serviceMetrics }),
         changes: storage.changes,
+        cursorKeys: storage.cursorKeys,
         keys,
         limiter: rateLimiting.limiter,
         authFailures,
@@ -181,8 +187,9 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   const store = new MemoryCatalogStore();
   const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, new ImportCatalog(store, systemClock), logger);
   await reloader.load();
+  const cursorKeys = processCursorKeys({ secret: config.cursorSecret });
   const opened: Opened = {
-    infrastructure: { catalog: store, changes: store, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics, keyUsage },
+    infrastructure: { catalog: store, changes: store, cursorKeys, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics, keyUsage },
     // One process: a key issued or revoked in the store is in force for its next request, with no one else to tell.
     portal: { keys: new MemoryApiKeyAdmin(store), ...memoryAdminStore(), announcer: nobodyToTell },
     close: () => {

@@ -1,6 +1,8 @@
 import { decodeCursor, encodeCursor, parseChangesLimit, type ProductChange } from '../domain/changes.js';
 import { DomainError } from '../domain/errors.js';
 import type { ChangesFeed } from './ports/changes-feed.js';
+import type { Clock } from './ports/clock.js';
+import type { CursorKeys } from './ports/cursor-keys.js';
 
 export interface ChangesPage {
   readonly changes: readonly ProductChange[];
@@ -11,14 +13,20 @@ export interface ChangesPage {
 /**
  * A page of the caller's changes feed: from the beginning without a cursor (every product in
  * the catalog once, and deleted ones still kept), else what changed since the cursor, each
- * product at most once, at its latest change.
+ * product at most once, at its latest change. Cursors are signed with the deployment's key, so
+ * a cursor is taken only from the partner it was issued to.
  */
 export class ReadChanges {
-  constructor(private readonly feed: ChangesFeed) {}
+  constructor(
+    private readonly feed: ChangesFeed,
+    private readonly keys: CursorKeys,
+    private readonly clock: Clock,
+  ) {}
 
   async execute(input: { partnerId: string; cursor: string | undefined; limit: string | undefined }): Promise<ChangesPage> {
     const limit = parseChangesLimit(input.limit);
-    const after = input.cursor === undefined ? 0 : decodeCursor(input.partnerId, input.cursor);
+    const key = await this.keys.cursorKey();
+    const after = input.cursor === undefined ? 0 : decodeCursor(key, input.partnerId, input.cursor, this.clock.now());
     const page = await this.feed.read(input.partnerId, after, limit + 1);
     if (after > 0 && after < page.horizon) {
       throw new DomainError('cursor_expired', 'The cursor is older than the feed keeps deleted products: start again without a cursor.');
@@ -27,7 +35,7 @@ export class ReadChanges {
     const last = changes.at(-1)?.seq ?? after;
     return {
       changes: changes.map(({ sku, productId, change, etag, changedAt }) => ({ sku, productId, change, etag, changedAt })),
-      nextCursor: encodeCursor(input.partnerId, last),
+      nextCursor: encodeCursor(key, input.partnerId, last),
       hasMore: page.entries.length > limit,
     };
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { DomainError } from './errors.js';
 
 /** A change of one product's lookup answer, as the changes feed lists it (docs/api.md, changes feed). */
@@ -22,26 +22,66 @@ export const TOMBSTONE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const DEFAULT_CHANGES_LIMIT = 100;
 export const MAX_CHANGES_LIMIT = 1_000;
 
-const CURSOR = /^c1\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{11})$/;
+/**
+ * The deployment's key for its cursors. Only the service holds `secret`, so only the service can
+ * issue a cursor; `signingSince` is when the deployment began signing them, and bounds how long
+ * the unsigned cursors issued before are still taken.
+ */
+export interface CursorKey {
+  readonly secret: Buffer;
+  readonly signingSince: Date;
+}
 
-/** A tag of the partner in its cursors, so one partner's cursor is refused for another. */
-function partnerTag(partnerId: string): string {
+/** Characters of a signed cursor's MAC: 96 bits of HMAC-SHA256, in base64url. */
+const MAC_LENGTH = 16;
+const SIGNED_CURSOR = new RegExp(`^c2\\.([0-9a-z]{1,11})\\.([A-Za-z0-9_-]{${MAC_LENGTH}})$`);
+/** The unsigned form issued before the deployment began signing: the tag anyone could compute. */
+const UNSIGNED_CURSOR = /^c1\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{11})$/;
+
+/** The MAC of a position in a partner's feed; the position comes first, as written, and holds no `:`. */
+function cursorMac(secret: Buffer, partnerId: string, position: string): string {
+  return createHmac('sha256', secret).update(`changes-cursor:${position}:${partnerId}`).digest('base64url').slice(0, MAC_LENGTH);
+}
+
+/** The tag of the partner in its unsigned cursors. */
+function unsignedTag(partnerId: string): string {
   return createHash('sha256').update(`changes:${partnerId}`).digest('base64url').slice(0, 11);
 }
 
-/** The opaque cursor of a position in a partner's feed: at most 26 characters. */
-export function encodeCursor(partnerId: string, seq: number): string {
-  return `c1.${seq.toString(36)}.${partnerTag(partnerId)}`;
+/** The opaque cursor of a position in a partner's feed, signed with the deployment's key: at most 31 characters. */
+export function encodeCursor(key: CursorKey, partnerId: string, seq: number): string {
+  const position = seq.toString(36);
+  return `c2.${position}.${cursorMac(key.secret, partnerId, position)}`;
 }
 
-/** The position a cursor names in this partner's feed; a cursor this service did not issue to the partner is refused. */
-export function decodeCursor(partnerId: string, cursor: string): number {
-  const match = CURSOR.exec(cursor);
-  const seq = match === null ? Number.NaN : parseInt(match[1]!, 36);
-  if (match === null || match[2] !== partnerTag(partnerId) || !Number.isSafeInteger(seq)) {
-    throw new DomainError('invalid_cursor', 'The cursor is not one this service issued for your catalog: start again without a cursor.');
+/**
+ * The position a cursor names in this partner's feed. A cursor this deployment did not sign for the
+ * partner is refused; an unsigned one is taken for TOMBSTONE_RETENTION_MS after signing began, and
+ * is expired after: by then it is older than the feed keeps deletions.
+ */
+export function decodeCursor(key: CursorKey, partnerId: string, cursor: string, now: number): number {
+  const signed = SIGNED_CURSOR.exec(cursor);
+  if (signed !== null) {
+    const mac = Buffer.from(signed[2]!);
+    if (!timingSafeEqual(mac, Buffer.from(cursorMac(key.secret, partnerId, signed[1]!)))) throw invalidCursor();
+    return position(signed[1]!);
   }
+  const unsigned = UNSIGNED_CURSOR.exec(cursor);
+  if (unsigned === null || unsigned[2] !== unsignedTag(partnerId)) throw invalidCursor();
+  if (now >= key.signingSince.getTime() + TOMBSTONE_RETENTION_MS) {
+    throw new DomainError('cursor_expired', 'The cursor is older than the feed keeps deleted products: start again without a cursor.');
+  }
+  return position(unsigned[1]!);
+}
+
+function position(base36: string): number {
+  const seq = parseInt(base36, 36);
+  if (!Number.isSafeInteger(seq)) throw invalidCursor();
   return seq;
+}
+
+function invalidCursor(): DomainError {
+  return new DomainError('invalid_cursor', 'The cursor is not one this service issued for your catalog: start again without a cursor.');
 }
 
 /** The `limit` query parameter: 1 to 1000, 100 when absent. */

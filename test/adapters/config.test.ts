@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { ConfigError, readConfig } from '../../src/adapters/config/config.js';
 
@@ -19,8 +20,19 @@ describe('configuration', function () {
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
       portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false,
-      metricsPort: 9464, metricsHost: '127.0.0.1',
+      metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null,
     });
+  });
+
+  it('documents every variable it reads in the README\'s configuration table and in .env.example', function () {
+    const read = [...readFileSync('src/adapters/config/config.ts', 'utf8').matchAll(/\(env, '([A-Z_]+)'/g)].map((match) => match[1]!);
+    const table = readFileSync('README.md', 'utf8').split('\n## Configuration')[1]!.split('\n## ')[0]!;
+    const example = readFileSync('.env.example', 'utf8');
+    expect(read).to.include('CURSOR_SECRET');
+    for (const name of read) {
+      expect(table, name).to.match(new RegExp(`^\\| (\`[A-Z_]+\`, )*\`${name}\``, 'm'));
+      expect(example, name).to.match(new RegExp(`^${name}=`, 'm'));
+    }
   });
 
   it('reads every variable', function () {
@@ -68,6 +80,15 @@ describe('configuration', function () {
   it('serves metrics where METRICS_PORT and METRICS_HOST say, and not at all on port 0', function () {
     expect(readConfig({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' })).to.include({ metricsPort: 9100, metricsHost: '0.0.0.0' });
     expect(readConfig({ METRICS_PORT: '0' }).metricsPort).to.equal(0);
+  });
+
+  it('signs cursors with CURSOR_SECRET when set, and refuses one shorter than 32 characters without echoing it', function () {
+    const secret = 'q7Vd2mXk9LpR4tWz8bNc3HsJ6fGy1AeU';
+    expect(readConfig({ CURSOR_SECRET: secret }).cursorSecret).to.equal(secret);
+    const message = errorOf({ CURSOR_SECRET: secret.slice(1) }).message;
+    expect(message).to.satisfy((m: string) => m.startsWith('CURSOR_SECRET: must be at least 32 characters'));
+    expect(message).to.not.include(secret.slice(1, 12));
+    expect(message.split('\n')).to.have.length(1);
   });
 
   it('never echoes a connection URL, which may hold a password', function () {

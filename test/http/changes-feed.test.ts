@@ -1,16 +1,20 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { createClient, PartnerCatalogError, type Change, type LookupResult, type PartnerCatalogClient } from '../../client/src/index.js';
 import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
 import { MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
+import { MysqlCursorKeys } from '../../src/adapters/mysql/mysql-cursor-keys.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
 import { ImportCatalog } from '../../src/application/import-catalog.js';
 import type { CatalogStore } from '../../src/application/ports/catalog-store.js';
 import { systemClock } from '../../src/application/ports/clock.js';
+import type { CursorKeys } from '../../src/application/ports/cursor-keys.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { TOMBSTONE_RETENTION_MS } from '../../src/domain/changes.js';
@@ -25,6 +29,10 @@ const API = '/api/v1/public';
 const ACME = { Authorization: `Bearer ${KEYS.acme}` };
 const GLOBEX = { 'X-API-Key': KEYS.globex };
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A cursor as the service issued them before it signed them: its tag anyone can compute. */
+const unsignedCursor = (partnerId: string, seq: number): string =>
+  `c1.${seq.toString(36)}.${createHash('sha256').update(`changes:${partnerId}`).digest('base64url').slice(0, 11)}`;
 
 function product(sku: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const ref = `${sku.toLowerCase()}-video`;
@@ -148,6 +156,7 @@ async function readAll(server: TestServer, headers: Record<string, string>, limi
   for (;;) {
     const body = page(await server.request(changesPath({ cursor, limit: String(limit) }), { headers }));
     requests += 1;
+    expect(body.next_cursor).to.match(/^c2\./);
     expect(body.data.length).to.be.at.most(limit);
     if (body.has_more) expect(body.data.length).to.equal(limit);
     changes.push(...body.data);
@@ -159,7 +168,9 @@ async function readAll(server: TestServer, headers: Record<string, string>, limi
 /** A storage, empty: where imports write, and what the server reads. */
 interface Backend {
   readonly store: CatalogStore;
-  readonly served: Pick<Infrastructure, 'catalog' | 'changes' | 'keys'>;
+  readonly served: Pick<Infrastructure, 'catalog' | 'changes' | 'cursorKeys' | 'keys'>;
+  /** The deployment's cursor key as an instance started now reads it, had signing begun at `ms`. */
+  readonly signingBegan: (ms: number) => Promise<CursorKeys>;
 }
 
 const BACKENDS: { readonly name: string; setup(): { fresh(): Promise<Backend> } }[] = [
@@ -168,7 +179,11 @@ const BACKENDS: { readonly name: string; setup(): { fresh(): Promise<Backend> } 
     setup: () => ({
       fresh: () => {
         const store = new MemoryCatalogStore();
-        return Promise.resolve({ store, served: { catalog: store, changes: store, keys: store } });
+        return Promise.resolve({
+          store,
+          served: { catalog: store, changes: store, cursorKeys: processCursorKeys(), keys: store },
+          signingBegan: (ms) => Promise.resolve(processCursorKeys({ clock: { now: () => ms } })),
+        });
       },
     }),
   },
@@ -180,10 +195,15 @@ const BACKENDS: { readonly name: string; setup(): { fresh(): Promise<Backend> } 
       return {
         fresh: async () => {
           const { db } = testDb;
-          for (const table of ['api_keys', 'product_tombstones', 'pdp_entries', 'videos', 'products', 'partners'] as const) await db.deleteFrom(table).execute();
+          const tables = ['api_keys', 'product_tombstones', 'pdp_entries', 'videos', 'products', 'partners', 'service_secrets'] as const;
+          for (const table of tables) await db.deleteFrom(table).execute();
           return {
             store: new MysqlCatalogStore(db),
-            served: { catalog: new MysqlProductCatalog(db), changes: new MysqlChangesFeed(db), keys: new MysqlApiKeyStore(db) },
+            served: { catalog: new MysqlProductCatalog(db), changes: new MysqlChangesFeed(db), cursorKeys: new MysqlCursorKeys(db), keys: new MysqlApiKeyStore(db) },
+            signingBegan: async (ms) => {
+              await db.updateTable('service_secrets').set({ created_at: new Date(ms) }).execute();
+              return new MysqlCursorKeys(db);
+            },
           };
         },
       };
@@ -195,6 +215,7 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
   const storage = backend.setup();
   let store: CatalogStore;
   let served: Backend['served'];
+  let signingBegan: Backend['signingBegan'];
   let server: TestServer;
 
   const serve = (limit = 10_000): Promise<TestServer> => startTestServer({
@@ -207,7 +228,7 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
   };
 
   beforeEach(async function () {
-    ({ store, served } = await storage.fresh());
+    ({ store, served, signingBegan } = await storage.fresh());
     await importDocument(store, catalogOf(FIFTY.map((sku) => product(sku))));
     server = await serve();
   });
@@ -276,12 +297,40 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
     expectError(await server.request(changesPath({ cursor: acme.cursor }), { headers: GLOBEX }), 400, 'invalid_cursor');
   });
 
+  it('refuses with 400 invalid_cursor a cursor signed by another deployment, or changed in its position or its MAC', async function () {
+    const { cursor } = await readAll(server, ACME, 10);
+    const [, position, mac] = cursor.split('.') as [string, string, string];
+    const earlier = (parseInt(position, 36) - 10).toString(36);
+    for (const changed of [`c2.${earlier}.${mac}`, `c2.${position}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`]) {
+      expectError(await server.request(changesPath({ cursor: changed }), { headers: ACME }), 400, 'invalid_cursor');
+    }
+    served = { ...served, cursorKeys: processCursorKeys() };
+    await serveAgain();
+    expectError(await server.request(changesPath({ cursor }), { headers: ACME }), 400, 'invalid_cursor');
+  });
+
+  it('takes a cursor of the earlier unsigned form for 30 days after the deployment began signing, answering a signed one; after, 410 cursor_expired', async function () {
+    const tenth = unsignedCursor('acme', 10);
+    const body = page(await server.request(changesPath({ cursor: tenth, limit: '1000' }), { headers: ACME }));
+    expect(body.data.map((change) => change.sku)).to.deep.equal(FIFTY.slice(10));
+    expect(body.next_cursor).to.match(/^c2\./);
+    expect(page(await server.request(changesPath({ cursor: body.next_cursor }), { headers: ACME })).data).to.deep.equal([]);
+    expectError(await server.request(changesPath({ cursor: unsignedCursor('globex', 10) }), { headers: ACME }), 400, 'invalid_cursor');
+
+    served = { ...served, cursorKeys: await signingBegan(Date.now() - TOMBSTONE_RETENTION_MS - 60_000) };
+    await serveAgain();
+    expectError(await server.request(changesPath({ cursor: tenth }), { headers: ACME }), 410, 'cursor_expired');
+    expectError(await server.request(changesPath({ cursor: unsignedCursor('globex', 10) }), { headers: ACME }), 400, 'invalid_cursor');
+    const { cursor } = await readAll(server, ACME, 1000);
+    expect(page(await server.request(changesPath({ cursor }), { headers: ACME })).data).to.deep.equal([]);
+  });
+
   it('refuses a bad limit or cursor with 400, a missing key with 401 first, and counts each request like a lookup', async function () {
     for (const limit of ['0', '1001', 'abc', '', '-1', '1.5', '1e2']) {
       expectError(await server.request(changesPath({ limit }), { headers: ACME }), 400, 'invalid_limit');
     }
     const tooLong = `c1.${'a'.repeat(62)}`;
-    for (const cursor of ['garbage', '', 'c1.zz.AAAAAAAAAAA', tooLong]) {
+    for (const cursor of ['garbage', '', 'c1.zz.AAAAAAAAAAA', 'c2.zz.AAAAAAAAAAAAAAAA', tooLong]) {
       expectError(await server.request(changesPath({ cursor }), { headers: ACME }), 400, 'invalid_cursor');
     }
     expectError(await server.request(`${API}/changes?limit=1&limit=2`, { headers: ACME }), 400, 'invalid_limit');
@@ -327,7 +376,7 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
   it('answers 410 cursor_expired to a cursor older than a deletion the feed no longer keeps, and serves a fresh start', async function () {
     const now = Date.now();
     const at = (ms: number) => new ImportCatalog(store, { now: () => ms });
-    ({ store, served } = await storage.fresh());
+    ({ store, served, signingBegan } = await storage.fresh());
     await serveAgain();
     const all = catalogOf(FIFTY.map((sku) => product(sku)));
     const withoutOne = catalogOf(FIFTY.filter((sku) => sku !== 'SKU-30').map((sku) => product(sku)));

@@ -674,7 +674,7 @@ export interface operations {
     getChanges: {
         parameters: {
             query?: {
-                /** @description The `next_cursor` of an earlier page, as it came: opaque, issued for your catalog only. Absent: from the beginning. Anything else, another partner's cursor included, is 400 `invalid_cursor`. */
+                /** @description The `next_cursor` of an earlier page, as it came: opaque, signed by the service and issued for your catalog only. Absent: from the beginning. Anything else, another partner's cursor or an altered one included, is 400 `invalid_cursor`. */
                 cursor?: string;
                 /** @description Most changes in one page: a whole number from 1 to 1000. Anything else is 400 `invalid_limit`. */
                 limit?: number;

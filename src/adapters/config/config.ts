@@ -36,6 +36,8 @@ export interface Config {
   /** Where `/metrics` listens, on a listener of its own; port 0 turns metrics off. */
   readonly metricsPort: number;
   readonly metricsHost: string;
+  /** Signs changes-feed cursors; null means a secret the storage keeps (MySQL) or makes at start (memory). */
+  readonly cursorSecret: string | null;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -86,6 +88,7 @@ export function readConfig(env: Env): Config {
     portalSecureCookies: oneOf(env, 'PORTAL_SECURE_COOKIES', ['true', 'false'] as const, 'false') === 'true',
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65_535),
     metricsHost: text(env, 'METRICS_HOST') ?? '127.0.0.1',
+    cursorSecret: secret(env, 'CURSOR_SECRET', MIN_SECRET_LENGTH),
   };
 }
 
@@ -131,6 +134,17 @@ function httpUrl(env: Env, name: string): string | null {
     throw new ConfigError(name, `must be an absolute http:// or https:// URL; got ${JSON.stringify(value)}`);
   }
   return value.replace(/\/+$/, '');
+}
+
+/** Characters at least of a secret setting: a random one of 32 characters or more cannot be guessed. */
+const MIN_SECRET_LENGTH = 32;
+
+/** A secret, never echoed; null when unset. */
+function secret(env: Env, name: string, minLength: number): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (value.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters (openssl rand -base64 48 makes one)`);
+  return value;
 }
 
 function optionalUrl(env: Env, name: string, protocol: string): string | null {

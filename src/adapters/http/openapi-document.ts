@@ -149,7 +149,7 @@ const changesExample = {
     { sku: 'TENT-2P', product_id: 1, change: 'upserted', etag: '"Xq3mJ0c8n2bH4r1TzV7kLwP9sD5aG6eY"', changed_at: '2026-05-04T02:00:13.000Z' },
     { sku: 'STOVE-OLD', product_id: 7, change: 'deleted', etag: null, changed_at: '2026-05-04T02:00:13.000Z' },
   ],
-  next_cursor: 'c1.2q.0bo9VyhYNtQ',
+  next_cursor: 'c2.2q.Wm3fQ0kzR8vLx2Tb',
   has_more: false,
 };
 
@@ -168,7 +168,7 @@ const changesOperation = {
       name: 'cursor',
       in: 'query',
       required: false,
-      description: 'The `next_cursor` of an earlier page, as it came: opaque, issued for your catalog only. Absent: from the beginning. Anything else, another partner\'s cursor included, is 400 `invalid_cursor`.',
+      description: 'The `next_cursor` of an earlier page, as it came: opaque, signed by the service and issued for your catalog only. Absent: from the beginning. Anything else, another partner\'s cursor or an altered one included, is 400 `invalid_cursor`.',
       schema: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH },
     },
     {

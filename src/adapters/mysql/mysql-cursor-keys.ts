@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { systemClock, type Clock } from '../../application/ports/clock.js';
+import type { CursorKeys } from '../../application/ports/cursor-keys.js';
+import type { CursorKey } from '../../domain/changes.js';
+import type { Database } from './database.js';
+
+/** The row of `service_secrets` that holds the cursor key. */
+export const CURSOR_SECRET_NAME = 'changes_cursor';
+const SECRET_BYTES = 32;
+
+/**
+ * The deployment's cursor key, kept in the database so every instance signs with the same one
+ * and nothing needs configuring. The first instance to ask writes it; one racing it keeps the
+ * row it finds, so all agree. The row's `created_at` is when the deployment began signing, even
+ * when `CURSOR_SECRET` (`secret`) signs in its place. Read once a process, when first needed, so a
+ * database down at start delays the key and never the start; a failed read is tried again.
+ */
+export class MysqlCursorKeys implements CursorKeys {
+  private key: Promise<CursorKey> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: { secret?: string | null; clock?: Clock } = {},
+  ) {}
+
+  cursorKey(): Promise<CursorKey> {
+    this.key ??= this.readOrCreate().catch((error: unknown) => {
+      this.key = undefined;
+      throw error;
+    });
+    return this.key;
+  }
+
+  private async readOrCreate(): Promise<CursorKey> {
+    const now = new Date((this.options.clock ?? systemClock).now());
+    await this.db.insertInto('service_secrets')
+      .ignore()
+      .values({ name: CURSOR_SECRET_NAME, value: randomBytes(SECRET_BYTES).toString('base64url'), created_at: now })
+      .execute();
+    const row = await this.db.selectFrom('service_secrets').select(['value', 'created_at']).where('name', '=', CURSOR_SECRET_NAME).executeTakeFirstOrThrow();
+    const configured = this.options.secret ?? null;
+    return { secret: configured === null ? Buffer.from(row.value, 'base64url') : Buffer.from(configured, 'utf8'), signingSince: row.created_at };
+  }
+}
