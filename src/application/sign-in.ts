@@ -1,4 +1,4 @@
-import { AdminError, SIGN_IN_FAILED_MESSAGE, signInBusy, signInLocked, signInThrottled } from '../domain/admin-errors.js';
+import { AdminError, SIGN_IN_FAILED_MESSAGE, signInBusy, signInLocked, signInThrottled, signInThrottledAtOnce } from '../domain/admin-errors.js';
 import { addressGroup } from '../domain/address-group.js';
 import {
   MAX_EMAIL_LENGTH, normalizeEmail, SIGN_IN_ADDRESS_ALLOWANCE, SIGN_IN_FAILURE_WINDOW_MS, SIGN_IN_FAILURES_TO_LOCK, SIGN_IN_LOCK_MS,
@@ -22,7 +22,8 @@ import type { SignInThrottle } from './ports/sign-in-throttle.js';
  * Before any of that, the client's address (an IPv4 address, an IPv6 /64) must have attempts left
  * in its allowance: each attempt takes one, and a successful one gives it back. Taken before the
  * password is hashed, so a burst of concurrent attempts from one address gets no more hashes than
- * the allowance. The hash itself waits its turn at the gate every hashing use case shares.
+ * the allowance; and at most `atOnce` of an address's attempts are under way together, so one
+ * address never fills the queue at the gate every hashing use case shares.
  */
 export class SignIn {
   constructor(
@@ -41,6 +42,7 @@ export class SignIn {
     const now = this.clock.now();
     const group = addressGroup(input.address);
     const reservation = this.addresses.reserve(group, now, this.addressAllowance);
+    if (reservation.refused === 'at_once') throw signInThrottledAtOnce();
     if (!reservation.granted) throw signInThrottled(reservation.windowEndsAt - now);
     let account: AdminAccount;
     try {
@@ -49,6 +51,8 @@ export class SignIn {
       // Busy is the server's refusal, not a failure: no password was tried.
       if (error instanceof AdminError && error.code === 'sign_in_busy') this.addresses.refund(group, reservation.windowEndsAt);
       throw error;
+    } finally {
+      this.addresses.ended(group);
     }
     this.addresses.refund(group, reservation.windowEndsAt);
     const at = new Date(now);

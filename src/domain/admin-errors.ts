@@ -48,6 +48,11 @@ export function signInThrottled(remainingMs: number): AdminError {
   return waitRefusal('sign_in_throttled', 'Too many failed sign-ins from your network.', remainingMs);
 }
 
+/** The client's address has as many sign-ins under way as it may have at once. */
+export function signInThrottledAtOnce(): AdminError {
+  return new AdminError('sign_in_throttled', 'Too many sign-ins at once from your network. Try again in a moment.', 1);
+}
+
 /** A refusal that passes: the message in whole minutes, for people; the retry in whole seconds, for Retry-After. */
 function waitRefusal(code: AdminErrorCode, reason: string, remainingMs: number): AdminError {
   const minutes = Math.max(1, Math.ceil(remainingMs / 60_000));

@@ -17,6 +17,8 @@ export const SIGN_IN_LOCK_MS = 15 * 60 * 1000;
 export interface AttemptAllowance {
   readonly attempts: number;
   readonly windowMs: number;
+  /** Attempts of one address under way at once: more would queue at the hashes ahead of everyone else's. */
+  readonly atOnce: number;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface AttemptAllowance {
  * successful one given back: enough for an office behind one address to mistype, while a flood
  * from it stops after 20 hashes, not thousands, whatever emails it tries.
  */
-export const SIGN_IN_ADDRESS_ALLOWANCE: AttemptAllowance = { attempts: 20, windowMs: 15 * 60 * 1000 };
+export const SIGN_IN_ADDRESS_ALLOWANCE: AttemptAllowance = { attempts: 20, windowMs: 15 * 60 * 1000, atOnce: 2 };
 /** A refusal for want of room (hash queue full, too many emails being tracked) passes in about this long. */
 export const SIGN_IN_BUSY_RETRY_AFTER_SECONDS = 2;
 /**

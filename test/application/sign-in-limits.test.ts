@@ -60,7 +60,7 @@ describe('signing in under a flood, on the memory adapters', function () {
 
   describe('the allowance of each client address', function () {
     it('is so many attempts per 15 minutes per IPv4 address or IPv6 /64, the next refused before anything is tried', async function () {
-      const p = await portal({ allowance: { attempts: 3, windowMs: WINDOW_MS } });
+      const p = await portal({ allowance: { attempts: 3, windowMs: WINDOW_MS, atOnce: 16 } });
       const failed = await Promise.all([1, 2, 3].map((i) => refusal(p, '192.0.2.1', `user${i}@acme.example`)));
       expect(failed.map((r) => r.code)).to.deep.equal(['sign_in_failed', 'sign_in_failed', 'sign_in_failed']);
       const refused = await refusal(p, '192.0.2.1', ADA, PASSWORD);
@@ -83,7 +83,7 @@ describe('signing in under a flood, on the memory adapters', function () {
     });
 
     it('is taken before the hash: of 16 concurrent attempts from one address, exactly the allowance are tried', async function () {
-      const allowance = { attempts: 4, windowMs: WINDOW_MS };
+      const allowance = { attempts: 4, windowMs: WINDOW_MS, atOnce: 16 };
       const p = await portal({ allowance });
       const emails = Array.from({ length: 16 }, (_, i) => `flood${i}@acme.example`);
       const refusals = await Promise.all(emails.map((email) => refusal(p, '198.51.100.7', email)));
@@ -94,8 +94,23 @@ describe('signing in under a flood, on the memory adapters', function () {
       expect(await Promise.all(throttled.map((email) => countedFor(p, email)))).to.deep.equal(throttled.map(() => 1));
     });
 
+    it(`lets an address have ${SIGN_IN_ADDRESS_ALLOWANCE.atOnce} attempts under way at once, so its flood never queues ahead of another address`, async function () {
+      const p = await portal();
+      const emails = Array.from({ length: 16 }, (_, i) => `burst${i}@acme.example`);
+      const burst = Promise.all(emails.map((email) => refusal(p, '198.51.100.9', email)));
+      // Another address's admin, asking while the burst is under way, waits behind two hashes at most.
+      const [refusals, admin] = await Promise.all([burst, signsIn(p, '198.51.100.10')]);
+      process.stdout.write(`        16 concurrent sign-ins from one address: ${JSON.stringify(tally(refusals))}\n`);
+      expect(tally(refusals)).to.deep.equal({ sign_in_failed: SIGN_IN_ADDRESS_ALLOWANCE.atOnce, sign_in_throttled: 16 - SIGN_IN_ADDRESS_ALLOWANCE.atOnce });
+      const atOnce = refusals.find((r) => r.code === 'sign_in_throttled')!;
+      expect([atOnce.retryAfterSeconds, atOnce.message]).to.deep.equal([1, 'Too many sign-ins at once from your network. Try again in a moment.']);
+      expect(admin).to.equal(ADA);
+      // The attempts refused for being too many at once took nothing from the allowance.
+      expect((await refusal(p, '198.51.100.9', 'later@acme.example')).code).to.equal('sign_in_failed');
+    });
+
     it('is given back by a successful sign-in', async function () {
-      const p = await portal({ allowance: { attempts: 2, windowMs: WINDOW_MS } });
+      const p = await portal({ allowance: { attempts: 2, windowMs: WINDOW_MS, atOnce: 16 } });
       expect((await refusal(p, '192.0.2.1', 'eve@acme.example')).code).to.equal('sign_in_failed');
       for (let i = 0; i < 3; i += 1) expect(await signsIn(p, '192.0.2.1')).to.equal(ADA);
       expect((await refusal(p, '192.0.2.1', 'eve@acme.example')).code).to.equal('sign_in_failed');
@@ -105,7 +120,7 @@ describe('signing in under a flood, on the memory adapters', function () {
 
   describe('the hashes', function () {
     it('run a few at once: past the waiting room a sign-in is refused as busy at once, taking nothing from its address or its email', async function () {
-      const p = await portal({ allowance: { attempts: 1, windowMs: WINDOW_MS }, hashes: { concurrent: 1, maxWaiting: 1, maxWaitMs: 10_000 } });
+      const p = await portal({ allowance: { attempts: 1, windowMs: WINDOW_MS, atOnce: 16 }, hashes: { concurrent: 1, maxWaiting: 1, maxWaitMs: 10_000 } });
       const running = refusal(p, '192.0.2.1', 'one@acme.example');
       const waiting = refusal(p, '192.0.2.2', 'two@acme.example');
       const busy = await refusal(p, '192.0.2.3', 'three@acme.example');
@@ -183,9 +198,9 @@ describe('signing in under a flood, on the memory adapters', function () {
 
     it('is never forgotten to make room: with the table full, an email it does not track is refused as busy, and a locked one stays locked', async function () {
       const p = await portal({ maxThrottledEmails: 4 });
-      const failures = await Promise.all(Array.from({ length: 5 }, (_, i) => refusal(p, '192.0.2.1', ADA, `wrong password ${i}`)));
+      const failures = await Promise.all(Array.from({ length: 5 }, (_, i) => refusal(p, `192.0.2.${10 + i}`, ADA, `wrong password ${i}`)));
       expect(tally(failures)).to.deep.equal({ sign_in_failed: 5 });
-      const others = await Promise.all(['eve', 'x1', 'x2'].map((name) => refusal(p, '192.0.2.2', `${name}@acme.example`)));
+      const others = await Promise.all(['eve', 'x1', 'x2'].map((name, i) => refusal(p, `192.0.2.${20 + i}`, `${name}@acme.example`)));
       expect(tally(others)).to.deep.equal({ sign_in_failed: 3 });
       const busy = await refusal(p, '192.0.2.3', 'new@acme.example', PASSWORD);
       expect([busy.code, busy.retryAfterSeconds]).to.deep.equal(['sign_in_busy', SIGN_IN_BUSY_RETRY_AFTER_SECONDS]);
