@@ -200,6 +200,14 @@ describe('the partner portal over HTTP', function () {
     const bea = await admin('bea@acme.example');
     bea.jar.set('pcat_portal_new_key', sealed);
     expect((await bea.get(KEYS_PAGE)).text).to.not.include(key!);
+    // Replayed in its own session within its minute, it shows the key; past its minute, nothing.
+    ada.jar.set('pcat_portal_new_key', sealed);
+    expect((await ada.get(KEYS_PAGE)).text).to.include(key!);
+    world.clock.advance(61_000);
+    ada.jar.set('pcat_portal_new_key', sealed);
+    const late = await ada.get(KEYS_PAGE);
+    expect(late.status).to.equal(200);
+    expect(late.text).to.not.include(key!);
     for (const line of portal.logs) {
       expect(line).to.not.include(key!.slice(10));
       expect(line).to.not.include(hashApiKey(key!));
@@ -221,6 +229,24 @@ describe('the partner portal over HTTP', function () {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(portal.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 40)).to.deep.equal([]);
     expect(portal.logs.filter((line) => line.includes('"route":"/portal/login"') && line.includes('"status":400'))).to.have.length(5);
+  });
+
+  it('answers ?notice= naming an object property (__proto__, constructor, toString) with the page and no notice, and logs no error', async function () {
+    const ada = await admin('ada@acme.example');
+    for (const notice of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const page = await ada.get(`${KEYS_PAGE}?notice=${notice}`);
+      expect(page.status, notice).to.equal(200);
+      expect(page.text).to.not.include('class="notice"');
+    }
+    expect((await ada.get(`${KEYS_PAGE}?notice=revoked`)).text).to.include('The key is revoked');
+    expect(portal.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 40)).to.deep.equal([]);
+  });
+
+  it('sends HSTS for a year when cookies are secure (the portal is behind TLS), and none otherwise', async function () {
+    expect((await new PortalClient(portal.url).get('/portal/login')).headers.get('strict-transport-security')).to.equal(null);
+    await portal.close();
+    portal = await startTestPortal(world, { secureCookies: true });
+    expect((await new PortalClient(portal.url).get('/portal/login')).headers.get('strict-transport-security')).to.equal('max-age=31536000');
   });
 
   it('refuses a form body over 8 KiB with 413, and one that is not urlencoded with 415', async function () {

@@ -12,7 +12,10 @@ import type { RevokeApiKey } from '../../application/revoke-api-key.js';
 import type { SignIn } from '../../application/sign-in.js';
 import type { SignOut } from '../../application/sign-out.js';
 import type { StartedSession } from '../../application/admin-session-start.js';
-import { AdminError } from '../../domain/admin-errors.js';
+import { systemClock, type Clock } from '../../application/ports/clock.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
+import { AdminError, type AdminErrorCode } from '../../domain/admin-errors.js';
+import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { randomToken, sameSecret, SESSION_MAX_AGE_MS, type AdminSession } from '../../domain/admin.js';
 import { FormError, readForm } from './form-body.js';
 import { PORTAL_CSS, PORTAL_JS } from './portal-assets.js';
@@ -46,6 +49,10 @@ export interface PortalOptions {
   /** Marks cookies `Secure`: the portal is reached over TLS. */
   readonly secureCookies: boolean;
   readonly metrics?: PortalRequestObserver;
+  /** Where a request comes from, for the sign-in budget per address (default: the peer's address). */
+  readonly clientAddress?: ClientAddressOf;
+  /** The time a new key's cookie is sealed and opened by (default the system's). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -66,6 +73,8 @@ interface State {
 type PortalContext = Context & { state: State };
 
 const HTML_TYPE = 'text/html; charset=utf-8';
+/** A year: what HSTS preload lists ask of a site, and long enough that a visit every few months keeps it. */
+const HSTS_MAX_AGE_SECONDS = 31_536_000;
 
 /** The partner portal: server-rendered pages, forms that work without JavaScript, POST-redirect-GET. */
 export function createPortalApp(useCases: PortalUseCases, options: PortalOptions): Koa {
@@ -74,6 +83,8 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
   app.on('error', (error: unknown) => options.logger.error({ err: error }, 'portal response failed'));
   const router = new Router({ strict: true, sensitive: true });
   const cookieOptions = { secure: options.secureCookies };
+  const clock = options.clock ?? systemClock;
+  const clientAddress = options.clientAddress ?? peerAddress;
 
   app.use(async (ctx, next) => {
     const started = performance.now();
@@ -84,6 +95,8 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
     ctx.set('X-Frame-Options', 'DENY');
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+    // Secure cookies mean admins come over TLS: browsers are told to come no other way.
+    if (options.secureCookies) ctx.set('Strict-Transport-Security', `max-age=${HSTS_MAX_AGE_SECONDS}`);
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) page(ctx, 404, messagePage('Page not found', 'There is no page at this address.', null, { href: PORTAL_PATHS.login, label: 'Go to the portal' }));
@@ -193,10 +206,15 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
     const email = form.get('email') ?? '';
     const replacingSession = readCookies(ctx.get('cookie')).get(SESSION_COOKIE);
     try {
-      beginSession(ctx, await useCases.signIn.execute({ email, password: form.get('password') ?? '', ...(replacingSession === undefined ? {} : { replacingSession }) }));
+      beginSession(ctx, await useCases.signIn.execute({
+        email, password: form.get('password') ?? '', address: clientAddress(ctx.req), ...(replacingSession === undefined ? {} : { replacingSession }),
+      }));
     } catch (error) {
       if (!(error instanceof AdminError)) throw error;
-      page(ctx, error.code === 'sign_in_locked' ? 429 : 401, loginPage({ formToken: formToken(ctx), email, error: error.message }));
+      // A flood that waits for each answer is slowed to one attempt per connection per second.
+      if (error.code === 'sign_in_throttled') await new Promise((resolve) => setTimeout(resolve, TIMEOUTS.heldBackAnswerDelayMs));
+      if (error.retryAfterSeconds !== null) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      page(ctx, SIGN_IN_REFUSALS.get(error.code) ?? 401, loginPage({ formToken: formToken(ctx), email, error: error.message }));
     }
   });
 
@@ -247,12 +265,12 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
     if (sealed !== undefined) {
       // Shown on this one page load: the cookie goes with this answer.
       ctx.append('Set-Cookie', expiredCookie(NEW_KEY_COOKIE, { ...cookieOptions, path: PORTAL_PATHS.apiKeys }));
-      const opened = openNewKey(c.state.sessionId!, sealed);
+      const opened = openNewKey(c.state.sessionId!, sealed, clock.now());
       const [id, key] = opened === null ? [] : opened.split('\n');
       if (id !== undefined && key !== undefined) newKey = { id, key };
     }
     const keys = await useCases.listKeys.execute({ partnerId: session.partnerId });
-    const notice = typeof ctx.query.notice === 'string' ? NOTICES[ctx.query.notice] ?? null : null;
+    const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) ?? null : null;
     page(ctx, 200, apiKeysPage({ viewer: viewerOf(session), keys, newKey, notice }));
   });
 
@@ -262,7 +280,7 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
 
   /** Hands the new key to the next page load only, sealed in a short-lived cookie, and redirects there. */
   const showOnce = (ctx: PortalContext, issued: { id: string; key: string }, announceFailure: string | null): void => {
-    ctx.append('Set-Cookie', cookie(NEW_KEY_COOKIE, sealNewKey(ctx.state.sessionId!, `${issued.id}\n${issued.key}`), {
+    ctx.append('Set-Cookie', cookie(NEW_KEY_COOKIE, sealNewKey(ctx.state.sessionId!, `${issued.id}\n${issued.key}`, clock.now()), {
       ...cookieOptions, path: PORTAL_PATHS.apiKeys, maxAgeSeconds: NEW_KEY_COOKIE_SECONDS,
     }));
     if (announceFailure !== null) options.logger.warn({ keyId: issued.id, reason: announceFailure }, 'portal: key change not announced through Redis');
@@ -331,10 +349,18 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
   return app;
 }
 
-const NOTICES: Readonly<Record<string, string>> = {
-  revoked: 'The key is revoked: requests with it are refused from now on.',
-  'not-announced': 'The change is saved, but the other servers could not be told at once: it may take up to a minute to apply everywhere.',
-};
+/** How a refused sign-in is answered; any other refusal is a wrong email or password, 401. */
+const SIGN_IN_REFUSALS: ReadonlyMap<AdminErrorCode, number> = new Map([
+  ['sign_in_locked', 429],
+  ['sign_in_throttled', 429],
+  ['sign_in_busy', 503],
+]);
+
+/** A map, not an object: `?notice=__proto__` must find nothing. */
+const NOTICES: ReadonlyMap<string, string> = new Map([
+  ['revoked', 'The key is revoked: requests with it are refused from now on.'],
+  ['not-announced', 'The change is saved, but the other servers could not be told at once: it may take up to a minute to apply everywhere.'],
+]);
 
 function viewerOf(session: AdminSession): Viewer {
   return { email: session.email, partnerId: session.partnerId, csrfToken: session.csrfToken };

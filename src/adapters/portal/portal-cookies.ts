@@ -44,21 +44,24 @@ export function readCookies(header: string | undefined): Map<string, string> {
  * server keeps no copy of it and any instance can show it: AES-256-GCM under a key derived from
  * the session id, which only the admin's own cookie holds. Read once, then the cookie is removed.
  */
-export function sealNewKey(sessionId: string, key: string): string {
+export function sealNewKey(sessionId: string, key: string, now: number): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', flashKey(sessionId), iv);
-  const sealed = Buffer.concat([cipher.update(key, 'utf8'), cipher.final()]);
+  // The deadline is sealed with the key: a copy of the cookie kept past it opens to nothing.
+  const sealed = Buffer.concat([cipher.update(`${now + NEW_KEY_COOKIE_SECONDS * 1000}\n${key}`, 'utf8'), cipher.final()]);
   return [iv, cipher.getAuthTag(), sealed].map((part) => part.toString('base64url')).join('.');
 }
 
-/** The key sealed for this session, or null if the value was not sealed for it. */
-export function openNewKey(sessionId: string, value: string): string | null {
+/** The key sealed for this session, or null if the value was not sealed for it or its time has passed. */
+export function openNewKey(sessionId: string, value: string, now: number): string | null {
   const [iv, tag, sealed] = value.split('.').map((part) => Buffer.from(part, 'base64url'));
   if (iv?.length !== 12 || tag?.length !== 16 || sealed === undefined) return null;
   try {
     const decipher = createDecipheriv('aes-256-gcm', flashKey(sessionId), iv);
     decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(sealed), decipher.final()]).toString('utf8');
+    const opened = Buffer.concat([decipher.update(sealed), decipher.final()]).toString('utf8');
+    const newline = opened.indexOf('\n');
+    return newline > 0 && Number(opened.slice(0, newline)) > now ? opened.slice(newline + 1) : null;
   } catch {
     return null;
   }
