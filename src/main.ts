@@ -1,6 +1,8 @@
 import { withResponseCache } from './adapters/cache/cached-product-catalog.js';
 import { HeldApiKeyStore, type KeySetVersionReader } from './adapters/cache/held-api-key-store.js';
-import { clientAddressResolver, trustedProxies } from './adapters/http/client-address.js';
+import { clientAddressResolver, trustedProxies, type TrustedProxies } from './adapters/listening/client-address.js';
+import { openFileLimit, shareDescriptors, type ListenerShare } from './adapters/listening/descriptor-budget.js';
+import type { RunningServer } from './adapters/listening/guarded-server.js';
 import { startHttpServer } from './adapters/http/server.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
@@ -33,6 +35,8 @@ import { MemoryApiKeyAdmin } from './adapters/memory/memory-api-key-admin.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
 import { InviteAdmin } from './application/invite-admin.js';
 import { KEY_USAGE_FLUSH_MS, KeyUsageRecorder } from './application/key-usage.js';
+import { PruneAdminRecords } from './application/prune-admin-records.js';
+import { ADMIN_RECORDS_PRUNE_INTERVAL_MS } from './domain/admin.js';
 
 /** What a deployment opened and must close on shutdown. */
 interface Opened {
@@ -62,22 +66,25 @@ async function main(): Promise<void> {
   const { reloadCatalog } = opened;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
   const proxies = trustedProxies(config.trustedProxies);
-  const handler = createHandler(opened.infrastructure, { clientAddress: clientAddressResolver(proxies) });
-  const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, config);
-  const server = await startHttpServer(handler, {
-    port: config.port,
-    host: config.host,
-    logger,
-    limits: { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, trustedProxies: proxies },
+  const servesApi = config.role !== 'portal';
+  const budget = shareDescriptors(openFileLimit(), {
+    ...(servesApi ? { apiMaxConnections: config.maxConnections } : {}),
+    portal: config.portalPort !== 0,
+    metrics: metrics !== undefined,
   });
+  logger.info({ descriptors: budget }, 'descriptors shared among the listeners');
+  const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, config, budget.metrics!, logger);
+  const server = servesApi ? await startApi(opened, config, budget.api!, proxies, logger) : undefined;
   const flushUsage = (): Promise<void> => keyUsage.flush(opened.portal.keys).then(() => undefined, (error: unknown) => {
     logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: last use not written; kept for the next minute');
   });
   const flushing = setInterval(() => void flushUsage(), KEY_USAGE_FLUSH_MS);
   flushing.unref();
-  const portal = config.portalPort === 0 ? undefined : await startPortal(opened, config, logger, keyUsage, metrics);
-  logger.info({ url: server.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
-  if (opened.banner) process.stdout.write(opened.banner(server.url));
+  const portal = config.portalPort === 0 ? undefined : await startPortal(opened, config, { share: budget.portal!, proxies }, logger, keyUsage, metrics);
+  // Whoever runs the portal keeps its records within their retention (README, partner portal).
+  const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, opened, logger);
+  logger.info({ role: config.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
+  if (opened.banner && server !== undefined) process.stdout.write(opened.banner(server.url));
   if (portal !== undefined && opened.demoPartner !== undefined) process.stdout.write(await demoInvitation(opened, config, portal.url));
 
   let stopping = false;
@@ -89,7 +96,8 @@ async function main(): Promise<void> {
     setTimeout(() => process.exit(1), TIMEOUTS.shutdownGraceMs + TIMEOUTS.shutdownHangMarginMs).unref();
     // The figures stay readable while requests in flight finish.
     clearInterval(flushing);
-    void Promise.all([server.close(TIMEOUTS.shutdownGraceMs), portal?.close(TIMEOUTS.shutdownGraceMs)])
+    clearInterval(pruning);
+    void Promise.all([server?.close(TIMEOUTS.shutdownGraceMs), portal?.close(TIMEOUTS.shutdownGraceMs)])
       .then(() => metricsServer?.close(TIMEOUTS.shutdownGraceMs))
       .then(flushUsage)
       .then(() => opened.close())
@@ -102,24 +110,53 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
+/** The partner API's listener, within its share of the descriptors. */
+function startApi(opened: Opened, config: Config, share: ListenerShare, proxies: TrustedProxies, logger: Logger): Promise<RunningServer> {
+  const handler = createHandler(opened.infrastructure, { clientAddress: clientAddressResolver(proxies) });
+  return startHttpServer(handler, {
+    port: config.port,
+    host: config.host,
+    logger,
+    limits: { maxConnections: share.connections, maxHeldRefusals: share.heldRefusals, maxConnectionsPerAddress: config.maxConnectionsPerAddress, trustedProxies: proxies },
+  });
+}
+
 /** `/metrics` on its own listener; a port that cannot be had stops the start, naming the variables. */
-async function startMetrics(metrics: PrometheusMetrics, config: Config): Promise<RunningMetricsServer> {
+async function startMetrics(metrics: PrometheusMetrics, config: Config, share: ListenerShare, logger: Logger): Promise<RunningMetricsServer> {
   try {
-    return await startMetricsServer(metrics, { port: config.metricsPort, host: config.metricsHost });
+    return await startMetricsServer(metrics, { port: config.metricsPort, host: config.metricsHost, share, logger });
   } catch (error) {
     throw new Error(`METRICS_PORT, METRICS_HOST: cannot listen on ${config.metricsHost}:${config.metricsPort}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
 /** The partner portal on its own listener; a port that cannot be had stops the start, naming the variables. */
-async function startPortal(opened: Opened, config: Config, logger: Logger, usage: KeyUsageRecorder, metrics: PrometheusMetrics | undefined): Promise<RunningPortal> {
+async function startPortal(
+  opened: Opened, config: Config, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger, usage: KeyUsageRecorder, metrics: PrometheusMetrics | undefined,
+): Promise<RunningPortal> {
   const useCases = createPortalUseCases({ ...opened.portal, usage, clock: systemClock });
-  const app = createPortalApp(useCases, { logger, secureCookies: config.portalSecureCookies, ...(metrics === undefined ? {} : { metrics }) });
+  const app = createPortalApp(useCases, {
+    logger, secureCookies: config.portalSecureCookies, clientAddress: clientAddressResolver(listener.proxies), ...(metrics === undefined ? {} : { metrics }),
+  });
   try {
-    return await startPortalServer(app, { port: config.portalPort, host: config.portalHost });
+    return await startPortalServer(app, {
+      port: config.portalPort, host: config.portalHost, share: listener.share, trustedProxies: listener.proxies, publicUrl: config.portalPublicUrl, logger,
+    });
   } catch (error) {
     throw new Error(`PORTAL_PORT, PORTAL_HOST: cannot listen on ${config.portalHost}:${config.portalPort}: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** Prunes failed sign-ins, ended locks and old audit events now and every `intervalMs`; a failure is logged and tried again next time. */
+function pruneAdminRecordsEvery(intervalMs: number, opened: Opened, logger: Logger): NodeJS.Timeout {
+  const prune = new PruneAdminRecords(opened.portal.throttle, opened.portal.audit, systemClock);
+  const run = (): void => void prune.execute().catch((error: unknown) => {
+    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'portal: old sign-in failures and audit events not pruned; tried again later');
+  });
+  run();
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return timer;
 }
 
 /** The demo's admin invitation, printed beside its key, so a new user opens the portal at once. */

@@ -19,7 +19,7 @@ describe('configuration', function () {
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
-      portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false,
+      portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
       metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null,
     });
   });
@@ -49,6 +49,11 @@ describe('configuration', function () {
     expect(config.trustedProxies).to.deep.equal(['10.0.0.0/8', '192.0.2.1', 'fd00::/8']);
   });
 
+  it('runs the API without the portal with ROLE=api, and the portal alone with ROLE=portal on MySQL storage', function () {
+    expect(readConfig({ ROLE: 'api' })).to.include({ role: 'api', portalPort: 0 });
+    expect(readConfig({ ROLE: 'portal', STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c' })).to.include({ role: 'portal', portalPort: 3001 });
+  });
+
   const bad: [Record<string, string>, string][] = [
     [{ PORT: 'eighty' }, 'PORT: must be a whole number'],
     [{ PORT: '70000' }, 'PORT: must be a whole number from 0 to 65535'],
@@ -68,6 +73,9 @@ describe('configuration', function () {
     [{ TRUSTED_PROXIES: '10.0.0.1,proxy.internal' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks separated by commas; got "proxy.internal"'],
     [{ TRUSTED_PROXIES: '10.0.0.0/33' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks'],
     [{ TRUSTED_PROXIES: '10.0.0.0/8/1' }, 'TRUSTED_PROXIES: must be IP addresses or CIDR blocks'],
+    [{ ROLE: 'worker' }, 'ROLE: must be one of all, api, portal; got "worker"'],
+    [{ ROLE: 'portal' }, 'ROLE: portal needs STORAGE=mysql'],
+    [{ ROLE: 'portal', STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c', PORTAL_PORT: '0' }, 'ROLE: portal needs a PORTAL_PORT other than 0'],
     [{ METRICS_PORT: 'off' }, 'METRICS_PORT: must be a whole number from 0 to 65535; got "off"'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT: must be a whole number from 0 to 65535'],
   ];

@@ -33,12 +33,20 @@ export interface Config {
   readonly portalPublicUrl: string | null;
   /** Marks the session cookie `Secure`: set it when admins reach the portal over TLS (a proxy in front). */
   readonly portalSecureCookies: boolean;
+  /**
+   * Which listeners this process runs: `all` (the API and the portal), `api` (no portal), or
+   * `portal` (the portal alone, beside API processes on the same MySQL storage).
+   */
+  readonly role: Role;
   /** Where `/metrics` listens, on a listener of its own; port 0 turns metrics off. */
   readonly metricsPort: number;
   readonly metricsHost: string;
   /** Signs changes-feed cursors; null means a secret the storage keeps (MySQL) or makes at start (memory). */
   readonly cursorSecret: string | null;
 }
+
+export type Role = 'all' | 'api' | 'portal';
+const ROLES: readonly Role[] = ['all', 'api', 'portal'];
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -64,6 +72,12 @@ export function loadDotEnv(path = '.env'): void {
 export function readConfig(env: Env): Config {
   const storage = oneOf(env, 'STORAGE', ['memory', 'mysql'] as const, 'memory');
   const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'] as const, 'memory');
+  const role = oneOf(env, 'ROLE', ROLES, 'all');
+  const portalPort = integer(env, 'PORTAL_PORT', 3001, 0, 65_535);
+  if (role === 'portal' && storage !== 'mysql') {
+    throw new ConfigError('ROLE', 'portal needs STORAGE=mysql: a portal in a process of its own shares keys with the API processes through the database');
+  }
+  if (role === 'portal' && portalPort === 0) throw new ConfigError('ROLE', 'portal needs a PORTAL_PORT other than 0');
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     host: text(env, 'HOST') ?? '127.0.0.1',
@@ -82,10 +96,11 @@ export function readConfig(env: Env): Config {
     maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 32, 1, 1_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000_000),
     trustedProxies: addressList(env, 'TRUSTED_PROXIES'),
-    portalPort: integer(env, 'PORTAL_PORT', 3001, 0, 65_535),
+    portalPort: role === 'api' ? 0 : portalPort,
     portalHost: text(env, 'PORTAL_HOST') ?? '127.0.0.1',
     portalPublicUrl: httpUrl(env, 'PORTAL_PUBLIC_URL'),
     portalSecureCookies: oneOf(env, 'PORTAL_SECURE_COOKIES', ['true', 'false'] as const, 'false') === 'true',
+    role,
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65_535),
     metricsHost: text(env, 'METRICS_HOST') ?? '127.0.0.1',
     cursorSecret: secret(env, 'CURSOR_SECRET', MIN_SECRET_LENGTH),
