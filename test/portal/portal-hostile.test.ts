@@ -98,6 +98,8 @@ describe('the partner portal\'s listener against hostile clients', function () {
       const { data } = await exchange(portal.url, `GET /portal/login HTTP/1.1\r\nHost: ${name}\r\nConnection: close\r\n\r\n`);
       expect(data, name).to.match(/^HTTP\/1\.1 200 /);
     }
+    const { data } = await exchange(portal.url, 'GET /portal/login HTTP/1.0\r\n\r\n');
+    expect(data, 'HTTP/1.0 without Host').to.match(/^HTTP\/1\.1 200 /);
     for (const name of ['evil.example', `rebind.evil.example:${port}`, 'portal.example.com.evil.example', 'localhost.evil.example']) {
       const { data, closedByServer } = await exchange(portal.url, `GET /portal/login HTTP/1.1\r\nHost: ${name}\r\n\r\n`);
       expect(data, name).to.match(/^HTTP\/1\.1 421 /);

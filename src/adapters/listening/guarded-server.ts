@@ -113,7 +113,8 @@ export async function startGuardedServer(handle: RequestHandler, options: { read
     const host = req.headers.host;
     if (req.httpVersionMajor !== 1 || (req.httpVersionMinor === 1 && host === undefined)) return refuse('400 Bad Request', badRequest);
     if (hasTwoHosts(req)) return refuse('400 Bad Request', twoHosts);
-    if (policy.acceptsHost !== undefined && !policy.acceptsHost((host ?? '').toLowerCase())) return refuse('421 Misdirected Request', misdirected);
+    // An HTTP/1.0 request may name no host; a browser, which rebinding needs, always names one.
+    if (policy.acceptsHost !== undefined && host !== undefined && !policy.acceptsHost(host.toLowerCase())) return refuse('421 Misdirected Request', misdirected);
     if (tooLarge !== undefined && Number(req.headers['content-length'] ?? 0) > policy.maxBodyBytes!) return refuse('413 Content Too Large', tooLarge);
     guarded(req, res);
   });
