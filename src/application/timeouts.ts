@@ -43,6 +43,8 @@ export const TIMEOUTS = {
   refusedConnectionDelayMs: 1_000,
   /** How long a refused connection is kept, for its answer to be read, before it is dropped. */
   refusedConnectionLingerMs: 250,
+  /** How long a connection answered before its request body was read is kept, unread, for the answer to be read, before it is dropped. */
+  unreadBodyLingerMs: 1_000,
 
   /**
    * Serving requests: a request reads the database twice at most (its key, then its product), so

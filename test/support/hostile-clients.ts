@@ -62,7 +62,7 @@ export function idleCrowd(options: { host: string; port: number; addresses: read
 export interface HugeBodyOutcome {
   /** The status line's code, or null if no answer came. */
   readonly status: number | null;
-  /** From the answer's first byte to the connection's end, or null if it had not ended by the deadline. */
+  /** From the answer's first byte to the server's end of the connection, or null if it had not ended by the deadline. */
   readonly closedAfterAnswerMs: number | null;
   /** Body bytes the server took after it answered. */
   readonly bytesAfterAnswer: number;
@@ -103,6 +103,8 @@ export function hugeBody(options: { host: string; port: number; path: string; ho
       answeredAt = performance.now();
       status = Number(/^HTTP\/1\.1 (\d{3})/.exec(data.toString('latin1'))?.[1] ?? 0);
     });
+    // The server's end of the connection (its FIN) ends it for a client, which then stops sending.
+    socket.on('end', () => finish(true));
     socket.on('error', () => finish(true));
     socket.on('close', () => finish(true));
   });

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { countRequest, type RateLimitWindow } from '../../domain/rate-limit.js';
 import { plainAddress, type TrustedProxies } from './client-address.js';
-import type { RequestHandler } from './listening.js';
+import { stopReading, type RequestHandler } from './listening.js';
 
 export interface ConnectionLimits {
   /** Open connections at most, all clients together. */
@@ -43,17 +43,6 @@ const REFUSED = Symbol('refused');
 interface GuardedSocket extends Socket {
   [IN_FLIGHT]?: number;
   [REFUSED]?: true;
-}
-
-/**
- * Stops reading. A 'data' listener takes the socket back from Node's HTTP parser, so that pausing
- * really stops it; done on the next tick, as the parser would ignore it in the middle of a read.
- */
-function stopReading(socket: Socket): void {
-  process.nextTick(() => {
-    socket.on('data', () => undefined);
-    socket.pause();
-  });
 }
 
 /** Drops the socket once `TIMEOUTS.refusedConnectionLingerMs` have passed, whatever is still under way on it. */

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { guardConnections, type ConnectionLimits } from './connection-guard.js';
-import { closeGracefully, listen, type RequestHandler } from './listening.js';
+import { closeGracefully, listen, stopReading, type RequestHandler } from './listening.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -147,13 +147,19 @@ export async function startGuardedServer(handle: RequestHandler, options: { read
 /**
  * Once an answer is sent, a request body still arriving is not read on: Node would read and drop
  * it to keep the connection (gigabytes, for a declared length of gigabytes), so the connection ends.
+ * Reading stops at once and the answer is followed by the end of our side; the socket is dropped a
+ * moment later, so that the client, still sending, reads the answer before the reset that dropping
+ * a socket with unread data sends.
  */
 function endsUnreadBodies(handle: RequestHandler): RequestHandler {
   return (req, res) => {
     const declaresBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
     if (declaresBody) {
       res.once('finish', () => {
-        if (!req.complete) req.socket.destroySoon();
+        if (req.complete) return;
+        stopReading(req.socket);
+        req.socket.end();
+        setTimeout(() => req.socket.destroy(), TIMEOUTS.unreadBodyLingerMs).unref();
       });
     }
     handle(req, res);

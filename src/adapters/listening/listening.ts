@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** What node:http calls for each request. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -26,4 +26,15 @@ export async function closeGracefully(server: Server, graceMs: number): Promise<
   await closed;
   clearInterval(sweep);
   clearTimeout(deadline);
+}
+
+/**
+ * Stops reading. A 'data' listener takes the socket back from Node's HTTP parser, so that pausing
+ * really stops it; done on the next tick, as the parser would ignore it in the middle of a read.
+ */
+export function stopReading(socket: Socket): void {
+  process.nextTick(() => {
+    socket.on('data', () => undefined);
+    socket.pause();
+  });
 }
