@@ -8,13 +8,27 @@
 export const TIMEOUTS = {
   /** After SIGTERM or SIGINT, requests in flight may finish for this long before their connections are closed. */
   shutdownGraceMs: 10_000,
+  /**
+   * While shutting down, a keep-alive connection is closed once it has waited this long for a request:
+   * a busy client sends its next one sooner and is told Connection: close with its answer instead.
+   */
+  closingIdleConnectionMs: 250,
   /** A close that still hangs this long after the grace period ends the process with exit code 1. */
   shutdownHangMarginMs: 5_000,
   /** How long start-up waits for Redis before counting requests in-process until it comes. */
   redisStartWaitMs: 2_000,
-  /** Serving requests: a Redis connect or command (the count, a token read) fails after this long. */
+  /**
+   * Serving requests: a Redis connect or command (the count, a token read) is given up after this long;
+   * that request is counted on this instance's share, and reads the database, but Redis is not taken as lost.
+   */
   redisCommandMs: 200,
-  /** After Redis fails, requests are counted in-process this long before one background PING asks again. */
+  /**
+   * Redis is taken as lost when its connection is refused or closes, or when it has answered nothing
+   * for this long while counts wait, not counting time this process could not run (its event loop held
+   * up, or the machine not running it): a busy moment is not a loss.
+   */
+  redisLostAfterMs: 1_000,
+  /** After Redis is lost, requests are counted on this instance's share this long before one background PING asks again. */
   redisCoolDownMs: 1_000,
   /** The longest wait between two attempts to reconnect to Redis. */
   redisMaxReconnectDelayMs: 1_000,

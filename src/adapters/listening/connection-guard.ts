@@ -39,15 +39,25 @@ const DEFAULT_MAX_HELD_REFUSALS = 1_024;
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 const IN_FLIGHT = Symbol('requestsInFlight');
+const IDLE_SINCE = Symbol('idleSince');
 const REFUSED = Symbol('refused');
 interface GuardedSocket extends Socket {
   [IN_FLIGHT]?: number;
+  /** When its last answer closed (or it connected): the time it has been waiting for a request since. */
+  [IDLE_SINCE]?: number;
   [REFUSED]?: true;
 }
 
 /** Drops the socket once `TIMEOUTS.refusedConnectionLingerMs` have passed, whatever is still under way on it. */
 function dropSoon(socket: Socket): void {
   setTimeout(() => socket.destroy(), TIMEOUTS.refusedConnectionLingerMs).unref();
+}
+
+/** How long a served connection has waited for its next request, in ms; null while a request is under way or for a refused one. */
+export function idleFor(socket: Socket, now: number): number | null {
+  const guarded = socket as GuardedSocket;
+  if (guarded[REFUSED] === true || (guarded[IN_FLIGHT] ?? 0) > 0 || guarded[IDLE_SINCE] === undefined) return null;
+  return now - guarded[IDLE_SINCE];
 }
 
 type Refusal = 'server_full' | 'address_full' | 'pipeline_overflow' | 'address_penalized';
@@ -125,6 +135,7 @@ export function guardConnections(
     }
     open += 1;
     perAddress.set(address, fromAddress);
+    socket[IDLE_SINCE] = Date.now();
     socket.once('close', () => {
       open -= 1;
       const left = (perAddress.get(address) ?? 1) - 1;
@@ -171,7 +182,9 @@ export function guardConnections(
     }
     socket[IN_FLIGHT] = inFlight;
     res.once('close', () => {
-      socket[IN_FLIGHT] = (socket[IN_FLIGHT] ?? 1) - 1;
+      const left = (socket[IN_FLIGHT] ?? 1) - 1;
+      socket[IN_FLIGHT] = left;
+      if (left === 0) socket[IDLE_SINCE] = Date.now();
     });
     handle(req, res);
   };

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { TIMEOUTS } from '../../application/timeouts.js';
-import { guardConnections, type ConnectionLimits } from './connection-guard.js';
+import { guardConnections, idleFor, type ConnectionLimits } from './connection-guard.js';
 import { closeGracefully, listen, stopReading, type RequestHandler } from './listening.js';
 
 export interface RunningServer {
@@ -101,10 +101,14 @@ export async function startGuardedServer(handle: RequestHandler, options: { read
   const connectRefused = format('method_not_allowed', `Method CONNECT is not allowed here; use ${policy.allow.replace(/, ([^,]+)$/, ' or $1')}.`);
   const tooLarge = policy.maxBodyBytes === undefined ? undefined : format('payload_too_large', `The request body is too large: at most ${policy.maxBodyBytes} bytes.`);
   let guarded: RequestHandler = handle;
+  // Once closing, every answer says Connection: close, so a keep-alive client sends its next request
+  // to another instance instead of onto a connection about to close (where it would meet a reset).
+  let closing = false;
   // Node would answer a missing Host itself, in plain text; the check below keeps the listener's shape.
   // A request line without a version reads as HTTP/0.9, which no handler could answer.
   // Timeouts are checked every second rather than Node's default 30, so a 408 comes on time.
   const server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false, connectionsCheckingInterval: 1_000 }, (req, res) => {
+    if (closing) res.shouldKeepAlive = false;
     const head = req.method === 'HEAD';
     const refuse = (status: string, answer: { contentType: string; body: string }): void => {
       res.shouldKeepAlive = false;
@@ -140,8 +144,31 @@ export async function startGuardedServer(handle: RequestHandler, options: { read
   });
   // Without a listener Node drops CONNECT without a word.
   server.on('connect', (_req, socket: Duplex) => answerRaw(socket, '405 Method Not Allowed', connectRefused, { allow: policy.allow }));
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   const url = await listen(server, options.port, options.host);
-  return { server, url, close: (graceMs = TIMEOUTS.shutdownGraceMs) => closeGracefully(server, graceMs) };
+  return {
+    server,
+    url,
+    close: (graceMs = TIMEOUTS.shutdownGraceMs) => {
+      closing = true;
+      // Answers under way whose headers are not written yet say it too.
+      for (const socket of sockets) {
+        const answer = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+        if (answer?.headersSent === false) answer.shouldKeepAlive = false;
+      }
+      return closeGracefully(server, graceMs, function* idle() {
+        const now = Date.now();
+        for (const socket of sockets) {
+          const idleMs = idleFor(socket, now);
+          if (idleMs !== null && idleMs >= TIMEOUTS.closingIdleConnectionMs) yield socket;
+        }
+      });
+    },
+  };
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
+
+const netServerClose = NetServer.prototype.close;
 
 /** What node:http calls for each request. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -17,15 +19,23 @@ export async function listen(server: Server, port: number, host: string): Promis
   return `http://${family === 'IPv6' ? `[${address}]` : address}:${bound}`;
 }
 
-/** Stops accepting, lets requests in flight finish (at most `graceMs`), then resolves. */
-export async function closeGracefully(server: Server, graceMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  // Keep-alive sockets become idle as their last response ends; close each as soon as it does.
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+/**
+ * Stops accepting, lets requests in flight finish (at most `graceMs`), then resolves. Node's own
+ * close would drop every idle keep-alive connection at once, where a client may be sending its next
+ * request that very moment (it meets a reset); here a connection is dropped once `idle` names it,
+ * and the rest when the grace period ends.
+ */
+export async function closeGracefully(server: Server, graceMs: number, idle: () => Iterable<Socket>): Promise<void> {
+  const closed = new Promise<void>((resolve) => netServerClose.call(server, () => resolve()));
+  const sweep = setInterval(() => {
+    for (const socket of idle()) socket.destroy();
+  }, 50);
   const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
   await closed;
   clearInterval(sweep);
   clearTimeout(deadline);
+  // Node's close, now that nothing is left to drop: it stops the server's timer of connection deadlines.
+  server.close();
 }
 
 /**
