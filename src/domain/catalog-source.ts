@@ -14,6 +14,12 @@ import { uploadDateProblem } from './upload-date.js';
 
 export const CATALOG_FORMAT = 'partner-catalog/v1';
 
+/**
+ * The longest key, string or number a catalog file may hold, in characters (UTF-16 code units):
+ * ample for the longest transcript, and a reader never holds more of one.
+ */
+export const MAX_STRING_LENGTH = 1_000_000;
+
 const PARTNER_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 const ASPECT_RATIO_PATTERN = /^[1-9][0-9]*x[1-9][0-9]*$/;
@@ -81,8 +87,10 @@ export type CatalogPiece =
   | { readonly kind: 'products'; readonly index: number }
   | { readonly kind: 'product'; readonly partner: number; readonly index: number; readonly value: unknown }
   | { readonly kind: 'partnerEnd'; readonly index: number }
-  /** The text stopped being JSON here; nothing after it is read. */
-  | { readonly kind: 'syntaxError'; readonly message: string };
+  /** A problem the reader of the text found at this path (a key given twice, a string too long); reading goes on. */
+  | { readonly kind: 'problem'; readonly path: string; readonly message: string }
+  /** The text stopped being readable (not UTF-8, not JSON, cut short) at this path; nothing after it is read. */
+  | { readonly kind: 'unreadable'; readonly path: string; readonly message: string };
 
 /** Pieces of a catalog, one at a time or in groups (a file reader hands on what each read of the file held). */
 export type CatalogPieces = Iterable<CatalogPiece> | AsyncIterable<readonly CatalogPiece[]>;
@@ -184,9 +192,12 @@ export class CatalogSourceReader {
         this.documentRefused = true;
         r.fail('', 'must be an object');
         return [];
-      case 'syntaxError':
+      case 'problem':
+        r.fail(piece.path, piece.message);
+        return [];
+      case 'unreadable':
         this.documentRefused = true;
-        r.fail('', notJson(piece.message));
+        r.fail(piece.path, piece.message);
         return [];
       case 'field':
         this.rootSeen.add(piece.key);

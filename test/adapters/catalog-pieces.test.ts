@@ -34,7 +34,7 @@ describe('catalog file pieces', function () {
   it('ends with the place the text stopped being JSON, after the pieces before it', async function () {
     const pieces = await piecesOfFile(text.slice(0, text.indexOf('"abc-1"') + 3), 64);
     expect(pieces.filter((p) => p.kind === 'product')).to.have.length(1);
-    expect(pieces.at(-1)).to.include({ kind: 'syntaxError' });
+    expect(pieces.at(-1)).to.include({ kind: 'unreadable', path: 'partners[0].products[1].sku' });
   });
 
   it('refuses a file it cannot open, naming it', async function () {

@@ -1,47 +1,321 @@
 import { createReadStream } from 'node:fs';
 import { getManyValues, isMany, none } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
-import type { CatalogPiece } from '../../domain/catalog-source.js';
+import { MAX_STRING_LENGTH, type CatalogPiece } from '../../domain/catalog-source.js';
 
+/** The tokens the splitter takes: every key, string and number whole. */
 type Token =
   | { readonly name: 'startObject' | 'endObject' | 'startArray' | 'endArray' }
   | { readonly name: 'keyValue' | 'stringValue' | 'numberValue'; readonly value: string }
   | { readonly name: 'nullValue'; readonly value: null }
   | { readonly name: 'trueValue' | 'falseValue'; readonly value: boolean };
 
+/** The tokenizer's own: keys, strings and numbers in chunks, so none is held past the bound. */
+type Streamed =
+  | { readonly name: 'startObject' | 'endObject' | 'startArray' | 'endArray' }
+  | { readonly name: 'startKey' | 'endKey' | 'startString' | 'endString' | 'startNumber' | 'endNumber' }
+  | { readonly name: 'stringChunk' | 'numberChunk'; readonly value: string }
+  | { readonly name: 'nullValue'; readonly value: null }
+  | { readonly name: 'trueValue' | 'falseValue'; readonly value: boolean };
+
+/** Characters handed to the tokenizer at once: a syntax error is placed within this many. */
+const SLICE = 4_096;
+
 /**
  * Reads a catalog file as a stream, 1 MB at a time through stream-json's tokenizer, handing on
- * the pieces each read completed: a product at a time, never the whole file. A syntax error ends
- * the pieces with one that says what the tokenizer expected.
+ * the pieces each read completed: a product at a time, never the whole file. Every command reads
+ * a file through here, so each refuses a file alike:
+ * - bytes that are not UTF-8, at their byte offset (a byte order mark at the start is skipped);
+ * - a key given twice in one object, and a key, string or number over MAX_STRING_LENGTH
+ *   characters, each by its JSON path (reading goes on, to list every problem);
+ * - text that stops being JSON, or ends before the JSON does, where it does.
+ * After the first of the last two kinds, nothing more is read.
  */
 export async function* catalogFilePieces(path: string | URL, readBytes = 1 << 20): AsyncGenerator<CatalogPiece[]> {
-  const file = createReadStream(path, { highWaterMark: readBytes, encoding: 'utf8' });
-  // Called with text per read, and with `none` at the end to flush a number the text ended on.
-  const tokenize = jsonParser({ streamValues: false }) as (input: string | typeof none) => unknown;
+  const file = createReadStream(path, { highWaterMark: readBytes });
+  // ignoreBOM false: a byte order mark opening the file is dropped, as JSON's standard allows.
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  // Called with text per slice, and with `none` at the end to flush a number the text ended on.
+  const tokenize = jsonParser({ packValues: false, streamValues: true }) as (input: string | typeof none) => unknown;
   const splitter = new PieceSplitter();
-  const take = (result: unknown): void => {
-    if (isMany(result)) for (const token of getManyValues(result)) splitter.token(token as Token);
+  const walker = new TokenWalker(splitter);
+  /** Bytes of the file before this read, and the last read's bytes that begin a character this one ends. */
+  let offset = 0;
+  let tail: Uint8Array = new Uint8Array(0);
+  const take = (text: string | typeof none): void => {
+    const result = tokenize(text);
+    if (isMany(result)) for (const token of getManyValues(result)) walker.token(token as Streamed);
   };
-  try {
-    // The tokenizer itself, called per read: no stream stage, no await per token.
-    for await (const text of file) {
+  /** Tokenizes the text in slices; the slice the text stopped being JSON in, if it did. */
+  const feed = (text: string, firstByte: number): SyntaxFault | null => {
+    for (let at = 0; at < text.length; at += SLICE) {
       try {
-        take(tokenize(text as string));
+        take(text.slice(at, at + SLICE));
       } catch (error) {
-        splitter.pieces.push({ kind: 'syntaxError', message: error instanceof Error ? error.message : String(error) });
+        return { from: firstByte + Buffer.byteLength(text.slice(0, at)), text: text.slice(at, at + SLICE), reason: reasonOf(error) };
+      }
+    }
+    return null;
+  };
+  /** The whole file is read: it must not end inside a character or a JSON value. */
+  const end = (): void => {
+    const cutShort = `the file ends at byte ${offset}, before its JSON does (is it cut short?)`;
+    if (tail.length > 0) walker.unreadable(`the file ends at byte ${offset}, inside a UTF-8 character begun at byte ${offset - tail.length}`);
+    else {
+      try {
+        take(none);
+      } catch {
+        walker.unreadable(cutShort);
+      }
+    }
+  };
+  let fault: SyntaxFault | null = null;
+  try {
+    let readable = true;
+    for await (const chunk of file) {
+      const bytes = chunk as Buffer;
+      // The text of this read starts where the character the last read began starts (after a BOM).
+      const firstByte = offset - tail.length + (offset === 0 && startsWithBom(bytes) ? 3 : 0);
+      let text: string;
+      try {
+        text = decoder.decode(bytes, { stream: true });
+      } catch {
+        const joined = Buffer.concat([tail, bytes]);
+        const bad = firstInvalidUtf8(joined);
+        fault = feed(new TextDecoder('utf-8').decode(joined.subarray(0, bad)), firstByte);
+        if (fault === null) walker.unreadable(invalidUtf8(offset - tail.length + bad, joined.subarray(bad, bad + 1)));
+        readable = false;
+        break;
+      }
+      tail = incompleteTail(bytes.length >= 3 ? bytes : Buffer.concat([tail, bytes]));
+      offset += bytes.length;
+      fault = feed(text, firstByte);
+      if (fault !== null) {
+        readable = false;
         break;
       }
       if (splitter.pieces.length > 0) yield splitter.pieces.splice(0);
     }
-    take(tokenize(none));
+    if (readable) end();
+    if (fault !== null) {
+      const found = await locate(path, fault);
+      splitter.pieces.push({ kind: 'unreadable', path: found.path, message: `not valid JSON at byte ${found.at} (${fault.reason})` });
+    }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === undefined) {
-      splitter.pieces.push({ kind: 'syntaxError', message: error instanceof Error ? error.message : String(error) });
-    } else throw new Error(`cannot read catalog file ${String(path)}: ${(error as NodeJS.ErrnoException).code}`);
+    throw new Error(`cannot read catalog file ${String(path)}: ${(error as NodeJS.ErrnoException).code ?? reasonOf(error)}`);
   } finally {
     file.destroy();
   }
   if (splitter.pieces.length > 0) yield splitter.pieces;
+}
+
+/** The slice of text the tokenizer refused, from its first byte, and why. */
+interface SyntaxFault {
+  readonly from: number;
+  readonly text: string;
+  readonly reason: string;
+}
+
+/**
+ * Where exactly the text stopped being JSON, and the path there. The tokenizer tells only that a
+ * slice held the fault, and keeps no state to resume from: so a fresh one reads the file again up
+ * to that slice, then the slice a character at a time. Only a refused file pays for it.
+ */
+async function locate(path: string | URL, fault: SyntaxFault): Promise<{ at: number; path: string }> {
+  const tokenize = jsonParser({ packValues: false, streamValues: true }) as (input: string) => unknown;
+  const walker = new TokenWalker(new PieceSplitter());
+  const take = (text: string): void => {
+    const result = tokenize(text);
+    if (isMany(result)) for (const token of getManyValues(result)) walker.token(token as Streamed);
+  };
+  if (fault.from > 0) {
+    const decoder = new TextDecoder('utf-8');
+    for await (const bytes of createReadStream(path, { end: fault.from - 1 })) {
+      const text = decoder.decode(bytes as Buffer, { stream: true });
+      for (let at = 0; at < text.length; at += SLICE) take(text.slice(at, at + SLICE));
+    }
+  }
+  let at = fault.from;
+  for (const character of fault.text) {
+    try {
+      take(character);
+    } catch {
+      return { at, path: walker.currentPath() };
+    }
+    at += Buffer.byteLength(character);
+  }
+  return { at: fault.from, path: walker.currentPath() };
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const startsWithBom = (bytes: Uint8Array): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+
+function invalidUtf8(at: number, bytes: Uint8Array): string {
+  const utf16 = at === 0 && (bytes[0] === 0xff || bytes[0] === 0xfe);
+  return `not valid UTF-8 at byte ${at} (0x${bytes[0]!.toString(16).padStart(2, '0')})${utf16 ? ': is the file UTF-16? Save it as UTF-8' : ''}`;
+}
+
+/** Bytes a UTF-8 sequence led by this byte has; 0 for a byte that cannot lead one. */
+function sequenceLength(lead: number): number {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) return 2;
+  if (lead >= 0xe0 && lead <= 0xef) return 3;
+  if (lead >= 0xf0 && lead <= 0xf4) return 4;
+  return 0;
+}
+
+/** The end of bytes that decoded without fault: the start of a character they have not finished. */
+function incompleteTail(bytes: Uint8Array): Uint8Array {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    return sequenceLength(byte) > back ? bytes.slice(bytes.length - back) : new Uint8Array(0);
+  }
+  return new Uint8Array(0);
+}
+
+/** Where the first byte that breaks UTF-8 is (the decoder says only that one does). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length;) {
+    const length = sequenceLength(bytes[i]!);
+    if (length === 0) return i;
+    for (let k = 1; k < length; k++) {
+      const byte = bytes[i + k];
+      if (byte === undefined) return i;
+      // The second byte's range also rules out overlong forms, surrogates and code points past U+10FFFF.
+      const low = k > 1 ? 0x80 : bytes[i] === 0xe0 ? 0xa0 : bytes[i] === 0xf0 ? 0x90 : 0x80;
+      const high = k > 1 ? 0xbf : bytes[i] === 0xed ? 0x9f : bytes[i] === 0xf4 ? 0x8f : 0xbf;
+      if (byte < low || byte > high) return i;
+    }
+    i += length;
+  }
+  return bytes.length;
+}
+
+/** A container on the way down: an object with the keys it has named, or an array and its element's index. */
+interface Level {
+  readonly keys: Set<string> | null;
+  key: string;
+  index: number;
+}
+
+/**
+ * Walks the tokenizer's tokens keeping the JSON path: refuses a key named twice in one object,
+ * and any key, string or number past the bound, and hands whole tokens on to the splitter.
+ */
+class TokenWalker {
+  private readonly levels: Level[] = [];
+  /** The key, string or number being read, its length, and its text while within the bound. */
+  private text = '';
+  private length = 0;
+  private values = 0;
+
+  constructor(private readonly splitter: PieceSplitter) {}
+
+  get depth(): number {
+    return this.levels.length;
+  }
+
+  /** Whether no value has begun: an empty file is cut short too. */
+  get empty(): boolean {
+    return this.values === 0;
+  }
+
+  token(token: Streamed): void {
+    switch (token.name) {
+      case 'startObject':
+      case 'startArray':
+        this.element();
+        this.levels.push({ keys: token.name === 'startObject' ? new Set() : null, key: '', index: -1 });
+        this.splitter.token(token);
+        return;
+      case 'endObject':
+      case 'endArray':
+        this.levels.pop();
+        this.splitter.token(token);
+        return;
+      case 'startString':
+      case 'startNumber':
+        this.element();
+        this.text = '';
+        this.length = 0;
+        return;
+      case 'startKey':
+        this.text = '';
+        this.length = 0;
+        return;
+      case 'stringChunk':
+      case 'numberChunk':
+        this.length += token.value.length;
+        if (this.length <= MAX_STRING_LENGTH) this.text += token.value;
+        return;
+      case 'endKey':
+        this.key();
+        return;
+      case 'endString':
+        this.splitter.token({ name: 'stringValue', value: this.bounded('a string') });
+        return;
+      case 'endNumber':
+        this.splitter.token({ name: 'numberValue', value: this.bounded('a number') || '0' });
+        return;
+      default:
+        this.element();
+        this.splitter.token(token);
+    }
+  }
+
+  /** The text stopped being readable here: the last piece, with the path reading had reached. */
+  unreadable(message: string): void {
+    this.splitter.pieces.push({ kind: 'unreadable', path: this.currentPath(), message });
+  }
+
+  /** A value begins: in an array, the next element. */
+  private element(): void {
+    this.values += 1;
+    const level = this.levels.at(-1);
+    if (level !== undefined && level.keys === null) level.index += 1;
+  }
+
+  private key(): void {
+    const level = this.levels.at(-1)!;
+    const key = this.text;
+    if (this.length > MAX_STRING_LENGTH) {
+      level.key = `${key.slice(0, 40)}…`;
+      this.problem(`is a key of ${count(this.length)} characters; at most ${count(MAX_STRING_LENGTH)} are allowed`);
+    } else {
+      level.key = key;
+      if (level.keys!.has(key)) this.problem('is a duplicate key: an object may name each key once');
+      level.keys!.add(key);
+    }
+    this.text = '';
+    this.splitter.token({ name: 'keyValue', value: level.key });
+  }
+
+  /** The text just read; past the bound, a problem at its path and an empty value in its place. */
+  private bounded(what: string): string {
+    const text = this.text;
+    this.text = '';
+    if (this.length <= MAX_STRING_LENGTH) return text;
+    this.problem(`is ${what} of ${count(this.length)} characters; at most ${count(MAX_STRING_LENGTH)} are allowed`);
+    return '';
+  }
+
+  private problem(message: string): void {
+    this.splitter.pieces.push({ kind: 'problem', path: this.currentPath(), message });
+  }
+
+  /** Where the walk is: the key or element being read, as the rules name it (`partners[0].products[3].sku`). */
+  currentPath(): string {
+    let path = '';
+    for (const level of this.levels) {
+      if (level.keys === null) path += `[${Math.max(level.index, 0)}]`;
+      else if (level.key !== '' || level.keys.size > 0) path += path === '' ? level.key : `.${level.key}`;
+    }
+    return path;
+  }
 }
 
 /** A container the splitter walks through without assembling it. */
