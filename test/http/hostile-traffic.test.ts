@@ -7,33 +7,12 @@ import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
 import { systemClock } from '../../src/application/ports/clock.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
+import { answersWith, exchange } from '../support/hostile-clients.js';
 import { STORAGES } from '../support/storages.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
 
 const TENT = '/api/v1/public/sku/TENT-2P';
 const ATTACKER = '127.0.0.2';
-
-/** Writes `text` on a fresh socket and collects what comes back until the server closes it or `waitMs` passes. */
-function exchange(url: string, text: string, options: { waitMs?: number; localAddress?: string } = {}): Promise<{ data: string; closedByServer: boolean }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port), ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) });
-    let data = '';
-    let closedByServer = false;
-    const done = (): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve({ data, closedByServer });
-    };
-    const timer = setTimeout(done, options.waitMs ?? 3_000);
-    socket.on('data', (chunk: Buffer) => { data += chunk.toString('latin1'); });
-    socket.on('end', () => { closedByServer = true; done(); });
-    socket.on('error', () => { closedByServer = true; done(); });
-    socket.write(text);
-  });
-}
-
-const answers = (data: string, status: number): number => data.split(`HTTP/1.1 ${status} `).length - 1;
 
 describe('HTTP: hostile clients', function () {
   this.timeout(30_000);
@@ -49,7 +28,7 @@ describe('HTTP: hostile clients', function () {
 
     it(`answers up to ${MAX_IN_FLIGHT_PER_CONNECTION} pipelined requests and keeps the connection`, async function () {
       const { data, closedByServer } = await exchange(server.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(MAX_IN_FLIGHT_PER_CONNECTION), { waitMs: 1_000 });
-      expect(answers(data, 200)).to.equal(MAX_IN_FLIGHT_PER_CONNECTION);
+      expect(answersWith(data, 200)).to.equal(MAX_IN_FLIGHT_PER_CONNECTION);
       expect(closedByServer).to.equal(false);
     });
 
@@ -57,7 +36,7 @@ describe('HTTP: hostile clients', function () {
       it(`closes a connection with ${pipelined} requests pipelined at once, and keeps serving others`, async function () {
         const { data, closedByServer } = await exchange(server.url, `GET ${TENT} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(pipelined));
         expect(closedByServer).to.equal(true);
-        expect(answers(data, 401)).to.be.below(MAX_IN_FLIGHT_PER_CONNECTION + 1);
+        expect(answersWith(data, 401)).to.be.below(MAX_IN_FLIGHT_PER_CONNECTION + 1);
         const after = await server.request('/healthz');
         expect(after.status).to.equal(200);
       });
@@ -91,7 +70,7 @@ describe('HTTP: hostile clients', function () {
       }
       const refused = await exchange(server.url, flood, { localAddress: '127.0.0.7' });
       expect(refused.data).to.match(/^HTTP\/1\.1 429 /);
-      expect(answers(refused.data, 200)).to.equal(0);
+      expect(answersWith(refused.data, 200)).to.equal(0);
       const retryAfter = Number(/Retry-After: (\d+)/.exec(refused.data)?.[1]);
       expect(retryAfter).to.be.within(55, PENALTY_WINDOW_MS / 1000);
       const body = JSON.parse(refused.data.slice(refused.data.indexOf('\r\n\r\n') + 4)) as { error: string; message: string };

@@ -2,31 +2,9 @@ import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
 import { MAX_IN_FLIGHT_PER_CONNECTION, OVERFLOWS_PER_PENALTY_WINDOW } from '../../src/adapters/listening/connection-guard.js';
 import { PORTAL_CONNECTIONS_PER_ADDRESS } from '../../src/adapters/portal/portal-server.js';
-import { hugeBody } from '../support/hostile-clients.js';
+import { answersWith, exchange, hugeBody } from '../support/hostile-clients.js';
 import { startTestPortal, type TestPortal } from '../support/portal-server.js';
 import { memoryPortalWorld } from '../support/portal-world.js';
-
-/** Writes `text` on a fresh socket and collects what comes back until the server closes it or `waitMs` passes. */
-function exchange(url: string, text: string, options: { waitMs?: number; localAddress?: string } = {}): Promise<{ data: string; closedByServer: boolean }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port), ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) });
-    let data = '';
-    let closedByServer = false;
-    const done = (): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve({ data, closedByServer });
-    };
-    const timer = setTimeout(done, options.waitMs ?? 3_000);
-    socket.on('data', (chunk: Buffer) => { data += chunk.toString('latin1'); });
-    socket.on('end', () => { closedByServer = true; done(); });
-    socket.on('error', () => { closedByServer = true; done(); });
-    socket.write(text);
-  });
-}
-
-const answers = (data: string, status: number): number => data.split(`HTTP/1.1 ${status} `).length - 1;
 
 describe('the partner portal\'s listener against hostile clients', function () {
   this.timeout(30_000);
@@ -54,7 +32,7 @@ describe('the partner portal\'s listener against hostile clients', function () {
       expect(refused.data).to.include('Content-Type: text/plain; charset=utf-8');
       expect(refused.data).to.include(`Too many open connections from your address (at most ${PORTAL_CONNECTIONS_PER_ADDRESS})`);
       expect(refused.closedByServer).to.equal(true);
-      expect(answers((await exchange(portal.url, login(), { localAddress: '127.0.2.2', waitMs: 500 })).data, 200)).to.equal(1);
+      expect(answersWith((await exchange(portal.url, login(), { localAddress: '127.0.2.2', waitMs: 500 })).data, 200)).to.equal(1);
     } finally {
       for (const socket of held) socket.destroy();
     }
@@ -65,13 +43,13 @@ describe('the partner portal\'s listener against hostile clients', function () {
     for (let i = 0; i < OVERFLOWS_PER_PENALTY_WINDOW; i += 1) {
       const overflowing = await exchange(portal.url, flood, { localAddress: '127.0.2.3' });
       expect(overflowing.closedByServer).to.equal(true);
-      expect(answers(overflowing.data, 200)).to.be.below(MAX_IN_FLIGHT_PER_CONNECTION + 1);
+      expect(answersWith(overflowing.data, 200)).to.be.below(MAX_IN_FLIGHT_PER_CONNECTION + 1);
     }
     const refused = await exchange(portal.url, flood, { localAddress: '127.0.2.3' });
     expect(refused.data).to.match(/^HTTP\/1\.1 429 /);
     expect(refused.data).to.match(/Retry-After: \d+/);
-    expect(answers(refused.data, 200)).to.equal(0);
-    expect(answers((await exchange(portal.url, login(), { localAddress: '127.0.2.4', waitMs: 500 })).data, 200)).to.equal(1);
+    expect(answersWith(refused.data, 200)).to.equal(0);
+    expect(answersWith((await exchange(portal.url, login(), { localAddress: '127.0.2.4', waitMs: 500 })).data, 200)).to.equal(1);
   });
 
   it('ends a connection declaring a 10 GB body once it is answered, having read next to nothing after the answer', async function () {

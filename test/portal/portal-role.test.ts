@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { importCatalog } from '../support/import.js';
-import { freePort } from '../support/hostile-clients.js';
+import { freePort } from '../support/redis.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 

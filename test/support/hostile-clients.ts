@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from './redis.js';
 
 /** What a crowd of idle connections achieved. */
 export interface IdleCrowd {
@@ -136,17 +137,6 @@ export function getOnce(url: string, headers: Record<string, string>, timeoutMs:
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The service as `npm start` runs it, from `checkout`, with at most `openFiles` descriptors (prlimit). */
 export interface ServiceUnderAttack {
   readonly child: ChildProcess;
@@ -253,3 +243,26 @@ export function postForm(url: string, form: { csrf: string; cookie: string }, fi
     ...(localAddress === undefined ? {} : { localAddress }),
   });
 }
+
+/** Writes `text` on a fresh socket and collects what comes back until the server closes it or `waitMs` passes. */
+export function exchange(url: string, text: string, options: { waitMs?: number; localAddress?: string } = {}): Promise<{ data: string; closedByServer: boolean }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port), ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) });
+    let data = '';
+    let closedByServer = false;
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ data, closedByServer });
+    };
+    const timer = setTimeout(done, options.waitMs ?? 3_000);
+    socket.on('data', (chunk: Buffer) => { data += chunk.toString('latin1'); });
+    socket.on('end', () => { closedByServer = true; done(); });
+    socket.on('error', () => { closedByServer = true; done(); });
+    socket.write(text);
+  });
+}
+
+/** How many answers with `status` a raw exchange holds. */
+export const answersWith = (data: string, status: number): number => data.split(`HTTP/1.1 ${status} `).length - 1;
