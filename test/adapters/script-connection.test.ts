@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { parseReply, ScriptConnection } from '../../src/adapters/redis/script-connection.js';
+import { parseReply, ScriptConnection, SlowReplyError } from '../../src/adapters/redis/script-connection.js';
 import { freePort, requireRedis, startRedisServer, TEST_REDIS_URL, type RedisServerProcess } from '../support/redis.js';
 
 /** Echoes its keys and arguments back, with a count and a nil, as the rate-limit script's reply shape does. */
@@ -100,20 +100,53 @@ describe('the lean Redis script connection', function () {
       }
     });
 
-    it('rejects every waiting call once Redis stops answering for the timeout, and reconnects on the next call', async function () {
+    it('drops the connection and rejects every waiting call once Redis has answered nothing for lostAfterMs, and reconnects on the next call', async function () {
       server = await startRedisServer(await freePort());
-      const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 200 });
+      const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 5_000, lostAfterMs: 300 });
       try {
         expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);
         server.pause();
-        const started = performance.now();
         const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => connection.run(['a'], ['1', 'x'])));
-        expect(outcomes.every((o) => o.status === 'rejected')).to.equal(true);
-        expect((outcomes[0] as PromiseRejectedResult).reason).to.match(/did not answer within 200 ms/);
-        // Generous: the sweep runs every 50 ms; a loaded machine may be late.
-        expect(performance.now() - started).to.be.below(2_000);
+        const reasons = outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error) : null));
+        // Lost, not slow: nothing was answered for 300 ms.
+        expect(reasons.every((r) => r !== null && !(r instanceof SlowReplyError) && /answered nothing for 300 ms/.test(r.message))).to.equal(true);
         server.resume();
         expect(await connection.run(['a'], ['2', 'y'])).to.deep.equal([1, 2, 'a', 'y', null]);
+      } finally {
+        connection.close();
+      }
+    });
+
+    it('gives up a call not answered within the timeout as slow, keeping the connection, and gives each later call its own reply', async function () {
+      server = await startRedisServer(await freePort());
+      const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 200, lostAfterMs: 5_000 });
+      try {
+        expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);
+        server.pause();
+        const late = Array.from({ length: 5 }, (_, i) => connection.run(['late'], [String(i), 'l']));
+        const outcomes = await Promise.allSettled(late);
+        expect(outcomes.every((o) => o.status === 'rejected' && o.reason instanceof SlowReplyError)).to.equal(true);
+        expect((outcomes[0] as PromiseRejectedResult).reason).to.match(/did not answer within 200 ms/);
+        server.resume();
+        // The late replies arrive first and are dropped; each call after them gets its own.
+        const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => connection.run([`k${i}`], [String(i), `a${i}`])));
+        replies.forEach((reply, i) => expect(reply).to.deep.equal([1, i, `k${i}`, `a${i}`, null]));
+      } finally {
+        connection.close();
+      }
+    });
+
+    it('takes a reply that waited unread while this process was busy, however long, and gives up nothing for it', async function () {
+      server = await startRedisServer(await freePort());
+      const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 200, lostAfterMs: 600 });
+      try {
+        expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);
+        const pending = connection.run(['b'], ['2', 'y']);
+        // The event loop held for 1.5 s, as a CPU-bound request or an overloaded host would hold it:
+        // Redis answers at once, but nothing reads the reply until the loop is free again.
+        const until = performance.now() + 1_500;
+        while (performance.now() < until) { /* busy */ }
+        expect(await pending).to.deep.equal([1, 2, 'b', 'y', null]);
       } finally {
         connection.close();
       }

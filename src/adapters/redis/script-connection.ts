@@ -6,11 +6,23 @@ export interface ScriptConnectionOptions {
   readonly url: string;
   /** The Lua script every call runs. */
   readonly script: string;
-  /** How long a call may wait for its answer, connecting included, before the connection is dropped. */
+  /**
+   * How long a call may wait for its answer, connecting included, before it is given up: it rejects
+   * with a SlowReplyError and the connection stays, its late reply dropped when it comes.
+   */
   readonly timeoutMs: number;
+  /**
+   * How long the connection may answer nothing at all while calls wait before it is dropped and every
+   * waiting call rejects: Redis is lost. Defaults to `timeoutMs`.
+   */
+  readonly lostAfterMs?: number;
 }
 
+/** A call given up after `timeoutMs` with nothing wrong seen on the connection: Redis may only be slow. */
+export class SlowReplyError extends Error {}
+
 interface Pending {
+  /** When the call was sent, on the waiting clock (see `waited`). */
   readonly at: number;
   readonly resolve: (reply: unknown) => void;
   readonly reject: (error: Error) => void;
@@ -31,15 +43,23 @@ const CR = 13;
  * this process still does, where waiting for the turn to end left this process idle about a tenth
  * of the time), and parses the small replies in place. Everything else stays with ioredis.
  *
- * Failures are the caller's to handle: a call rejects when the connection fails, closes, or has
- * not answered within `timeoutMs` (then every call waiting on it rejects and the connection is
- * dropped, since a connection that stops answering never recovers by itself). The next call opens
- * a new one.
+ * Failures are the caller's to handle. A call not answered within `timeoutMs` rejects with a
+ * SlowReplyError and nothing else happens: Redis may be slow for a moment. When the connection fails
+ * or closes, or has answered nothing for `lostAfterMs` while calls wait, every call waiting on it
+ * rejects and the connection is dropped (one that stops answering never recovers by itself); the
+ * next call opens a new one.
+ *
+ * Waiting is timed on a clock that leaves out the time this process could not read a reply: a sweep
+ * every quarter of the shorter bound adds the time since the last sweep, but never more than two
+ * periods. A loop held up by this process's own work, or a process the machine did not run, would
+ * otherwise find a reply that sat unread in its socket "late", and take a busy moment for a lost Redis.
  */
 export class ScriptConnection {
   private readonly sha: string;
   private readonly script: string;
   private readonly timeoutMs: number;
+  private readonly lostAfterMs: number;
+  private readonly sweepMs: number;
   private readonly target: { host: string; port: number; hello: string[] };
   private socket: Socket | null = null;
   private connected = false;
@@ -49,11 +69,20 @@ export class ScriptConnection {
   private rest: Buffer | null = null;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The waiting clock at the last sweep: milliseconds waited that count against Redis. */
+  private waited = 0;
+  private lastSweep = 0;
+  /** The waiting clock when the connection last delivered a reply. */
+  private lastHeard = 0;
+  /** How many calls at the head of `pending` were given up: their replies are dropped when they come. */
+  private givenUp = 0;
 
   constructor(options: ScriptConnectionOptions) {
     this.script = options.script;
     this.sha = createHash('sha1').update(options.script).digest('hex');
     this.timeoutMs = options.timeoutMs;
+    this.lostAfterMs = options.lostAfterMs ?? options.timeoutMs;
+    this.sweepMs = Math.max(10, Math.min(this.timeoutMs, this.lostAfterMs) / 4);
     this.target = parseRedisUrl(options.url);
   }
 
@@ -65,7 +94,8 @@ export class ScriptConnection {
     let text = `*${words.length + 2}${CRLF}$7${CRLF}EVALSHA${CRLF}$40${CRLF}${this.sha}${CRLF}`;
     for (const word of words) text += `$${Buffer.byteLength(word)}${CRLF}${word}${CRLF}`;
     return new Promise((resolve, reject) => {
-      this.send(text, { at: performance.now(), resolve, reject, words });
+      this.startSweeping();
+      this.send(text, { at: this.waitingClock(), resolve, reject, words });
     });
   }
 
@@ -74,11 +104,21 @@ export class ScriptConnection {
     this.fail(new Error('Redis connection closed'));
   }
 
+  private startSweeping(): void {
+    if (this.sweeper !== null) return;
+    this.lastSweep = performance.now();
+    this.sweeper = setInterval(() => this.sweep(), this.sweepMs).unref();
+  }
+
+  /** The waiting clock now: as at the last sweep, plus the time since, as a sweep would count it. */
+  private waitingClock(): number {
+    return this.waited + Math.min(performance.now() - this.lastSweep, 2 * this.sweepMs);
+  }
+
   private send(text: string, entry: Pending): void {
     if (this.socket === null) this.open();
     this.pending.push(entry);
     this.unsent.push(text);
-    this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, this.timeoutMs / 4)).unref();
     if (this.connected && !this.flushing) {
       this.flushing = true;
       process.nextTick(() => this.flush());
@@ -92,7 +132,7 @@ export class ScriptConnection {
     this.rest = null;
     // AUTH and SELECT go first; a refusal of either drops the connection.
     for (const hello of this.target.hello) {
-      this.pending.push({ at: performance.now(), resolve: () => undefined, reject: (error) => this.fail(error), words: null });
+      this.pending.push({ at: this.waitingClock(), resolve: () => undefined, reject: (error) => this.fail(error), words: null });
       this.unsent.push(hello);
     }
     socket.on('connect', () => {
@@ -136,8 +176,12 @@ export class ScriptConnection {
         this.fail(new Error('Redis sent a reply nobody asked for'));
         return;
       }
+      this.lastHeard = this.waitingClock();
       const reply = parsed.reply;
-      if (reply instanceof Error) {
+      if (this.givenUp > 0) {
+        // Its caller has moved on; the script ran, or did not, either way without it.
+        this.givenUp -= 1;
+      } else if (reply instanceof Error) {
         if (reply.message.startsWith('NOSCRIPT') && entry.words !== null) {
           // Redis lost its script cache (SCRIPT FLUSH): EVAL sends the script and caches it again.
           this.send(command(['EVAL', this.script, ...entry.words]), { ...entry, words: null });
@@ -154,13 +198,26 @@ export class ScriptConnection {
   }
 
   private sweep(): void {
+    const now = performance.now();
+    this.waited += Math.min(now - this.lastSweep, 2 * this.sweepMs);
+    this.lastSweep = now;
     const oldest = this.pending[0];
     if (oldest === undefined) {
       if (this.sweeper !== null) clearInterval(this.sweeper);
       this.sweeper = null;
       return;
     }
-    if (performance.now() - oldest.at > this.timeoutMs) this.fail(new Error(`Redis did not answer within ${this.timeoutMs} ms`));
+    if (this.waited - Math.max(oldest.at, this.lastHeard) > this.lostAfterMs) {
+      this.fail(new Error(`Redis answered nothing for ${this.lostAfterMs} ms`));
+      return;
+    }
+    // Calls are in the order they were sent: the first one not yet due ends the search.
+    while (this.givenUp < this.pending.length) {
+      const entry = this.pending[this.givenUp]!;
+      if (this.waited - entry.at <= this.timeoutMs) break;
+      this.givenUp += 1;
+      entry.reject(new SlowReplyError(`Redis did not answer within ${this.timeoutMs} ms`));
+    }
   }
 
   /** Drops the connection and rejects every call waiting on it. */
@@ -171,7 +228,8 @@ export class ScriptConnection {
     this.rest = null;
     this.unsent = [];
     socket?.destroy();
-    for (const entry of this.pending.splice(0)) entry.reject(error);
+    for (const entry of this.pending.splice(0).slice(this.givenUp)) entry.reject(error);
+    this.givenUp = 0;
     if (this.sweeper !== null) clearInterval(this.sweeper);
     this.sweeper = null;
   }
