@@ -8,9 +8,14 @@
  *   count it was read at, and is re-read while that is behind.
  * - A partner's catalog token is part of the key its cached answers are held under, so a new token
  *   makes the old answers unreachable at once.
- * - While the shared store is unreachable (`isShared()` false), nothing here can be trusted: readers go
- *   to the database. `epoch` changes on every loss and every return, so nothing cached before or
- *   during an outage is served after it: an instance cannot know what it missed.
+ * - While the shared store is unreachable (`isShared()` false), no change can be seen: keys are read
+ *   from the database, and answers are kept under the last token seen, living by their TTL alone
+ *   (CACHE_TTL_MS), which is the bound on staleness an outage has. `epoch` changes when the store
+ *   returns, so nothing cached before or during an outage is served after it: an instance cannot know
+ *   what it missed.
+ * - A request whose read of the tokens was given up (`versionsMissed`) saw no change: the key set is
+ *   read again before it is answered, and its partner's answers are read from the database until a
+ *   token is seen again.
  */
 export class ChangeWatch {
   private keysToken: string | undefined;
@@ -18,6 +23,8 @@ export class ChangeWatch {
   private epochCount = 0;
   private sharing = true;
   private readonly catalogTokens = new Map<string, string>();
+  /** Partners whose last read of their token was given up: not cached from until one is seen. */
+  private readonly unsure = new Set<string>();
 
   /** Whether tokens are being read from the shared store right now. */
   isShared(): boolean {
@@ -42,18 +49,33 @@ export class ChangeWatch {
 
   catalogSeen(partnerId: string, token: string): void {
     this.catalogTokens.set(partnerId, token);
+    if (this.unsure.size > 0) this.unsure.delete(partnerId);
   }
 
-  /** The partner's catalog token last seen, or undefined when none is to be trusted. */
+  /**
+   * The partner's catalog token to hold answers under: while sharing, the last one seen, or undefined
+   * when none is to be trusted; while the store is lost, the last one seen (or undefined), since
+   * answers then live by their TTL alone.
+   */
   catalogToken(partnerId: string): string | undefined {
-    return this.sharing ? this.catalogTokens.get(partnerId) : undefined;
+    if (this.sharing && this.unsure.has(partnerId)) return undefined;
+    return this.catalogTokens.get(partnerId);
   }
 
-  /** The shared store stopped answering: from now on, read the database. */
+  /** A request's read of the tokens was given up (the store was slow): what it would have seen is read again. */
+  versionsMissed(partnerId: string | undefined): void {
+    this.keysChanges += 1;
+    if (partnerId !== undefined) this.unsure.add(partnerId);
+  }
+
+  /**
+   * The shared store stopped answering: keys are read from the database from now on. Answers held
+   * stay, each until its TTL ends, under the token last seen.
+   */
   sharingLost(): void {
     if (!this.sharing) return;
     this.sharing = false;
-    this.forgetAll();
+    this.keysChanges += 1;
   }
 
   /** The shared store answers again: everything held is re-read, since what was missed is unknown. */
@@ -71,5 +93,6 @@ export class ChangeWatch {
     this.epochCount += 1;
     this.keysChanges += 1;
     this.catalogTokens.clear();
+    this.unsure.clear();
   }
 }

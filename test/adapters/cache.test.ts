@@ -156,19 +156,47 @@ describe('response cache with a watch on the catalog tokens', function () {
     expect(backing.calls).to.equal(3);
   });
 
-  it('reads again on the first lookup after the shared store is lost, and after it returns', async function () {
+  it('keeps the answers it holds through a loss of the shared store, and reads again after it returns', async function () {
     await title('acme');
     watch.sharingLost();
     await title('acme');
-    expect(backing.calls, 'after the loss').to.equal(2);
-    await title('acme');
-    expect(backing.calls, 'while lost, held by the TTL').to.equal(2);
+    expect(backing.calls, 'after the loss: the answer held before it').to.equal(1);
+    await title('globex');
+    await title('globex');
+    expect(backing.calls, 'while lost, read once and held by the TTL').to.equal(2);
     watch.sharingRegained();
     watch.catalogSeen('acme', 'acme-token-1');
     await title('acme');
     expect(backing.calls, 'after the return, the same token as before').to.equal(3);
     await title('acme');
     expect(backing.calls).to.equal(3);
+  });
+
+  it('serves an answer held through a loss no longer than its TTL', async function () {
+    const shortLived = new CachedProductCatalog(backing, { ttlMs: 100, watch });
+    await shortLived.findBySku('acme', sku('SHARED-1'));
+    watch.sharingLost();
+    await shortLived.findBySku('acme', sku('SHARED-1'));
+    expect(backing.calls).to.equal(1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await shortLived.findBySku('acme', sku('SHARED-1'));
+    expect(backing.calls, 'past its TTL, read again').to.equal(2);
+  });
+
+  it('reads a partner\'s answers from the database after a read of its token was given up, until a token is seen again', async function () {
+    await title('acme');
+    await title('globex');
+    watch.versionsMissed('acme');
+    live = reimportedCatalog();
+    expect(await title('acme'), 'an import it may have missed').to.equal('Acme shared, reimported');
+    expect(await title('acme')).to.equal('Acme shared, reimported');
+    expect(backing.calls, 'neither read held').to.equal(4);
+    expect(await title('globex')).to.equal('Globex shared');
+    expect(backing.calls, 'another partner\'s answers still held').to.equal(4);
+    watch.catalogSeen('acme', 'acme-token-2');
+    await title('acme');
+    await title('acme');
+    expect(backing.calls, 'held again under the token seen').to.equal(5);
   });
 
   it('holds nothing for a partner whose token is not seen yet while sharing', async function () {

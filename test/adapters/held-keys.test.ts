@@ -128,6 +128,18 @@ describe('HeldApiKeyStore', function () {
     expect(source.reads.listLive).to.equal(2);
   });
 
+  it('refuses a key revoked and announced elsewhere on a request whose read of the token was given up as slow', async function () {
+    const { held, source, versions, watch, acmeKey } = await setup();
+    const principal = await held.findActiveByHash(hashApiKey(acmeKey));
+    source.remove('acme-prod');
+    await versions.keysChanged();
+    // The count of this request did not come back in time: no token seen, but the set is read again.
+    watch.versionsMissed('acme');
+    expect(await held.isStillActive(principal!)).to.equal(false);
+    expect(source.reads.listLive).to.equal(2);
+    expect(watch.isShared(), 'a slow read is no loss').to.equal(true);
+  });
+
   it('refuses a principal whose key id is held for another partner', async function () {
     const { held } = await setup();
     expect(await held.isStillActive({ keyId: 'acme-prod', partnerId: 'globex' })).to.equal(false);
