@@ -1,4 +1,3 @@
-import { readCatalogFile } from './adapters/catalog-file/catalog-file.js';
 import { catalogFilePieces } from './adapters/catalog-file/catalog-pieces.js';
 import { ImportCatalog } from './application/import-catalog.js';
 import { systemClock } from './application/ports/clock.js';
@@ -68,7 +67,6 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   openStore: openOperatorStore,
-  readCatalog: readCatalogFile,
   catalogPieces: catalogFilePieces,
   checkStructuredData,
   invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env)), token),

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
+import { catalogWithBom, defectiveCatalogs } from './fixtures/defective-catalogs.js';
 import { cli } from './support/cli-process.js';
 
 interface EntryJson {
@@ -89,6 +90,23 @@ describe('operator CLI: check', function () {
     expect(run.stdout).to.equal('');
     expect(run.stderr).to.include('partners[0].products[0].videos[0].thumbnail_url');
     expect(run.stderr).to.include('partners[0].products[0].videos[0].upload_date');
+  });
+
+  for (const { defect, bytes, problem } of defectiveCatalogs()) {
+    it(`refuses ${defect} as import does, naming its place, and prints no report`, async function () {
+      const file = join(dir, 'defective.json');
+      await writeFile(file, bytes);
+      const run = await cli(['check', file]);
+      expect([run.code, run.stdout, run.stderr]).to.deep.equal([1, '', `error: catalog refused, 1 problem:\n${problem}\n`]);
+    });
+  }
+
+  it('reads a file opening with a byte order mark as the same file without one', async function () {
+    const file = join(dir, 'bom.json');
+    await writeFile(file, catalogWithBom());
+    const [withBom, without] = await Promise.all([cli(['check', file, '--json']), cli(['check', await write('no-bom.json', fixtureDocument()), '--json'])]);
+    expect(withBom.code, withBom.stderr).to.equal(0);
+    expect(withBom.stdout).to.equal(without.stdout);
   });
 
   it('needs exactly one file', async function () {

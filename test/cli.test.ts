@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { MysqlApiKeyStore } from '../src/adapters/mysql/mysql-api-key-store.js';
 import { hashApiKey, isWellFormedApiKey } from '../src/domain/api-key.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
+import { catalogWithBom, defectiveCatalogs } from './fixtures/defective-catalogs.js';
 import { cli as runCli, type CliRun } from './support/cli-process.js';
 import { useTestDatabase } from './support/mariadb.js';
 import type { CliScript } from './support/script-command.js';
@@ -85,6 +86,27 @@ for (const script of ['cli', 'cli:prod'] satisfies CliScript[]) describe(`operat
       expect((first.json() as ImportJson).products).to.deep.equal({ created: 7, updated: 0, unchanged: 0, deleted: 0 });
       const second = await cli(['import', join(dir, 'catalog.json'), '--json'], env);
       expect((second.json() as ImportJson).pdp_entries).to.deep.equal({ created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 });
+    });
+
+    it('refuses each file with a defect in its bytes by its place, and writes nothing: no row, no tombstone, no change in the feed', async function () {
+      const stored = async (): Promise<unknown> => ({
+        products: (await sql`select id, sku, content_hash from products order by id`.execute(testDb.db)).rows,
+        answers: (await sql`select product_id, etag, feed_seq from product_lookups order by product_id`.execute(testDb.db)).rows,
+        tombstones: (await sql`select * from product_tombstones`.execute(testDb.db)).rows,
+        keys: await keyCount(),
+      });
+      const before = await stored();
+      expect((before as { products: unknown[] }).products).to.have.length(7);
+      for (const { defect, bytes, problem } of defectiveCatalogs()) {
+        await writeFile(join(dir, 'defective.json'), bytes);
+        const run = await cli(['import', join(dir, 'defective.json')], env);
+        expect([run.code, run.stdout, run.stderr], defect).to.deep.equal([1, '', `error: catalog refused, 1 problem:\n${problem}\n`]);
+        expect(await stored(), defect).to.deep.equal(before);
+      }
+      await writeFile(join(dir, 'bom.json'), catalogWithBom());
+      const bom = await cli(['import', join(dir, 'bom.json'), '--json'], env);
+      expect(bom.code, bom.stderr).to.equal(0);
+      expect((bom.json() as ImportJson).products).to.deep.equal({ created: 0, updated: 0, unchanged: 7, deleted: 0 });
     });
 
     it('issues a key shown once, stores only its hash, lists it and revokes it from the next lookup', async function () {

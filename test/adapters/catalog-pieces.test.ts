@@ -3,12 +3,22 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { catalogFilePieces } from '../../src/adapters/catalog-file/catalog-pieces.js';
-import { piecesOfDocument, type CatalogPiece } from '../../src/domain/catalog-source.js';
+import { CatalogSourceReader, piecesOfDocument, type CatalogPiece } from '../../src/domain/catalog-source.js';
 import { fixtureDocument } from '../fixtures/catalog-fixture.js';
+import { catalogWithBom, defectiveCatalogs } from '../fixtures/defective-catalogs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcat-pieces-'));
 
-async function piecesOfFile(text: string, readBytes: number): Promise<CatalogPiece[]> {
+/** Every problem a file's pieces give the rules' reader, as every command reads a file. */
+async function problemsOfFile(bytes: Buffer, readBytes: number): Promise<readonly string[]> {
+  const file = join(dir, `defect-${readBytes}.json`);
+  writeFileSync(file, bytes);
+  const reader = new CatalogSourceReader();
+  for await (const group of catalogFilePieces(file, readBytes)) for (const piece of group) reader.read(piece);
+  return reader.finish();
+}
+
+async function piecesOfFile(text: string | Buffer, readBytes: number): Promise<CatalogPiece[]> {
   const file = join(dir, `catalog-${readBytes}.json`);
   writeFileSync(file, text);
   const pieces: CatalogPiece[] = [];
@@ -36,6 +46,40 @@ describe('catalog file pieces', function () {
     expect(pieces.filter((p) => p.kind === 'product')).to.have.length(1);
     expect(pieces.at(-1)).to.include({ kind: 'unreadable', path: 'partners[0].products[1].sku' });
   });
+
+  for (const readBytes of [7, 1 << 20]) {
+    describe(`read ${readBytes} bytes at a time`, function () {
+      for (const { defect, bytes, problem } of defectiveCatalogs()) {
+        it(`refuses ${defect}, naming its place`, async function () {
+          expect(await problemsOfFile(bytes, readBytes)).to.deep.equal([problem]);
+        });
+      }
+
+      it('places a syntax error at its byte, with the path there', async function () {
+        const bad = JSON.stringify(fixtureDocument()).replace('"status":"active"', '"status" "active"');
+        const at = Buffer.byteLength(bad.slice(0, bad.indexOf('"status" "active"') + '"status" '.length));
+        expect(await problemsOfFile(Buffer.from(bad), readBytes)).to.deep.equal([`partners[0].products[0].status: not valid JSON at byte ${at} (Parser cannot parse input: expected ':')`]);
+      });
+
+      it('refuses an empty file, and one in UTF-16, at byte 0', async function () {
+        expect(await problemsOfFile(Buffer.alloc(0), readBytes)).to.deep.equal(['$: the file ends at byte 0, before its JSON does (is it cut short?)']);
+        const utf16 = Buffer.from(`\ufeff${JSON.stringify(fixtureDocument())}`, 'utf16le');
+        expect(await problemsOfFile(utf16, readBytes)).to.deep.equal(['$: not valid UTF-8 at byte 0 (0xff): is the file UTF-16? Save it as UTF-8']);
+      });
+
+      it('refuses a file that ends inside a UTF-8 character', async function () {
+        const text = JSON.stringify(fixtureDocument());
+        const cut = Buffer.concat([Buffer.from(text.slice(0, 100)), Buffer.from('€').subarray(0, 2)]);
+        expect(await problemsOfFile(cut, readBytes)).to.deep.equal(['partners[0].api_keys[0].id: the file ends at byte 102, inside a UTF-8 character begun at byte 100']);
+      });
+    });
+  }
+
+  for (const readBytes of [1, 2, 1 << 20]) {
+    it(`skips a byte order mark opening the file, read ${readBytes} byte${readBytes === 1 ? '' : 's'} at a time`, async function () {
+      expect(await piecesOfFile(catalogWithBom(), readBytes)).to.deep.equal([...piecesOfDocument(fixtureDocument())]);
+    });
+  }
 
   it('refuses a file it cannot open, naming it', async function () {
     let refused: unknown;

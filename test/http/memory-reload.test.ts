@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LookupResult } from '../../src/domain/lookup-result.js';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
+import { catalogWithBom, defectiveCatalogs } from '../fixtures/defective-catalogs.js';
 import { expectNoKeyInOutput, logLines, type LogLine } from '../support/service-logs.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 
@@ -115,6 +116,26 @@ describe('memory storage reloading its catalog file without a restart', function
     expect(after.body).to.deep.equal(before.body);
     expect((await get('GLOBEX-ONLY', KEYS.globex)).status).to.equal(200);
     expectNoKeyInOutput([service]);
+  });
+
+  it('refuses each file with a defect in its bytes by its place, as check and import do, and keeps serving; takes a byte order mark', async function () {
+    await startOnFixture();
+    const before = await get('TENT-2P');
+    let seen = 0;
+    for (const { defect, bytes, problem } of defectiveCatalogs()) {
+      writeFileSync(join(dir, 'next.json'), bytes);
+      renameSync(join(dir, 'next.json'), join(dir, 'catalog.json'));
+      // The reload of this file, logged with exactly its one problem (a rename may be heard twice).
+      const refused = (l: LogLine): boolean => l.msg === 'catalog reload refused' && JSON.stringify(l.problems) === JSON.stringify([problem]);
+      await eventually(`${defect} refused`, () => reloads().slice(seen), (lines) => lines.some(refused));
+      seen = reloads().length;
+      expect(await get('TENT-2P'), defect).to.deep.equal(before);
+      expect((await get('DUP-SKU-2')).status, defect).to.equal(404);
+    }
+    writeFileSync(join(dir, 'next.json'), catalogWithBom());
+    renameSync(join(dir, 'next.json'), join(dir, 'catalog.json'));
+    expect(await nextReload(seen)).to.include({ msg: 'catalog reloaded' });
+    expect(await get('TENT-2P')).to.deep.equal(before);
   });
 
   it('on SIGHUP with the file unchanged, reloads it, finds everything unchanged and keeps running', async function () {

@@ -1,9 +1,9 @@
 import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
-import type { Catalog } from '../../domain/catalog.js';
 import type { CatalogPieces } from '../../domain/catalog-source.js';
-import { jsonLdOutcome, type NoJsonLdReason, type VideoObjectJsonLd } from '../../domain/json-ld.js';
-import type { StructuredDataFinding, StructuredDataFindings } from '../../domain/structured-data.js';
+import type { VideoObjectJsonLd } from '../../domain/json-ld.js';
+import type { StructuredDataFindings } from '../../domain/structured-data.js';
 import type { ApiKeyListing, OperatorStore } from '../../application/ports/operator-store.js';
+import { checkCatalog } from './check-catalog.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
 
 export interface CliIo {
@@ -11,9 +11,7 @@ export interface CliIo {
   readonly stderr: NodeJS.WritableStream;
   /** Opened only by commands that need the database; `keys generate` never does. */
   openStore(): Promise<OperatorStore>;
-  /** Reads and validates a catalog file, listing every problem by JSON path. */
-  readCatalog(file: string): Promise<Catalog>;
-  /** A catalog file's pieces, read as a stream: an import never holds the whole file. */
+  /** A catalog file's pieces, read as a stream: neither `import` nor `check` holds the whole file. */
   catalogPieces(file: string): CatalogPieces;
   /** What search engines' rules find wrong or missing in a JSON-LD object. */
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
@@ -59,7 +57,8 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       return `imported ${command.file}\n${lines.join('\n')}\n`;
     }
     case 'check':
-      return check(await io.readCatalog(command.file), command.json, io);
+      await checkCatalog({ stdout: io.stdout, pieces: () => io.catalogPieces(command.file), checkStructuredData: (jsonLd) => io.checkStructuredData(jsonLd) }, command.json);
+      return '';
     case 'migrate': {
       const applied = await withStore(io, (store) => store.migrate());
       if (command.json) return json({ applied });
@@ -88,56 +87,6 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       return keys.map((k) => `${k.id}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
     }
   }
-}
-
-/** One PDP entry of a `check` report. */
-interface EntryCheck {
-  readonly partner: string;
-  readonly sku: string;
-  readonly pdp_url: string;
-  readonly json_ld: 'generated' | 'null';
-  readonly reason: NoJsonLdReason | null;
-  readonly errors: readonly StructuredDataFinding[];
-  readonly warnings: readonly StructuredDataFinding[];
-}
-
-/** Every PDP entry of the catalog: its JSON-LD as the service would serve it, or why there is none. */
-async function check(catalog: Catalog, asJson: boolean, io: CliIo): Promise<string> {
-  const entries: EntryCheck[] = [];
-  for (const partner of catalog.partners) {
-    for (const product of partner.products) {
-      for (const entry of product.pdpUrls) {
-        const outcome = jsonLdOutcome(entry, product, partner.name);
-        const findings = outcome.jsonLd === null ? { errors: [], warnings: [] } : await io.checkStructuredData(outcome.jsonLd);
-        entries.push({
-          partner: partner.id,
-          sku: product.sku,
-          pdp_url: entry.pdpUrl,
-          json_ld: outcome.jsonLd === null ? 'null' : 'generated',
-          reason: outcome.reason,
-          errors: findings.errors,
-          warnings: findings.warnings,
-        });
-      }
-    }
-  }
-  if (asJson) return json(entries);
-  const at = (finding: StructuredDataFinding): string => (finding.path === '' ? finding.message : `${finding.path}: ${finding.message}`);
-  const lines = entries.flatMap((e) => [
-    e.json_ld === 'null'
-      ? `${e.partner} ${e.sku} ${e.pdp_url}: no JSON-LD (${e.reason ?? ''})`
-      : `${e.partner} ${e.sku} ${e.pdp_url}: generated, ${e.errors.length} error${e.errors.length === 1 ? '' : 's'}, ${e.warnings.length} warning${e.warnings.length === 1 ? '' : 's'}`,
-    ...e.errors.map((f) => `  error: ${at(f)}`),
-    ...e.warnings.map((f) => `  warning: ${at(f)}`),
-  ]);
-  const generated = entries.filter((e) => e.json_ld === 'generated');
-  const reasons = new Map<string, number>();
-  for (const e of entries) if (e.reason !== null) reasons.set(e.reason, (reasons.get(e.reason) ?? 0) + 1);
-  // Errors on the nested Product (it has no offers in a catalog without prices) do not stop a video rich result.
-  const clean = generated.filter((e) => e.errors.every((f) => f.path !== '')).length;
-  const summary = `${entries.length} PDP entries: ${generated.length} with JSON-LD (${clean} with no error on the VideoObject itself), ` +
-    `${entries.length - generated.length} without${reasons.size === 0 ? '' : ` (${[...reasons].map(([reason, n]) => `${reason} ${n}`).join(', ')})`}`;
-  return `${[...lines, summary].join('\n')}\n`;
 }
 
 function json(value: unknown): string {
