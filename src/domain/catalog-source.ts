@@ -8,6 +8,7 @@ import type {
   ProductProperty,
   Video,
 } from './catalog.js';
+import { answerBytesOverBound, MAX_ANSWER_BYTES } from './answer-size.js';
 import { CompactStringMap } from './compact-string-map.js';
 import { isValidSku } from './sku.js';
 import { uploadDateProblem } from './upload-date.js';
@@ -307,6 +308,11 @@ export class CatalogSourceReader {
     const product = readProduct(this.r, path, value, refs);
     this.r.uniqueAt(partner.skus, `${path}.sku`, product?.sku, 'sku', index, (place) => `${partner.path}.products[${place}].sku`);
     if (product === undefined) return [];
+    const bytes = answerBytesOverBound(product, partner.name ?? '');
+    if (bytes !== null) {
+      this.r.fail(path, `would be answered with ${bytes.toLocaleString('en-US')} bytes of JSON; at most ${MAX_ANSWER_BYTES.toLocaleString('en-US')} are allowed (shorten its transcripts, or give fewer PDP entries its video)`);
+      return [];
+    }
     if (partner.header !== null) return [{ kind: 'product', partner: partner.header, product }];
     partner.waiting?.push(product);
     return [];

@@ -114,6 +114,21 @@ describe('catalog source (partner-catalog/v1)', function () {
     ]);
   });
 
+  it('refuses a product whose answer would pass the bound one row of the database holds, naming the product', function () {
+    // A long transcript is repeated in the JSON-LD of every PDP entry showing its video.
+    const problems = problemsOf(broken((doc) => {
+      const tent = doc.partners[0].products[0];
+      tent.videos[0].transcript = 'x'.repeat(900_000);
+      tent.pdp_urls = Array.from({ length: 5 }, (_, i) => ({ pdp_url: `https://shop.example/tent/${i}`, retailer: null, video_ref: tent.videos[0].ref, video_file_url: 'https://cdn.example/v/1.mp4' }));
+    }));
+    expect(problems).to.have.length(1);
+    expect(problems[0]).to.match(/^partners\[0\]\.products\[0\]: would be answered with 4,5\d\d,\d\d\d bytes of JSON; at most 4,000,000 are allowed/);
+    // The same text under fewer entries is taken.
+    expect(() => parseCatalogSource(broken((doc) => {
+      doc.partners[0].products[0].videos[0].transcript = 'x'.repeat(900_000);
+    }))).to.not.throw();
+  });
+
   it('lists every problem of a file, not just the first', function () {
     const problems = problemsOf(broken((d) => {
       d.partners[0].products[0].sku = '';

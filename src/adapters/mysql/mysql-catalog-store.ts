@@ -3,6 +3,7 @@ import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, St
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
+import { checkPacketSize } from './packet-size.js';
 import { deleteByIds, upsertRows } from './upsert.js';
 
 /**
@@ -19,10 +20,12 @@ const IN_LIST = 1_000;
 export class MysqlCatalogStore implements CatalogStore {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** Refused at once if the server's packet cannot take a product's answer at its bound. */
   importing<T>(work: (session: CatalogImportSession) => Promise<T>): Promise<T> {
     // A second import waits for the first to commit, then reads what it wrote.
     // The lock is held on the transaction's own connection until after the commit.
     return this.db.connection().execute(async (connection) => {
+      await checkPacketSize(connection);
       const { rows } = await sql<{ acquired: number | null }>`select get_lock(${IMPORT_LOCK}, ${TIMEOUTS.importLockWaitS}) as acquired`.execute(connection);
       if (rows[0]?.acquired !== 1) throw new Error(`another import has been running for over ${TIMEOUTS.importLockWaitS} s; try again later`);
       try {
