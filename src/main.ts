@@ -250,17 +250,18 @@ interface RateLimiting {
   readonly limiter: RateLimiter;
   /** When counting is shared through Redis and changes were asked for: what the counts reveal. */
   readonly changes?: { readonly watch: ChangeWatch; readonly versions: KeySetVersionReader };
-  /** When counting is shared through Redis: whether the in-process limiter stands in now. */
+  /** When counting is shared through Redis: whether this instance counts on its share now, Redis lost. */
   readonly usingFallback?: () => boolean;
   close(): Promise<void>;
 }
 
-/** In-process, or shared through Redis with the in-process limiter standing in while Redis is away. */
+/** In-process, or shared through Redis with each instance counting on its share while Redis is away. */
 async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean): Promise<RateLimiting> {
-  const local = new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys });
-  if (config.rateLimitStore === 'memory' || config.redisUrl === null) return { limiter: local, close: () => Promise.resolve() };
+  if (config.rateLimitStore === 'memory' || config.redisUrl === null) {
+    return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
+  }
   const watch = watchChanges ? new ChangeWatch() : undefined;
-  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, fallback: local, logger, watch });
+  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys, logger, watch });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.
   await shared.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {

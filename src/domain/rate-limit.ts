@@ -37,3 +37,49 @@ export function rateLimitStatus(count: number, limit: number, msLeft: number): R
     resetSeconds: Math.max(1, Math.ceil(msLeft / 1000)),
   };
 }
+
+/** What a key had left, as the shared count last answered for it. */
+export interface SharedCount {
+  readonly remaining: number;
+  readonly endsAt: number;
+}
+
+/** A key's window counted by one instance alone, on its share of what the key may still use. */
+export interface ShareWindow {
+  readonly allowance: number;
+  readonly used: number;
+  readonly endsAt: number;
+}
+
+/**
+ * One instance's share of `remaining` among `instances`, rounded up: a key with anything left is
+ * refused by no instance (rounding down would refuse a key with 1 left on each of 2), and the
+ * instances together admit at most `instances - 1` more than `remaining`.
+ */
+export function shareOf(remaining: number, instances: number): number {
+  return Math.ceil(Math.max(0, remaining) / Math.max(1, instances));
+}
+
+/**
+ * Counts one request at `now` on this instance's share, while the shared count cannot be asked: the
+ * share of what the key had left when the shared count last answered, until that window ends; then
+ * a share of a fresh window's limit. So `instances` instances admit about one limit between them.
+ */
+export function countOnShare(
+  local: ShareWindow | undefined,
+  shared: SharedCount | undefined,
+  now: number,
+  limit: number,
+  windowMs: number,
+  instances: number,
+): { window: ShareWindow; status: RateLimitStatus } {
+  let window: ShareWindow;
+  if (local !== undefined && local.endsAt > now) window = { ...local, used: local.used + 1 };
+  else if (local === undefined && shared !== undefined && shared.endsAt > now) window = { allowance: shareOf(shared.remaining, instances), used: 1, endsAt: shared.endsAt };
+  else window = { allowance: shareOf(limit, instances), used: 1, endsAt: now + windowMs };
+  const msLeft = window.endsAt - now;
+  return {
+    window,
+    status: { allowed: window.used <= window.allowance, limit, remaining: Math.max(0, window.allowance - window.used), resetSeconds: Math.max(1, Math.ceil(msLeft / 1000)) },
+  };
+}

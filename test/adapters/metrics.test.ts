@@ -1,12 +1,10 @@
 import { expect } from 'chai';
 import { request } from 'node:http';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { startMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
 import { exchangeOnce } from '../support/hostile-clients.js';
 import { MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
-import { systemClock } from '../../src/application/ports/clock.js';
 import { freePort, requireRedis, startRedisServer } from '../support/redis.js';
 
 type Value = { metricName?: string; labels: Record<string, string | number>; value: number };
@@ -56,11 +54,11 @@ describe('PrometheusMetrics', function () {
       await requireRedis(this);
     });
 
-    it('reads 0 while counting in Redis and 1 once Redis is gone and the in-process limiter stands in', async function () {
+    it('reads 0 while counting in Redis and 1 once Redis is gone and the instance counts on its share', async function () {
       this.timeout(15_000);
       const redis = await startRedisServer(await freePort());
       const limiter = createRedisRateLimiter({
-        url: redis.url, limit: 100, fallback: new MemoryRateLimiter({ limit: 100, clock: systemClock }), keyPrefix: `pcat:test:metrics:${process.pid}:`,
+        url: redis.url, limit: 100, keyPrefix: `pcat:test:metrics:${process.pid}:`,
       });
       try {
         await limiter.ready();

@@ -3,24 +3,21 @@ import { Redis } from 'ioredis';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { RedisChangeVersions } from '../../src/adapters/redis/redis-change-versions.js';
 import { createRedisRateLimiter, type RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { ChangeWatch } from '../../src/application/change-watch.js';
-import { systemClock } from '../../src/application/ports/clock.js';
 import type { RateLimiter } from '../../src/application/ports/rate-limiter.js';
+import { CachedProductCatalog } from '../../src/adapters/cache/cached-product-catalog.js';
+import type { Sku } from '../../src/domain/sku.js';
 import { changeVersionsContract } from '../contracts/change-versions.contract.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
 import { deleteKeys, freePort, requireRedis, startRedisServer, TEST_REDIS_URL, type RedisServerProcess } from '../support/redis.js';
 
 const PREFIX = `pcat:rl:test:${process.pid}-${Date.now()}:`;
 
-/** Fails the test if the limiter ever leaves Redis, so a pass proves Redis did the counting. */
-const mustNotFallBack: RateLimiter = {
-  consume: () => Promise.reject(new Error('the fallback answered although Redis should have')),
-};
-
-const memoryFallback = (limit: number): RateLimiter => new MemoryRateLimiter({ limit, clock: systemClock });
 
 function capturedLogger(): { logger: Logger; lines: () => { level: number; msg: string }[] } {
   const raw: string[] = [];
@@ -55,7 +52,7 @@ describe('Redis rate limiter on the machine\'s Redis', function () {
   const opened: RedisRateLimiter[] = [];
   let available = false;
   const open = async (options: { limit: number; windowMs?: number }): Promise<RedisRateLimiter> => {
-    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, fallback: mustNotFallBack, keyPrefix: PREFIX, ...options });
+    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, keyPrefix: PREFIX, ...options });
     opened.push(limiter);
     await limiter.ready();
     return limiter;
@@ -64,6 +61,10 @@ describe('Redis rate limiter on the machine\'s Redis', function () {
   before(async function () {
     await requireRedis(this);
     available = true;
+  });
+  afterEach(function () {
+    // Redis did the counting: no limiter left it.
+    expect(opened.filter((l) => l.usingFallback())).to.deep.equal([]);
   });
   after(async function () {
     await Promise.all(opened.map((l) => l.close()));
@@ -141,7 +142,7 @@ describe('Version tokens on the machine\'s Redis', function () {
     const versions = new RedisChangeVersions({ url: TEST_REDIS_URL, versionPrefix });
     closing.push(() => versions.close());
     const watch = new ChangeWatch();
-    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, limit: 100, fallback: mustNotFallBack, keyPrefix: `${PREFIX}watch:`, versionPrefix, watch });
+    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, limit: 100, keyPrefix: `${PREFIX}watch:`, versionPrefix, watch });
     closing.push(() => limiter.close());
     await limiter.ready();
 
@@ -168,12 +169,11 @@ describe('Version tokens on the machine\'s Redis', function () {
 });
 
 describe('Redis rate limiter when Redis is lost', function () {
-  it('answers every request from the fallback when Redis cannot be reached, warning once', async function () {
+  it('answers every request on its own when Redis cannot be reached, warning once', async function () {
     const { logger, lines } = capturedLogger();
     const limiter = createRedisRateLimiter({
       url: `redis://127.0.0.1:${await freePort()}`,
       limit: 3,
-      fallback: memoryFallback(3),
       logger,
       coolDownMs: 50,
     });
@@ -214,7 +214,6 @@ describe('Redis rate limiter when Redis is lost', function () {
       const limiter = createRedisRateLimiter({
         url: `redis://127.0.0.1:${port}`,
         limit: 5,
-        fallback: memoryFallback(5),
         coolDownMs: 200,
         ...(logger === undefined ? {} : { logger }),
       });
@@ -223,7 +222,7 @@ describe('Redis rate limiter when Redis is lost', function () {
       return limiter;
     };
     const openWatching = async (watch: ChangeWatch): Promise<RedisRateLimiter> => {
-      const limiter = createRedisRateLimiter({ url: `redis://127.0.0.1:${port}`, limit: 1_000, fallback: memoryFallback(1_000), coolDownMs: 200, watch });
+      const limiter = createRedisRateLimiter({ url: `redis://127.0.0.1:${port}`, limit: 1_000, coolDownMs: 200, watch });
       opened.push(limiter);
       await limiter.ready();
       return limiter;
@@ -287,18 +286,21 @@ describe('Redis rate limiter when Redis is lost', function () {
       }
     });
 
-    it('stops trusting the watch while Redis is gone, and trusts it again once Redis is back', async function () {
+    it('stops trusting the watch while Redis is gone, keeping the answers held, and trusts it again once Redis is back', async function () {
       const watch = new ChangeWatch();
       const limiter = await openWatching(watch);
       await limiter.consume('key-a', 'acme');
       const before = watch.catalogToken('acme');
       expect(before).to.be.a('string');
       expect(watch.isShared()).to.equal(true);
+      const epochBefore = watch.epoch;
 
       await server!.kill();
-      expect((await limiter.consume('key-a', 'acme')).allowed, 'the fallback answers').to.equal(true);
+      expect((await limiter.consume('key-a', 'acme')).allowed, 'answered on its own').to.equal(true);
       expect(watch.isShared()).to.equal(false);
-      expect(watch.catalogToken('acme')).to.equal(undefined);
+      // Answers held under the last token stay reachable, each until its TTL ends.
+      expect(watch.catalogToken('acme')).to.equal(before);
+      expect(watch.epoch).to.equal(epochBefore);
       const epochWhileLost = watch.epoch;
 
       server = await startRedisServer(port);
@@ -319,18 +321,22 @@ describe('Redis rate limiter when Redis is lost', function () {
       }
     });
 
-    it('limits in-process while Redis is down and shares the count again once it returns', async function () {
+    it('limits in-process, on its share, while Redis is down and shares the count again once it returns', async function () {
       const { logger, lines } = capturedLogger();
       const a = await open(logger);
       const b = await open();
       await consumeMany(a, 'before', 3);
       expect(await consumeMany(b, 'before', 3)).to.deep.equal([true, true, false]);
+      // Each tells Redis it is there at most once a second: by now each has heard of the other.
+      await sleep(1_100);
+      await a.consume('meet');
+      await b.consume('meet');
 
       await server!.kill();
       const during = [];
       for (let i = 0; i < 50; i += 1) during.push(await a.consume('during'));
-      // A's own in-process count: 5 allowed, whatever B does meanwhile.
-      expect(during.filter((s) => s.allowed)).to.have.length(5);
+      // A's share of a fresh window between the two instances Redis saw: 3 of 5 (rounded up).
+      expect(during.filter((s) => s.allowed)).to.have.length(3);
       expect(lines().filter((l) => l.level === WARN)).to.have.length(1);
 
       server = await startRedisServer(port);
@@ -360,7 +366,8 @@ describe('Redis rate limiter when Redis is lost', function () {
       server!.pause();
       const during = [];
       for (let i = 0; i < 20; i += 1) during.push(await limiter.consume('hang'));
-      expect(during.filter((s) => s.allowed)).to.have.length(5);
+      // The 3 the key had left, this instance being the only one Redis saw.
+      expect(during.filter((s) => s.allowed)).to.have.length(3);
       expect(lines().filter((l) => l.level === WARN)).to.have.length(1);
       server!.resume();
       await eventually(async () => {
@@ -376,5 +383,171 @@ describe('Redis rate limiter when Redis is lost', function () {
         await direct.quit();
       }
     });
+  });
+});
+
+/** Holds the event loop, as a CPU-bound request or a host that does not run this process would. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) { /* busy */ }
+}
+
+describe('Redis rate limiter: one limit through a loss, and no loss for a slow moment', function () {
+  this.timeout(30_000);
+  let server: RedisServerProcess | undefined;
+  const opened: RedisRateLimiter[] = [];
+  const proxies: TcpProxy[] = [];
+
+  before(async function () {
+    await requireRedis(this);
+  });
+  beforeEach(async function () {
+    server = await startRedisServer(await freePort());
+  });
+  afterEach(async function () {
+    await Promise.all(opened.splice(0).map((l) => l.close()));
+    await Promise.all(proxies.splice(0).map((p) => p.close()));
+    await server?.kill();
+  });
+
+  const open = async (url: string, options: { limit: number; windowMs?: number; instanceId?: string; logger?: Logger; watch?: ChangeWatch }): Promise<RedisRateLimiter> => {
+    const limiter = createRedisRateLimiter({ url, coolDownMs: 60_000, ...options });
+    opened.push(limiter);
+    await limiter.ready();
+    return limiter;
+  };
+
+  /** Two instances that have each told Redis they are there, and each heard of the other (an instance tells it at most once a second). */
+  const twoInstances = async (limit: number, windowMs?: number): Promise<[RedisRateLimiter, RedisRateLimiter]> => {
+    const options = { limit, ...(windowMs === undefined ? {} : { windowMs }) };
+    const a = await open(server!.url, { ...options, instanceId: 'a' });
+    const b = await open(server!.url, { ...options, instanceId: 'b' });
+    await a.consume('meet');
+    await b.consume('meet');
+    await sleep(1_100);
+    await a.consume('meet');
+    await b.consume('meet');
+    expect([a.instancesSeen(), b.instancesSeen()]).to.deep.equal([2, 2]);
+    return [a, b];
+  };
+
+  /** Sends `times` requests of the key alternately to the instances; how many each admitted. */
+  async function alternate(instances: readonly RedisRateLimiter[], key: string, times: number): Promise<number[]> {
+    const admitted = instances.map(() => 0);
+    for (let i = 0; i < times; i += 1) {
+      if ((await instances[i % instances.length]!.consume(key)).allowed) admitted[i % instances.length]! += 1;
+    }
+    return admitted;
+  }
+  const sum = (counts: readonly number[]): number => counts.reduce((a, b) => a + b, 0);
+
+  it('admits at most 1.2 times a key\'s limit across two instances when Redis is killed mid-window, whether the key was fresh or half used', async function () {
+    const limit = 20;
+    const [a, b] = await twoInstances(limit);
+    const halfBefore = sum(await alternate([a, b], 'half', limit / 2));
+    expect(halfBefore).to.equal(10);
+    await alternate([a, b], 'fresh', 0);
+
+    await server!.kill();
+    const fresh = await alternate([a, b], 'fresh', limit * 10);
+    const half = await alternate([a, b], 'half', limit * 10);
+    expect([a.usingFallback(), b.usingFallback()]).to.deep.equal([true, true]);
+    // Each admits its share: half a fresh limit; half of what the half-used key had left when Redis last answered it.
+    expect(fresh, 'fresh key: admitted by each').to.deep.equal([10, 10]);
+    expect(sum(fresh), 'fresh key').to.be.within(limit, limit * 1.2);
+    expect(halfBefore + sum(half), 'half-used key').to.be.within(limit, limit * 1.2);
+    expect(Math.min(...half), 'half-used key: each admits some').to.be.above(0);
+  });
+
+  it('admits a fresh window\'s share once the window Redis reported has ended', async function () {
+    const limit = 20;
+    const windowMs = 2_500;
+    const [a, b] = await twoInstances(limit, windowMs);
+    await alternate([a, b], 'key', 4);
+    await server!.kill();
+    const during = await alternate([a, b], 'key', 100);
+    expect(sum(during) + 4).to.be.within(limit, limit * 1.2);
+    await sleep(windowMs);
+    const next = await alternate([a, b], 'key', 100);
+    expect(next, 'a fresh window: half the limit each').to.deep.equal([10, 10]);
+  });
+
+  it('stays on Redis while the event loop is held up, taking the reply that waited unread', async function () {
+    const { logger, lines } = capturedLogger();
+    const limiter = await open(server!.url, { limit: 100, logger });
+    for (let round = 1; round <= 3; round += 1) {
+      const pending = limiter.consume('busy');
+      busy(1_500);
+      const status = await pending;
+      expect(status.remaining, `round ${round}: Redis's count`).to.equal(100 - round);
+      expect(limiter.usingFallback()).to.equal(false);
+    }
+    expect(lines().filter((l) => l.level === WARN)).to.deep.equal([]);
+  });
+
+  it('stays on Redis while every reply is 400 ms late, counting those requests on its share, and takes a path that carries nothing as lost', async function () {
+    const { logger, lines } = capturedLogger();
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(server!.url).port) });
+    proxies.push(proxy);
+    const limiter = await open(`redis://127.0.0.1:${proxy.port}`, { limit: 100, logger });
+    expect((await limiter.consume('slow')).remaining).to.equal(99);
+
+    proxy.delay(400);
+    const slowStarted = performance.now();
+    let slowAnswers = 0;
+    while (performance.now() - slowStarted < 2_500) {
+      expect((await limiter.consume('slow')).allowed).to.equal(true);
+      slowAnswers += 1;
+      expect(limiter.usingFallback(), `request ${slowAnswers} while slow`).to.equal(false);
+    }
+    proxy.delay(0);
+    await sleep(500);
+    const direct = new Redis(server!.url);
+    try {
+      const counted = Number(await direct.get('pcat:rl:slow'));
+      const status = await limiter.consume('slow');
+      expect(Number(await direct.get('pcat:rl:slow')), 'counted in Redis again').to.equal(counted + 1);
+      expect(status.remaining).to.equal(100 - (counted + 1));
+    } finally {
+      await direct.quit();
+    }
+    expect(lines().filter((l) => l.level === WARN), 'no loss declared').to.deep.equal([]);
+
+    // Nothing carried either way any more: lost once nothing has come back for lostAfterMs (1 s).
+    proxy.blackHole();
+    const lostStarted = performance.now();
+    let requests = 0;
+    while (!limiter.usingFallback()) {
+      if (performance.now() - lostStarted > 10_000) throw new Error('a path that carries nothing was not taken as lost within 10 s');
+      await limiter.consume('slow');
+      requests += 1;
+    }
+    const warnings = lines().filter((l) => l.level === WARN) as { msg: string; reason?: string }[];
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]!.reason).to.match(/answered nothing for 1000 ms/);
+    expect(requests, 'requests counted on the share before the loss was declared').to.be.above(0);
+  });
+
+  it('keeps the answers it holds, within their TTL, when Redis is lost', async function () {
+    const watch = new ChangeWatch();
+    const limiter = await open(server!.url, { limit: 100, watch });
+    const catalog = new MemoryProductCatalog(fixtureCatalog());
+    let reads = 0;
+    const cache = new CachedProductCatalog({
+      findBySku: (partnerId, sku) => { reads += 1; return catalog.findBySku(partnerId, sku); },
+      findById: (partnerId, id) => { reads += 1; return catalog.findById(partnerId, id); },
+    }, { ttlMs: 60_000, watch });
+    const lookup = async (): Promise<string | undefined> => {
+      await limiter.consume('key-a', 'acme');
+      return (await cache.findBySku('acme', 'SHARED-1' as Sku))?.product.title;
+    };
+    expect(await lookup()).to.equal('Acme shared');
+    expect(await lookup()).to.equal('Acme shared');
+    expect(reads).to.equal(1);
+
+    await server!.kill();
+    for (let i = 0; i < 3; i += 1) expect(await lookup()).to.equal('Acme shared');
+    expect(limiter.usingFallback()).to.equal(true);
+    expect(reads, 'the answer held before the loss is served').to.equal(1);
   });
 });

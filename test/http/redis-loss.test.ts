@@ -100,7 +100,7 @@ describe('the service when its Redis is lost and comes back', function () {
     await redis.kill();
     const lossStarted = Date.now();
     let during = 0;
-    // At most 60 requests: the in-process fallback has its own limit of 100 to stay under.
+    // At most 60 requests: on its own the instance admits its share of what the key had left, 95 of 100.
     while (Date.now() - lossStarted < 3_000 && during < 60) {
       expectLimited(await lookup(url!, during), `Redis down, request ${during + 1}`);
       during += 1;

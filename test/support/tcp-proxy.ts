@@ -10,6 +10,8 @@ export interface TcpProxy {
   blackHole(): void;
   /** New connections are forwarded again; the ones lost in the black hole stay silent. */
   restore(): void;
+  /** From now on, what the server sends reaches the client this much later, in order: a slow path or a slow server. */
+  delay(ms: number): void;
   /** With `capture`, the bytes each connection sent towards the server while it was forwarded. */
   sent(): readonly (readonly Buffer[])[];
   close(): Promise<void>;
@@ -20,15 +22,18 @@ interface Pair {
   readonly upstream: Socket | null;
   readonly sent: Buffer[];
   lost: boolean;
+  /** Chunks held back towards the client, in order, each with when it is due. */
+  readonly held: { chunk: Buffer; at: number }[];
 }
 
 export async function startTcpProxy(target: { host: string; port: number }, options: { capture?: boolean } = {}): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
   const captured: Buffer[][] = [];
   let blackHoled = false;
+  let delayMs = 0;
   const server = createServer((client) => {
     const upstream = blackHoled ? null : new Socket().connect(target.port, target.host);
-    const pair: Pair = { client, upstream, sent: [], lost: blackHoled };
+    const pair: Pair = { client, upstream, sent: [], lost: blackHoled, held: [] };
     pairs.add(pair);
     if (options.capture === true) captured.push(pair.sent);
     const end = (): void => {
@@ -41,8 +46,23 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
       if (options.capture === true) pair.sent.push(chunk);
       upstream?.write(chunk);
     });
+    // Held chunks go out in order, whatever the delay was when each came: a shorter one never overtakes.
+    const release = (): void => {
+      const now = performance.now();
+      while (pair.held.length > 0 && pair.held[0]!.at <= now) {
+        const { chunk } = pair.held.shift()!;
+        if (!pair.lost && !client.destroyed) client.write(chunk);
+      }
+      if (pair.held.length > 0) setTimeout(release, pair.held[0]!.at - now);
+    };
     upstream?.on('data', (chunk: Buffer) => {
-      if (!pair.lost) client.write(chunk);
+      if (pair.lost) return;
+      if (delayMs === 0 && pair.held.length === 0) {
+        client.write(chunk);
+        return;
+      }
+      pair.held.push({ chunk, at: performance.now() + delayMs });
+      if (pair.held.length === 1) setTimeout(release, delayMs);
     });
     // A lost pair's sockets stay open whatever the other side does, as across a real partition.
     client.on('error', end).on('close', () => { if (!pair.lost) end(); });
@@ -59,6 +79,9 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
     },
     restore: () => {
       blackHoled = false;
+    },
+    delay: (ms) => {
+      delayMs = ms;
     },
     sent: () => captured,
     close: async () => {

@@ -1,19 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { ChangeWatch } from '../../application/change-watch.js';
+import { systemClock, type Clock } from '../../application/ports/clock.js';
 import type { RateLimiter } from '../../application/ports/rate-limiter.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
-import { RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus } from '../../domain/rate-limit.js';
-import { ScriptConnection } from './script-connection.js';
+import { countOnShare, RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';
+import { ScriptConnection, SlowReplyError } from './script-connection.js';
 import { quitOrDrop } from './redis-client.js';
 import { catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, keysVersionKey, tokenFrom } from './version-keys.js';
 
 /**
- * Counts one request and returns `{count, msLeft}` in one atomic step, so concurrent
+ * Counts one request and returns `{count, msLeft, instances}` in one atomic step, so concurrent
  * instances never read-then-write. The window starts with the key's first request;
  * the key's expiry ends it. A key found without an expiry (written by hand, say)
  * gets one, so it can never block a key for good.
+ *
+ * When ARGV[2] names the calling instance (at most once a second), the sorted set KEYS[2] records
+ * it as seen now, by Redis's clock, forgets instances not seen for ARGV[3] ms, and `instances` is how
+ * many are left; otherwise it is -1. What each instance may admit while Redis is away is its share.
  */
 const COUNT_LUA = `
 local count = redis.call('INCR', KEYS[1])
@@ -23,20 +29,34 @@ if msLeft < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   msLeft = tonumber(ARGV[1])
 end
+local instances = -1
+if ARGV[2] ~= '' then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('ZADD', KEYS[2], now, ARGV[2])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  instances = redis.call('ZCARD', KEYS[2])
+end
 `;
-const COUNT_SCRIPT = `${COUNT_LUA}\nreturn {count, msLeft}`;
+const COUNT_SCRIPT = `${COUNT_LUA}\nreturn {count, msLeft, instances}`;
 /**
- * The same count, and in the same round trip the key-set token (KEYS[2]) and the partner's catalog
- * token (KEYS[3]), each started where there is none from the fresh candidate ARGV[2], suffixed so the
+ * The same count, and in the same round trip the key-set token (KEYS[3]) and the partner's catalog
+ * token (KEYS[4]), each started where there is none from the fresh candidate ARGV[4], suffixed so the
  * two never start equal.
  */
 const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}
-return {count, msLeft, current(KEYS[2], ARGV[2] .. 'k'), current(KEYS[3], ARGV[2] .. 'c')}`;
+return {count, msLeft, instances, current(KEYS[3], ARGV[4] .. 'k'), current(KEYS[4], ARGV[4] .. 'c')}`;
+
+/** How often an instance tells Redis it is still there, in the count of a request. */
+const INSTANCE_REFRESH_MS = 1_000;
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
+const DEFAULT_INSTANCES_KEY = 'pcat:instances';
 const DEFAULT_COOL_DOWN_MS = TIMEOUTS.redisCoolDownMs;
 /** Bounds what a slow or vanished Redis can add to a request. */
 const TIMEOUT_MS = TIMEOUTS.redisCommandMs;
+const LOST_AFTER_MS = TIMEOUTS.redisLostAfterMs;
 const MAX_RECONNECT_DELAY_MS = TIMEOUTS.redisMaxReconnectDelayMs;
 
 /** ioredis adds the script as a method at run time (EVALSHA, EVAL once after a Redis restart). */
@@ -49,12 +69,21 @@ export interface RedisRateLimiterOptions {
   readonly url: string;
   readonly limit: number;
   readonly windowMs?: number;
-  /** Answers while Redis is unreachable: the in-process limiter. */
-  readonly fallback: RateLimiter;
+  /** Most keys whose last answer from Redis (and count on this instance's share) are remembered; the least recently seen goes first. */
+  readonly maxKeys?: number;
+  readonly clock?: Clock;
+  /** This instance among those sharing Redis; a fresh random id by default. */
+  readonly instanceId?: string;
   readonly logger?: Logger;
   /** Prepended to every key id; the key id is an id, never a key or its hash. */
   readonly keyPrefix?: string;
-  /** How long to stay on the fallback after Redis fails before probing it again. */
+  /** The sorted set of the instances seen recently; defaults to `pcat:instances`, or `<keyPrefix>~instances` with a key prefix given. */
+  readonly instancesKey?: string;
+  /** A call not answered within this long is counted on this instance's share; Redis is not taken as lost for it. */
+  readonly timeoutMs?: number;
+  /** Redis is taken as lost when its connection fails or answers nothing for this long (time this process was held up left out). */
+  readonly lostAfterMs?: number;
+  /** How long to count on this instance's share after Redis is lost before probing it again. */
   readonly coolDownMs?: number;
   /**
    * Told the version tokens read with every count, and when Redis is lost and regained; without
@@ -69,20 +98,38 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   return new RedisRateLimiter(options);
 }
 
+/** What this instance knows of a key: Redis's last answer for it, and its count on its own share since. */
+interface KeyState {
+  readonly shared: SharedCount | undefined;
+  readonly local: ShareWindow | undefined;
+}
+
 /**
  * The fixed-window counter (docs/decisions.md, rate limit), shared by every instance through
- * Redis. A circuit breaker keeps a lost Redis off the request path: on a failure it
- * switches to the fallback for `coolDownMs`, then one background PING decides whether
- * to go back.
+ * Redis. A circuit breaker keeps a lost Redis off the request path: when Redis is lost (its
+ * connection refused or closed, or nothing answered for `lostAfterMs`) it counts on this
+ * instance's share for `coolDownMs`, then one background PING decides whether to go back. A count
+ * that is only slow (`timeoutMs`) is counted on the share for that request alone.
+ *
+ * The share: each count also tells how many instances Redis has seen within a window, and this
+ * instance remembers per key what Redis last said was left and when the window ends. On its own, it
+ * admits its share of that until the window ends, then its share of a fresh window, so the
+ * instances together admit about one limit, not one each.
  */
 export class RedisRateLimiter implements RateLimiter {
   private readonly client: CountingClient;
   private readonly limit: number;
   private readonly windowMs: number;
-  private readonly fallback: RateLimiter;
   private readonly logger: Logger | undefined;
   private readonly keyPrefix: string;
   private readonly coolDownMs: number;
+  private readonly clock: Clock;
+  private readonly keys: LRUCache<string, KeyState>;
+  private readonly instanceId: string;
+  private readonly instancesKey: string;
+  /** How many instances Redis last said it has seen, this one included. */
+  private instances = 1;
+  private lastRefresh = -Infinity;
   private readonly watch: ChangeWatch | undefined;
   private readonly keysVersionKey: string;
   private readonly versionPrefix: string;
@@ -96,16 +143,24 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(options: RedisRateLimiterOptions) {
     this.limit = options.limit;
     this.windowMs = options.windowMs ?? RATE_LIMIT_WINDOW_MS;
-    this.fallback = options.fallback;
+    this.clock = options.clock ?? systemClock;
+    this.keys = new LRUCache({ max: options.maxKeys ?? 100_000 });
+    this.instanceId = options.instanceId ?? randomUUID();
     this.logger = options.logger;
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.instancesKey = options.instancesKey ?? (options.keyPrefix === undefined ? DEFAULT_INSTANCES_KEY : `${options.keyPrefix}~instances`);
     this.coolDownMs = options.coolDownMs ?? DEFAULT_COOL_DOWN_MS;
     this.watch = options.watch;
     this.versionPrefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
     this.keysVersionKey = keysVersionKey(this.versionPrefix);
     this.window = String(this.windowMs);
     // The count runs on every request: on a lean connection of its own (script-connection.ts).
-    this.counting = new ScriptConnection({ url: options.url, script: this.watch === undefined ? COUNT_SCRIPT : COUNT_AND_VERSIONS_SCRIPT, timeoutMs: TIMEOUT_MS });
+    this.counting = new ScriptConnection({
+      url: options.url,
+      script: this.watch === undefined ? COUNT_SCRIPT : COUNT_AND_VERSIONS_SCRIPT,
+      timeoutMs: options.timeoutMs ?? TIMEOUT_MS,
+      lostAfterMs: options.lostAfterMs ?? LOST_AFTER_MS,
+    });
     const client = new Redis(options.url, {
       // Without a connection a command fails at once instead of waiting in a queue.
       enableOfflineQueue: false,
@@ -121,26 +176,58 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async consume(keyId: string, partnerId?: string): Promise<RateLimitStatus> {
-    if (!this.redisInUse()) return this.fallback.consume(keyId, partnerId);
+    if (!this.redisInUse()) return this.countOnShare(keyId);
     try {
       const watch = this.watch;
+      const keys = [this.keyPrefix + keyId, this.instancesKey];
+      const args = [this.window, this.instanceToRefresh(), this.window];
       if (watch === undefined) {
-        const [count, msLeft] = parseReply(await this.counting.run([this.keyPrefix + keyId], [this.window]));
-        return rateLimitStatus(count, this.limit, msLeft);
+        const [count, msLeft, instances] = parseReply(await this.counting.run(keys, args));
+        return this.counted(keyId, count, msLeft, instances);
       }
       const partner = partnerId ?? '';
-      const reply = await this.counting.run([this.keyPrefix + keyId, this.keysVersionKey, catalogVersionKey(this.versionPrefix, partner)], [this.window, this.freshToken()]);
-      const [count, msLeft, keysToken, catalogToken] = parseVersionsReply(reply);
+      keys.push(this.keysVersionKey, catalogVersionKey(this.versionPrefix, partner));
+      args.push(this.freshToken());
+      const [count, msLeft, instances, keysToken, catalogToken] = parseVersionsReply(await this.counting.run(keys, args));
       // On this one connection replies come back in the order Redis ran the scripts, so a partner's
       // token the watch holds only moves forward. (The key-set token is also read on the ioredis
       // connection: a reply from there seen out of order only costs one more read of the key set.)
       watch.keysSeen(keysToken);
       if (partnerId !== undefined) watch.catalogSeen(partnerId, catalogToken);
-      return rateLimitStatus(count, this.limit, msLeft);
+      return this.counted(keyId, count, msLeft, instances);
     } catch (error) {
-      this.redisFailed(error);
-      return this.fallback.consume(keyId, partnerId);
+      if (error instanceof SlowReplyError) {
+        // Redis may only be slow: this request alone is counted here, and what it would have read
+        // is read from the database instead, so a change announced before it is not missed.
+        this.watch?.versionsMissed(partnerId);
+      } else {
+        this.redisFailed(error);
+      }
+      return this.countOnShare(keyId);
     }
+  }
+
+  /** Redis's answer, remembered for the key in case Redis is lost before the next. */
+  private counted(keyId: string, count: number, msLeft: number, instances: number): RateLimitStatus {
+    if (instances > 0) this.instances = instances;
+    this.keys.set(keyId, { shared: { remaining: this.limit - count, endsAt: this.clock.now() + msLeft }, local: undefined });
+    return rateLimitStatus(count, this.limit, msLeft);
+  }
+
+  /** Counts the request on this instance's share of what the key had left (domain/rate-limit.ts). */
+  private countOnShare(keyId: string): RateLimitStatus {
+    const state = this.keys.get(keyId);
+    const { window, status } = countOnShare(state?.local, state?.shared, this.clock.now(), this.limit, this.windowMs, this.instances);
+    this.keys.set(keyId, { shared: state?.shared, local: window });
+    return status;
+  }
+
+  /** This instance's id when it is time to tell Redis it is still there, else ''. */
+  private instanceToRefresh(): string {
+    const now = performance.now();
+    if (now - this.lastRefresh < INSTANCE_REFRESH_MS) return '';
+    this.lastRefresh = now;
+    return this.instanceId;
   }
 
   private freshToken(): string {
@@ -156,7 +243,8 @@ export class RedisRateLimiter implements RateLimiter {
       this.watch?.keysSeen(token);
       return token;
     } catch (error) {
-      this.redisFailed(error);
+      // A read that was only slow is not a lost Redis: the caller reads the database this once.
+      if (!(error instanceof Error && error.message === COMMAND_TIMED_OUT)) this.redisFailed(error);
       return null;
     }
   }
@@ -191,7 +279,12 @@ export class RedisRateLimiter implements RateLimiter {
     return quitOrDrop(this.client);
   }
 
-  /** True while requests are counted by the fallback: Redis failed and has not answered a probe since. */
+  /** How many instances Redis last said share it, this one included (1 before it has said). */
+  instancesSeen(): number {
+    return this.instances;
+  }
+
+  /** True while requests are counted on this instance's share: Redis was lost and has not answered a probe since. */
   usingFallback(): boolean {
     return this.breaker.state !== 'closed';
   }
@@ -229,20 +322,23 @@ export class RedisRateLimiter implements RateLimiter {
     if (wasClosed) {
       this.logger?.warn(
         { reason: error instanceof Error ? error.message : String(error) },
-        'rate limiter: Redis unavailable; limiting in this process until it returns',
+        'rate limiter: Redis unavailable; limiting on this instance\'s share until it returns',
       );
     }
   }
 }
 
-function parseVersionsReply(reply: unknown): [count: number, msLeft: number, keysToken: string, catalogToken: string] {
-  if (Array.isArray(reply) && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'string' && typeof reply[3] === 'string') {
-    return [reply[0], reply[1], reply[2], reply[3]];
+/** How ioredis rejects a command not answered within `commandTimeout`. */
+const COMMAND_TIMED_OUT = 'Command timed out';
+
+function parseVersionsReply(reply: unknown): [count: number, msLeft: number, instances: number, keysToken: string, catalogToken: string] {
+  if (Array.isArray(reply) && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'number' && typeof reply[3] === 'string' && typeof reply[4] === 'string') {
+    return [reply[0], reply[1], reply[2], reply[3], reply[4]];
   }
   throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
 }
 
-function parseReply(reply: unknown): [count: number, msLeft: number] {
-  if (Array.isArray(reply) && typeof reply[0] === 'number' && typeof reply[1] === 'number') return [reply[0], reply[1]];
+function parseReply(reply: unknown): [count: number, msLeft: number, instances: number] {
+  if (Array.isArray(reply) && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'number') return [reply[0], reply[1], reply[2]];
   throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
 }
