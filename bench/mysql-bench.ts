@@ -6,6 +6,9 @@
  * Options: --lookups-only skips the import figures (several minutes), --imports-only the lookup figures;
  * --baseline-dir DIR also times the CLI of another checkout on the 100,000-product file, and with
  * --compare-rounds N only compares the two on 100,000 products, in N alternating rounds.
+ * --check-only runs only `cli check` on files of 100,000 and 1,000,000 products (--check-sizes N,M
+ * for others), printing its time and peak RSS, and with --baseline-dir another checkout's after it
+ * on the same file; it needs no database.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -39,6 +42,9 @@ const { values: options } = parseArgs({
     'baseline-dir': { type: 'string' },
     /** With --baseline-dir: only compare the two checkouts' imports of 100,000 products, in this many alternating rounds. */
     'compare-rounds': { type: 'string' },
+    /** Only `cli check`'s time and peak RSS, on the file sizes of --check-sizes. */
+    'check-only': { type: 'boolean', default: false },
+    'check-sizes': { type: 'string', default: '100000,1000000' },
   },
 });
 
@@ -100,6 +106,52 @@ async function cliImport(serviceDir: string, databaseUrl: string, file: string):
   const peak = /peak-rss-kb (\d+)/.exec(stderr);
   if (code !== 0 || peak === null) throw new Error(`import of ${file} failed (exit ${String(code)}): ${stderr.slice(-2_000)}`);
   return { ms, peakRssMb: Number(peak[1]) / 1024, report: JSON.parse(stdout) as ImportReport };
+}
+
+/**
+ * Runs `cli check <file>` of a checkout as its own process, its report read and counted as it comes
+ * (a pipe, as an operator's terminal or file would take it); its peak RSS from GNU time.
+ */
+async function cliCheck(serviceDir: string, file: string): Promise<{ ms: number; peakRssMb: number; reportBytes: number; summary: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DATABASE_URL;
+  const start = performance.now();
+  const child = spawn('/usr/bin/time', ['-f', 'peak-rss-kb %M', process.execPath, '--import', 'tsx', join(serviceDir, 'src/cli.ts'), 'check', file], {
+    cwd: serviceDir, env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let reportBytes = 0;
+  let last = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    reportBytes += chunk.length;
+    last = (last + chunk.toString()).slice(-1_000);
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = await once(child, 'exit') as [number | null];
+  const ms = performance.now() - start;
+  const peak = /peak-rss-kb (\d+)/.exec(stderr);
+  if (code !== 0 || peak === null) throw new Error(`check of ${file} failed (exit ${String(code)}): ${stderr.slice(-2_000)}`);
+  return { ms, peakRssMb: Number(peak[1]) / 1024, reportBytes, summary: last.trim().split('\n').at(-1) ?? '' };
+}
+
+/** `cli check` figures on files written for the bench: time, the CLI's peak RSS, and the report's size. */
+async function measureChecks(dir: string): Promise<void> {
+  for (const size of options['check-sizes'].split(',').map(Number)) {
+    const file = join(dir, `check-${size}.json`);
+    const bytes = await writeCatalogFile(file, `check-${size}`, size);
+    const line = (who: string, run: Awaited<ReturnType<typeof cliCheck>>): void =>
+      print(`check ${size.toLocaleString('en-US')} products (file ${mb(bytes)}), ${who}: ${(run.ms / 1000).toFixed(1)} s, ` +
+        `${perSecond(size, run.ms)} products/s, peak RSS ${Math.round(run.peakRssMb)} MB, report ${mb(run.reportBytes)}`);
+    const run = await cliCheck(process.cwd(), file);
+    line('this checkout', run);
+    print(`  ${run.summary}`);
+    if (options['baseline-dir'] !== undefined) {
+      const base = await cliCheck(resolve(options['baseline-dir']), file);
+      line(`baseline ${options['baseline-dir']}`, base);
+      print(`  this checkout ÷ baseline: time ${(run.ms / base.ms).toFixed(2)}, peak RSS ${(run.peakRssMb / base.peakRssMb).toFixed(2)}; same report: ${String(run.reportBytes === base.reportBytes && run.summary === base.summary)}`);
+    }
+    await rm(file);
+  }
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
@@ -328,6 +380,15 @@ async function compareSizes(db: Kysely<Database>): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (options['check-only']) {
+    const dir = await mkdtemp(join(tmpdir(), 'pcat-bench-'));
+    try {
+      await measureChecks(dir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    return;
+  }
   const name = `pcat_bench_${process.pid}`;
   const server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
   await server.query(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);

@@ -18,7 +18,7 @@ type Streamed =
   | { readonly name: 'nullValue'; readonly value: null }
   | { readonly name: 'trueValue' | 'falseValue'; readonly value: boolean };
 
-/** Characters handed to the tokenizer at once: a syntax error is placed within this many. */
+/** Characters handed to the tokenizer at once: the slice a syntax error is in is read again a character at a time. */
 const SLICE = 4_096;
 
 /**
