@@ -42,13 +42,13 @@ describe('several instances sharing one Redis', function () {
   });
 
   /** Two instances over the fixture catalog file and a fresh redis-server of this test's own. */
-  async function startPair(): Promise<[string, string]> {
+  async function startPair(extraEnv: Record<string, string> = {}): Promise<[string, string]> {
     const redis = await startRedisServer(await freePort());
     redisServers.push(redis);
     dir = mkdtempSync(join(tmpdir(), 'pcat-multi-'));
     const catalogFile = join(dir, 'catalog.json');
     writeFileSync(catalogFile, JSON.stringify(fixtureDocument()));
-    const env = { CATALOG_FILE: catalogFile, RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url };
+    const env = { CATALOG_FILE: catalogFile, RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url, ...extraEnv };
     const pair = [startService(env), startService(env)];
     services.push(...pair);
     const urls = await Promise.all(pair.map(async (s) => (await s.waitFor(/"url":"(http:\/\/[^"]+)"/))[1]!));
@@ -96,6 +96,31 @@ describe('several instances sharing one Redis', function () {
       expect(answer.headers.get('ratelimit-remaining'), `request ${i + 1}`).to.equal(String(99 - i));
     }
     expect((await get(second, '/api/v1/public/sku/GLOBEX-ONLY', { 'X-API-Key': KEYS.globex })).status).to.equal(429);
+  });
+
+  it('admits about one limit between them when Redis is killed mid-window, for a fresh key and a half-used one', async function () {
+    const [first, second] = await startPair({ RATE_LIMIT_PER_MINUTE: '20' });
+    const urls = [first, second];
+    /** Sends `times` requests alternately to the two instances; how many were admitted (answered, 200 or 404, rather than refused 429). */
+    const alternate = async (key: string, times: number): Promise<number> => {
+      let admitted = 0;
+      for (let i = 0; i < times; i += 1) if ((await get(urls[i % 2]!, SKU_PATH, { 'X-API-Key': key })).status !== 429) admitted += 1;
+      return admitted;
+    };
+    // Each instance tells Redis it is there at most once a second: within a second and a bit, each has heard of the other.
+    await alternate(KEYS.acmeSecond, 2);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await alternate(KEYS.acmeSecond, 2);
+    const halfBefore = await alternate(KEYS.globex, 10);
+    expect(halfBefore).to.equal(10);
+
+    await redisServers[0]!.kill();
+    const fresh = await alternate(KEYS.acme, 100);
+    const half = halfBefore + (await alternate(KEYS.globex, 100));
+    for (const service of services) expect(logLines(service).filter((l) => l.level === 40), 'each fell back once').to.have.length(1);
+    // Counting from zero on each, the two admitted 40 and 50; on their shares, one limit (20) and a little over at most.
+    expect(fresh, 'fresh key').to.be.within(20, 24);
+    expect(half, 'half-used key').to.be.within(20, 24);
   });
 
   it('writes no key, nor its random part, nor its hash, to any output of either process, whatever header or place it came in', async function () {
