@@ -98,10 +98,15 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   return new RedisRateLimiter(options);
 }
 
-/** What this instance knows of a key: Redis's last answer for it, and its count on its own share since. */
-interface KeyState {
-  readonly shared: SharedCount | undefined;
-  readonly local: ShareWindow | undefined;
+/**
+ * What this instance knows of a key: Redis's last answer for it (a window that ended at -Infinity
+ * when Redis has not answered for it), and its count on its own share since. Changed in place: it is
+ * written on every count.
+ */
+interface KeyState extends SharedCount {
+  remaining: number;
+  endsAt: number;
+  local: ShareWindow | undefined;
 }
 
 /**
@@ -210,15 +215,25 @@ export class RedisRateLimiter implements RateLimiter {
   /** Redis's answer, remembered for the key in case Redis is lost before the next. */
   private counted(keyId: string, count: number, msLeft: number, instances: number): RateLimitStatus {
     if (instances > 0) this.instances = instances;
-    this.keys.set(keyId, { shared: { remaining: this.limit - count, endsAt: this.clock.now() + msLeft }, local: undefined });
+    const remaining = this.limit - count;
+    const endsAt = this.clock.now() + msLeft;
+    const state = this.keys.get(keyId);
+    if (state === undefined) {
+      this.keys.set(keyId, { remaining, endsAt, local: undefined });
+    } else {
+      state.remaining = remaining;
+      state.endsAt = endsAt;
+      state.local = undefined;
+    }
     return rateLimitStatus(count, this.limit, msLeft);
   }
 
   /** Counts the request on this instance's share of what the key had left (domain/rate-limit.ts). */
   private countOnShare(keyId: string): RateLimitStatus {
     const state = this.keys.get(keyId);
-    const { window, status } = countOnShare(state?.local, state?.shared, this.clock.now(), this.limit, this.windowMs, this.instances);
-    this.keys.set(keyId, { shared: state?.shared, local: window });
+    const { window, status } = countOnShare(state?.local, state, this.clock.now(), this.limit, this.windowMs, this.instances);
+    if (state === undefined) this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: window });
+    else state.local = window;
     return status;
   }
 
