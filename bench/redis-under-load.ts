@@ -15,6 +15,7 @@ import { cores, waitUntilUp } from './server-process.js';
  * whatever it was waiting for meanwhile. Redis is never touched, so every
  * switch to the in-process limiter is a false alarm. Prints, each minute and at the end, the
  * requests answered, the times the instance fell back to counting in-process (its warning line),
+ * the counts given up as slow and counted on the instance's share (pcat_rate_limiter_redis_slow_counts_total),
  * and what else it logged about Redis.
  * Usage: npx tsx bench/redis-under-load.ts [minutes]   (default 10, the audit's goal)
  */
@@ -28,13 +29,14 @@ const dir = mkdtempSync(join(tmpdir(), 'pcat-redis-load-'));
 const catalog = writeBenchCatalog(join(dir, 'catalog.json'), 50, KEYS);
 const redis = await startRedisServer(await freePort());
 const port = await freePort();
+const metricsPort = await freePort();
 const lines: string[] = [];
 const service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
   env: {
     ...process.env,
     PORT: String(port),
     PORTAL_PORT: '0',
-    METRICS_PORT: '0',
+    METRICS_PORT: String(metricsPort),
     STORAGE: 'memory',
     CATALOG_FILE: catalog.file,
     RATE_LIMIT_STORE: 'redis',
@@ -99,10 +101,19 @@ async function client(n: number): Promise<void> {
 }
 
 const count = (pattern: RegExp): number => lines.filter((l) => pattern.test(l)).length;
-const report = (elapsedS: number): void => {
+async function slowCounts(): Promise<string> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return /^pcat_rate_limiter_redis_slow_counts_total (\d+)/m.exec(text)?.[1] ?? '?';
+  } catch {
+    return '?';
+  }
+}
+const report = async (elapsedS: number): Promise<void> => {
+  const slow = await slowCounts();
   const otherText = others.size === 0 ? 'none other' : [...others].map(([what, n]) => `${n} ${what}`).join(', ');
   process.stdout.write(`${(elapsedS / 60).toFixed(1)} min: ${answered} answered 200 (${otherText}), ${stalls} stalls; `
-    + `fell back to in-process counting ${count(/Redis unavailable/)} times, Redis back ${count(/Redis is back/)} times\n`);
+    + `fell back to in-process counting ${count(/Redis unavailable/)} times, Redis back ${count(/Redis is back/)} times; ${slow} counts given up as slow\n`);
 };
 
 try {
@@ -113,7 +124,7 @@ try {
   const started = performance.now();
   for (let minute = 1; minute <= minutes; minute += 1) {
     await new Promise((resolve) => setTimeout(resolve, started + minute * 60_000 - performance.now()));
-    report((performance.now() - started) / 1000);
+    await report((performance.now() - started) / 1000);
   }
   running = false;
   await Promise.all(clients);

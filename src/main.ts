@@ -178,6 +178,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   // reads its key from the database.
   const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0);
   if (rateLimiting.usingFallback !== undefined) metrics?.watchRedisFallback(rateLimiting.usingFallback);
+  if (rateLimiting.slowCounts !== undefined) metrics?.watchRedisSlowCounts(rateLimiting.slowCounts);
   const serviceMetrics = metrics ?? noMetrics;
   const authFailures = new MemoryAuthFailureGuard({ failuresPerWindow: config.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimitMaxKeys });
   if (config.storage === 'mysql' && config.databaseUrl !== null) {
@@ -252,6 +253,8 @@ interface RateLimiting {
   readonly changes?: { readonly watch: ChangeWatch; readonly versions: KeySetVersionReader };
   /** When counting is shared through Redis: whether this instance counts on its share now, Redis lost. */
   readonly usingFallback?: () => boolean;
+  /** When counting is shared through Redis: how many counts were given up as slow. */
+  readonly slowCounts?: () => number;
   close(): Promise<void>;
 }
 
@@ -269,7 +272,8 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   });
   const close = (): Promise<void> => shared.close();
   const usingFallback = (): boolean => shared.usingFallback();
-  return watch === undefined ? { limiter: shared, usingFallback, close } : { limiter: shared, changes: { watch, versions: shared }, usingFallback, close };
+  const slowCounts = (): number => shared.slowCounts();
+  return watch === undefined ? { limiter: shared, usingFallback, slowCounts, close } : { limiter: shared, changes: { watch, versions: shared }, usingFallback, slowCounts, close };
 }
 
 /** The one place a key is ever printed by the server: the demo's, to its own terminal. */

@@ -49,6 +49,15 @@ describe('PrometheusMetrics', function () {
     expect((await valuesOf(other, 'pcat_auth_failures_total')).find((v) => v.labels.code === 'invalid_api_key')?.value).to.equal(0);
   });
 
+  it('counts the Redis counts given up as slow, as the limiter reports them when scraped', async function () {
+    const metrics = new PrometheusMetrics();
+    let slow = 0;
+    metrics.watchRedisSlowCounts(() => slow);
+    expect(await gauge(metrics, 'pcat_rate_limiter_redis_slow_counts_total')).to.equal(0);
+    slow = 3;
+    expect(await gauge(metrics, 'pcat_rate_limiter_redis_slow_counts_total')).to.equal(3);
+  });
+
   describe('the Redis fallback gauge', function () {
     before(async function () {
       await requireRedis(this);

@@ -483,6 +483,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
       expect(limiter.usingFallback()).to.equal(false);
     }
     expect(lines().filter((l) => l.level === WARN)).to.deep.equal([]);
+    expect(limiter.slowCounts(), 'no count given up for time the loop was held').to.equal(0);
   });
 
   it('stays on Redis while every reply is 400 ms late, counting those requests on its share, and takes a path that carries nothing as lost', async function () {
@@ -512,6 +513,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
       await direct.quit();
     }
     expect(lines().filter((l) => l.level === WARN), 'no loss declared').to.deep.equal([]);
+    expect(limiter.slowCounts(), 'requests counted on the share while slow').to.be.within(1, slowAnswers);
 
     // Nothing carried either way any more: lost once nothing has come back for lostAfterMs (1 s).
     proxy.blackHole();

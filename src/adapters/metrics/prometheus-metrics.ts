@@ -113,6 +113,19 @@ export class PrometheusMetrics implements ServiceMetrics {
     });
   }
 
+  /** Requests whose count Redis did not answer in time, each counted on this instance's share (Redis not taken as lost). */
+  watchRedisSlowCounts(slowCounts: () => number): void {
+    new Counter({
+      name: `${METRIC_PREFIX}rate_limiter_redis_slow_counts_total`,
+      help: 'Requests whose count Redis did not answer within 200 ms: each was counted on this instance\'s share, and Redis was not taken as lost for it.',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(slowCounts());
+      },
+    });
+  }
+
   watchDatabasePool(use: () => DatabasePoolUse): void {
     new Gauge({
       name: `${METRIC_PREFIX}db_pool_connections`,

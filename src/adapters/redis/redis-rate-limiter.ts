@@ -135,6 +135,7 @@ export class RedisRateLimiter implements RateLimiter {
   /** How many instances Redis last said it has seen, this one included. */
   private instances = 1;
   private lastRefresh = -Infinity;
+  private slow = 0;
   private readonly watch: ChangeWatch | undefined;
   private readonly keysVersionKey: string;
   private readonly versionPrefix: string;
@@ -202,6 +203,7 @@ export class RedisRateLimiter implements RateLimiter {
       return this.counted(keyId, count, msLeft, instances);
     } catch (error) {
       if (error instanceof SlowReplyError) {
+        this.slow += 1;
         // Redis may only be slow: this request alone is counted here, and what it would have read
         // is read from the database instead, so a change announced before it is not missed.
         this.watch?.versionsMissed(partnerId);
@@ -292,6 +294,11 @@ export class RedisRateLimiter implements RateLimiter {
   close(): Promise<void> {
     this.counting.close();
     return quitOrDrop(this.client);
+  }
+
+  /** Requests whose count Redis did not answer in time, each counted on this instance's share, since start. */
+  slowCounts(): number {
+    return this.slow;
   }
 
   /** How many instances Redis last said share it, this one included (1 before it has said). */
