@@ -1,8 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 
-const netServerClose = NetServer.prototype.close;
-
 /** What node:http calls for each request. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -26,7 +24,8 @@ export async function listen(server: Server, port: number, host: string): Promis
  * and the rest when the grace period ends.
  */
 export async function closeGracefully(server: Server, graceMs: number, idle: () => Iterable<Socket>): Promise<void> {
-  const closed = new Promise<void>((resolve) => netServerClose.call(server, () => resolve()));
+  // The net server's close: stops accepting, and leaves the open connections to the sweep below.
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   const sweep = setInterval(() => {
     for (const socket of idle()) socket.destroy();
   }, 50);
