@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { decodeCursor, encodeCursor, TOMBSTONE_RETENTION_MS, type CursorKey } from '../../src/domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../src/domain/changes-view.js';
-import { DomainError } from '../../src/domain/errors.js';
+import { codeOf } from '../support/domain-error.js';
 
 const SIGNING_SINCE = Date.parse('2026-12-01T00:00:00Z');
 const key = (secret = randomBytes(32)): CursorKey => ({ secret, signingSince: new Date(SIGNING_SINCE) });
@@ -12,16 +12,6 @@ const NOW = SIGNING_SINCE + 60_000;
 /** A cursor of the unsigned form issued before signing began: its tag anyone can compute. */
 const unsignedCursor = (partnerId: string, seq: number): string =>
   `c1.${seq.toString(36)}.${createHash('sha256').update(`changes:${partnerId}`).digest('base64url').slice(0, 11)}`;
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DomainError) return error.code;
-    throw error;
-  }
-  return undefined;
-}
 
 describe('changes-feed cursors', function () {
   it('reads back the position it names, for the partner it was issued to, in at most 64 characters', function () {

@@ -1,22 +1,12 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../../src/domain/api-key.js';
-import { DomainError } from '../../src/domain/errors.js';
+import { codeOf } from '../support/domain-error.js';
 import { parseProductId } from '../../src/domain/product-id.js';
 import { countRequest } from '../../src/domain/rate-limit.js';
 import { isValidSku, parseSku } from '../../src/domain/sku.js';
 
 const SKU_CHARS = 'ABCXYZabcxyz0189._-';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DomainError) return error.code;
-    throw error;
-  }
-  return undefined;
-}
 
 describe('SKU rule', function () {
   it('accepts every string of 1 to 50 allowed characters', function () {
