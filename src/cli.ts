@@ -37,7 +37,7 @@ function openOperatorStore(): Promise<OperatorStore> {
   const admins = mysqlAdminStore(db);
   const store: OperatorStore = {
     migrate: () => migrateToLatest(db),
-    importCatalog: (pieces) => new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(pieces),
+    importCatalog: (pieces, keysChanged) => new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(pieces, keysChanged),
     issueKey: async (partnerId, label) => {
       const { issued, announceFailure } = await new IssueApiKey(keys, announcer, admins.audit, systemClock).execute({ partnerId, label, actor: null });
       if (announceFailure !== null) {

@@ -1,4 +1,4 @@
-import { errorFromResponse, PartnerCatalogError } from './errors.js';
+import { errorFromResponse, PartnerCatalogError, type ErrorCode } from './errors.js';
 import type { Change, ChangesResponse, LookupResult } from './types.js';
 
 /** A lookup kept with the ETag it came with. */
@@ -18,7 +18,7 @@ export interface ClientOptions {
   readonly baseUrl: string;
   /** A `pcat_live_…` key. Server-side only: never ship it to a browser. */
   readonly apiKey: string;
-  /** How many times a 429 is retried after its `Retry-After`; default 2, 0 to never retry. */
+  /** How many times a 429, or a 503 `service_unavailable`, is retried after its `Retry-After`; default 2, 0 to never retry. */
   readonly maxRetries?: number;
   /** Keeps lookups and revalidates them with `If-None-Match`; a 304 answers from here. */
   readonly cache?: LookupCache;
@@ -59,6 +59,8 @@ export interface PartnerCatalogClient {
 }
 
 const DEFAULT_MAX_RETRIES = 2;
+/** Answers worth waiting out: the key's limit, and a server that cannot reach its storage for a moment. */
+const RETRIED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['rate_limit_exceeded', 'service_unavailable']);
 const API = '/api/v1/public';
 
 export function createClient(options: ClientOptions): PartnerCatalogClient {
@@ -68,7 +70,7 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
   const fetchImpl = options.fetch ?? fetch;
   const { cache, apiKey } = options;
 
-  /** GETs `url` with the key, waiting out 429s; the answer if `expected` takes it, else the error it is. */
+  /** GETs `url` with the key, waiting out 429s and 503s; the answer if `expected` takes it, else the error it is. */
   async function get(url: string, expected: (status: number) => boolean, extraHeaders: Record<string, string> = {}): Promise<Response> {
     for (let attempt = 0; ; attempt += 1) {
       const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
@@ -77,7 +79,7 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
       const response = await fetchImpl(url, { headers });
       if (expected(response.status)) return response;
       const error = response.ok || response.status === 304 ? unexpected(response) : await errorFromResponse(response);
-      if (error.code !== 'rate_limit_exceeded' || attempt >= maxRetries) throw error;
+      if (!RETRIED.has(error.code) || attempt >= maxRetries) throw error;
       await sleep((error.retryAfter ?? 1) * 1000);
     }
   }

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'rate_limit_exceeded'
   | 'internal_error'
+  | 'service_unavailable'
   | 'bad_request'
   | 'unexpected_response';
 
@@ -30,6 +31,7 @@ const KNOWN_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'method_not_allowed',
   'rate_limit_exceeded',
   'internal_error',
+  'service_unavailable',
   'bad_request',
 ]);
 
@@ -37,7 +39,7 @@ export interface PartnerCatalogErrorDetails {
   readonly status: number;
   readonly code: ErrorCode;
   readonly message: string;
-  /** Seconds the server asked to wait (429). */
+  /** Seconds the server asked to wait (429, 503). */
   readonly retryAfter?: number | undefined;
   /** The server's `X-Request-Id`, for support requests. */
   readonly requestId?: string | undefined;

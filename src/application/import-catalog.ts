@@ -5,6 +5,7 @@ import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash
 import { generateJsonLd } from '../domain/json-ld.js';
 import { etagOf, lookupBodyOfText } from '../domain/lookup-body.js';
 import { toLookupResult } from '../domain/lookup-result.js';
+import type { KeyChanges } from './ports/change-versions.js';
 import type { Clock } from './ports/clock.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey } from './ports/catalog-store.js';
 import type { ImportCounts, ImportReport } from './ports/operator-store.js';
@@ -37,10 +38,13 @@ export class ImportCatalog {
     private readonly clock: Clock,
   ) {}
 
-  execute(pieces: CatalogPieces): Promise<ImportReport> {
-    return this.store.importing(async (session) => {
+  /** Imports the file; once it has committed, `keysChanged` is told what it did to the keys, for the instances to be told. */
+  async execute(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void): Promise<ImportReport> {
+    let keyChanges: KeyChanges | undefined;
+    const report = await this.store.importing(async (session) => {
       const reader = new CatalogSourceReader();
       const run = new ImportRun(session, new Date(this.clock.now()));
+      keyChanges = run.keyChanges;
       const take = async (piece: CatalogPiece): Promise<void> => {
         const units = reader.read(piece);
         // Once the file is refused nothing more is written: the rest is only checked, to list every problem.
@@ -56,6 +60,8 @@ export class ImportCatalog {
       if (problems.length > 0) throw new CatalogSourceError(problems);
       return run.finish();
     });
+    if (keyChanges !== undefined) keysChanged?.(keyChanges);
+    return report;
   }
 }
 
@@ -86,6 +92,8 @@ class ImportRun {
     videos: emptyCounts(),
     pdp_entries: { ...emptyCounts(), regenerated: 0 },
   };
+  /** What the import did to the keys, as the instances are told it. */
+  readonly keyChanges = { withdrawn: [] as string[], added: [] as string[] };
   private partner: CurrentPartner | null = null;
   private readonly keys: { readonly partnerId: string; readonly keys: readonly ApiKeyRecord[] }[] = [];
   private stopped = false;
@@ -270,5 +278,14 @@ class ImportRun {
     const dropped = stored.filter((row) => row.origin === 'catalog' && !row.revoked && !listedIds.has(row.id)).map((row) => row.id);
     counts.revoked = dropped.length;
     await this.session.revokeApiKeys([...revokedInFile, ...dropped], this.now);
+    for (const key of write) {
+      const row = storedById.get(key.id);
+      // A revoked key stays revoked, whatever the file says.
+      const live = !key.revoked && row?.revoked !== true;
+      const moved = row !== undefined && (row.sha256 !== key.sha256 || row.partnerId !== key.partnerId);
+      if (row !== undefined && !row.revoked && (!live || moved)) this.keyChanges.withdrawn.push(key.id);
+      if (live && (row === undefined || moved)) this.keyChanges.added.push(key.id);
+    }
+    this.keyChanges.withdrawn.push(...dropped);
   }
 }

@@ -2,6 +2,7 @@ import { generateApiKey, hashApiKey } from '../domain/api-key.js';
 import { AdminError } from '../domain/admin-errors.js';
 import { MAX_KEY_LABEL_LENGTH, randomHex } from '../domain/admin.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer, NewApiKey } from './ports/api-key-admin.js';
+import type { KeyChanges } from './ports/change-versions.js';
 import type { AuditLog } from './ports/audit-log.js';
 import type { Clock } from './ports/clock.js';
 import type { IssuedApiKey } from './ports/operator-store.js';
@@ -28,9 +29,9 @@ export function newKey(partnerId: string, label: string | null, now: Date): { ke
 }
 
 /** Tells the instances; a failure is reported, not thrown, since the write has committed. */
-export async function announce(announcer: KeyChangeAnnouncer): Promise<string | null> {
+export async function announce(announcer: KeyChangeAnnouncer, changes: KeyChanges): Promise<string | null> {
   try {
-    await announcer.keysChanged();
+    await announcer.keysChanged(changes);
     return null;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
@@ -55,7 +56,7 @@ export class IssueApiKey {
     const { key, record } = newKey(partnerId, label, now);
     await this.keys.insert(record);
     await this.audit.record({ at: now, partnerId, adminEmail: actor?.adminEmail ?? null, action: 'key.created', keyId: record.id });
-    const announceFailure = await announce(this.announcer);
+    const announceFailure = await announce(this.announcer, { withdrawn: [], added: [record.id] });
     return { issued: { id: record.id, partner: partnerId, label, key, created_at: now }, announceFailure };
   }
 }

@@ -28,7 +28,7 @@ export class ReplaceApiKey {
     const adminEmail = actor?.adminEmail ?? null;
     await this.audit.record({ at: now, partnerId, adminEmail, action: 'key.replaced', keyId });
     await this.audit.record({ at: now, partnerId, adminEmail, action: 'key.created', keyId: record.id });
-    const announceFailure = await announce(this.announcer);
+    const announceFailure = await announce(this.announcer, { withdrawn: [keyId], added: [record.id] });
     return { issued: { id: record.id, partner: partnerId, label: old.label, key, created_at: now }, announceFailure };
   }
 }

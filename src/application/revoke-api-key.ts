@@ -31,7 +31,7 @@ export class RevokeApiKey {
       await this.audit.record({ at: now, partnerId: key.partnerId, adminEmail: actor?.adminEmail ?? null, action: 'key.revoked', keyId });
     }
     // Told again even for a key revoked before: an announcement that failed then is made good now.
-    const failure = await announce(this.announcer);
+    const failure = await announce(this.announcer, { withdrawn: [keyId], added: [] });
     if (failure !== null) {
       throw new Error(
         `the revocation of key ${keyId} is committed to the database, but the running instances could not be told through Redis (${failure}): ` +

@@ -67,6 +67,13 @@ export const TIMEOUTS = {
    * A connect on a black-holed path frees its slot within 1 s, which bounds recovery too.
    */
   servingDatabase: { connectTimeoutMs: 1_000, queryTimeoutMs: 1_000 },
+  /**
+   * A request the instance cannot decide while its storage is unreachable is answered 503 with this
+   * Retry-After (seconds); the instance tries the database again at most once a second meanwhile.
+   */
+  storageRetryAfterSeconds: 2,
+  /** While the database is unreachable, the key set is read again at most this often (one read at a time, in the background). */
+  keySetRetryMs: 1_000,
   /** `/readyz`: the database is ready when `SELECT 1` answers within this long. */
   readinessProbeMs: 1_500,
   /** Operator commands work on large catalogs: connect fast, but let a statement run long. */

@@ -12,7 +12,8 @@ export type DomainErrorCode =
   | 'rate_limit_exceeded'
   | 'invalid_cursor'
   | 'invalid_limit'
-  | 'cursor_expired';
+  | 'cursor_expired'
+  | 'service_unavailable';
 
 /** The body of every error answer (docs/api.md, errors); the OpenAPI document's `Error` is this declaration. */
 export const ErrorBodySchema = Type.Object({
@@ -59,5 +60,17 @@ export class InvalidApiKey extends DomainError {
   constructor() {
     super('invalid_api_key', 'The API key is not valid or has been revoked.');
     this.name = 'InvalidApiKey';
+  }
+}
+
+/**
+ * The instance cannot answer this request now: its storage cannot be reached and what it holds
+ * does not decide the request (a key issued while the database is away, say). Never for a key it
+ * can decide. The caller retries after `retryAfterSeconds`.
+ */
+export class ServiceUnavailable extends DomainError {
+  constructor(readonly retryAfterSeconds: number, what = 'The service cannot reach its storage') {
+    super('service_unavailable', `${what}; retry in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`);
+    this.name = 'ServiceUnavailable';
   }
 }

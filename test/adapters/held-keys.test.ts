@@ -3,7 +3,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { HeldApiKeyStore, type KeySetSource, type KeySetVersionReader, type LiveKeyRow } from '../../src/adapters/cache/held-api-key-store.js';
 import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
 import { ChangeWatch } from '../../src/application/change-watch.js';
+import type { AnnouncedKeyChanges } from '../../src/application/ports/change-versions.js';
 import { generateApiKey, hashApiKey, type Principal } from '../../src/domain/api-key.js';
+import { TIMEOUTS } from '../../src/application/timeouts.js';
+import { codeOfRejection } from '../support/domain-error.js';
 
 /**
  * Stands for the database: live keys by hash, counting every read. Each read hands out a new
@@ -12,6 +15,8 @@ import { generateApiKey, hashApiKey, type Principal } from '../../src/domain/api
 class CountingKeySource implements KeySetSource {
   readonly reads = { listLive: 0, findActiveByHash: 0, isLive: 0 };
   private readonly rows = new Map<string, LiveKeyRow>();
+  /** The database cannot be reached: every read fails as the MySQL adapter's would. */
+  down = false;
 
   add(keyId: string, partnerId: string): string {
     const key = generateApiKey();
@@ -27,6 +32,7 @@ class CountingKeySource implements KeySetSource {
     this.reads.listLive += 1;
     // A real read takes a while: requests arriving meanwhile find it in flight.
     await nextTurn();
+    if (this.down) throw unreachable();
     return [...this.rows.values()].map((row) => ({ ...row }));
   }
 
@@ -44,6 +50,11 @@ class CountingKeySource implements KeySetSource {
     this.reads.isLive += 1;
     return Promise.resolve([...this.rows.values()].some((row) => row.keyId === principal.keyId && row.partnerId === principal.partnerId));
   }
+}
+
+/** What the MySQL adapter throws when the database cannot be reached. */
+function unreachable(): Error {
+  return Object.assign(new Error('database: connection failed (ECONNREFUSED)'), { storageUnavailable: true });
 }
 
 const MAX_AGE_MS = 60_000;
@@ -75,6 +86,8 @@ async function setup(): Promise<{
       watch.keysSeen(token);
       return token;
     },
+    keyChangesMark: (): Promise<number | null> => (reader.down ? Promise.resolve(null) : versions.keyChangesMark()),
+    keyChangesSince: (mark: number): Promise<AnnouncedKeyChanges | null> => (reader.down ? Promise.resolve(null) : versions.keyChangesSince(mark)),
   };
   const clock = { t: 1_000_000, now() { return this.t; } };
   const held = new HeldApiKeyStore(source, { watch, versions: reader, clock, maxAgeMs: MAX_AGE_MS });
@@ -229,5 +242,72 @@ describe('HeldApiKeyStore', function () {
     expect(answers.filter((a, i) => i % 2 === 1 && a === true)).to.have.length(25);
     expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
     expect(source.reads).to.deep.equal({ listLive: 2, findActiveByHash: 0, isLive: 0 });
+  });
+
+  describe('while the database cannot be read', function () {
+    it('refuses a key revoked and announced meanwhile on its next request, and serves every other held key', async function () {
+      const { held, source, versions, reader, acmeKey } = await setup();
+      const globexKey = source.add('globex-second', 'globex');
+      await versions.keysChanged({ withdrawn: [], added: ['globex-second'] });
+      await reader.keysVersion();
+      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal({ keyId: 'globex-second', partnerId: 'globex' });
+      const principal = await held.findActiveByHash(hashApiKey(acmeKey));
+      source.down = true;
+      source.remove('acme-prod');
+      await versions.keysChanged({ withdrawn: ['acme-prod'], added: [] });
+      await reader.keysVersion();
+      expect(await held.isStillActive(principal!)).to.equal(false);
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
+      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal({ keyId: 'globex-second', partnerId: 'globex' });
+      expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+      // No key was added since the last read: a key not held is not live.
+      expect(await held.findActiveByHash(hashApiKey(generateApiKey()))).to.equal(null);
+    });
+
+    it('cannot decide a key it does not hold once a key was added meanwhile, and finds it once the database answers', async function () {
+      const { held, source, versions, reader, clock, acmeKey } = await setup();
+      source.down = true;
+      const issued = source.add('acme-new', 'acme');
+      await versions.keysChanged({ withdrawn: [], added: ['acme-new'] });
+      await reader.keysVersion();
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(issued)))).to.equal('service_unavailable');
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(generateApiKey())))).to.equal('service_unavailable');
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+      const reads = source.reads.listLive;
+      // Tried again in the background at most once a retry period, while the held keys answer.
+      for (let i = 0; i < 20; i += 1) expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+      expect(source.reads.listLive).to.equal(reads);
+      source.down = false;
+      clock.t += TIMEOUTS.keySetRetryMs;
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+      await nextTurn();
+      await nextTurn();
+      expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+      expect(source.reads.listLive).to.equal(reads + 1);
+    });
+
+    it('cannot decide any key after an announcement that did not say what changed, and does not retry at every request', async function () {
+      const { held, source, versions, reader, clock, acmeKey } = await setup();
+      source.down = true;
+      await versions.keysChanged();
+      await reader.keysVersion();
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
+      const reads = source.reads.listLive;
+      for (let i = 0; i < 20; i += 1) expect(await codeOfRejection(held.isStillActive(ACME))).to.equal('service_unavailable');
+      expect(source.reads.listLive, 'no read until the retry period ends').to.equal(reads);
+      source.down = false;
+      clock.t += TIMEOUTS.keySetRetryMs;
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+    });
+
+    it('cannot decide a key when the shared store cannot tell the changes since the last read either', async function () {
+      const { held, source, versions, reader, acmeKey } = await setup();
+      source.down = true;
+      await versions.keysChanged({ withdrawn: ['globex-prod'], added: [] });
+      await reader.keysVersion();
+      // As after Redis restarted empty: what was announced before is gone.
+      reader.keyChangesSince = () => Promise.resolve(null);
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
+    });
   });
 });

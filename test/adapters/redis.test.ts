@@ -286,6 +286,40 @@ describe('Redis rate limiter when Redis is lost', function () {
       }
     });
 
+    it('tells a watching limiter the key changes announced since its mark, and nothing once a flush lost them', async function () {
+      const watch = new ChangeWatch();
+      const limiter = await openWatching(watch);
+      const versions = new RedisChangeVersions({ url: server!.url });
+      const direct = new Redis(server!.url);
+      try {
+        await versions.keysChanged({ withdrawn: ['acme-before'], added: ['acme-before-new'] });
+        const mark = await limiter.keyChangesMark();
+        expect(mark).to.be.a('number');
+        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(), added: false });
+        await versions.keysChanged({ withdrawn: ['acme-prod'], added: [] });
+        await versions.keysChanged({ withdrawn: ['acme-staging'], added: ['acme-new'] });
+        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod', 'acme-staging']), added: true });
+        // The token is replaced with every announcement, so the watch learns of each.
+        const seq = watch.keysSeq;
+        await versions.keysChanged({ withdrawn: ['globex-prod'], added: [] });
+        await limiter.consume('key-a', 'acme');
+        expect(watch.keysSeq).to.equal(seq + 1);
+        // An announcement that says nothing of what changed leaves nothing decidable.
+        await versions.keysChanged();
+        expect(await limiter.keyChangesSince(mark!)).to.equal(null);
+        const later = await limiter.keyChangesMark();
+        expect(await limiter.keyChangesSince(later!)).to.deep.equal({ withdrawn: new Set(), added: false });
+        // What was announced before a flush is gone: a mark from before it cannot be told anything.
+        await direct.flushall();
+        await versions.keysChanged({ withdrawn: ['acme-new'], added: [] });
+        expect(await limiter.keyChangesSince(later!)).to.equal(null);
+        expect(await direct.pttl('pcat:v:keychanges')).to.be.above(6 * 24 * 3_600_000);
+      } finally {
+        await direct.quit();
+        await versions.close();
+      }
+    });
+
     it('stops trusting the watch while Redis is gone, keeping the answers held, and trusts it again once Redis is back', async function () {
       const watch = new ChangeWatch();
       const limiter = await openWatching(watch);

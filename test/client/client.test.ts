@@ -96,6 +96,22 @@ describe('client against the real server', function () {
     expect([error.status, error.code]).to.deep.equal([500, 'internal_error']);
   });
 
+  it('waits out a 503 service_unavailable (storage out of reach) after its Retry-After, then gives up with it typed', async function () {
+    await server.close();
+    let failures = 1;
+    const unreachable = (): Promise<never> => Promise.reject(Object.assign(new Error('database: connection failed'), { storageUnavailable: true }));
+    const catalog = memoryInfrastructure().catalog;
+    const flaky = { ...memoryInfrastructure(), catalog: { findBySku: (...args: Parameters<typeof catalog.findBySku>) => (failures-- > 0 ? unreachable() : catalog.findBySku(...args)), findById: unreachable } };
+    server = await startTestServer(flaky);
+    const waits: number[] = [];
+    const client = createClient({ baseUrl: server.url, apiKey: KEYS.acme, sleep: (ms) => Promise.resolve(void waits.push(ms)) });
+    expect((await client.getBySku('TENT-2P')).sku).to.equal('TENT-2P');
+    expect(waits).to.deep.equal([2_000]);
+    const error = await caught(client.getById(1));
+    expect([error.status, error.code, error.retryAfter]).to.deep.equal([503, 'service_unavailable', 2]);
+    expect(waits).to.deep.equal([2_000, 2_000, 2_000]);
+  });
+
   describe('rate limit', function () {
     beforeEach(async function () {
       await server.close();

@@ -3,6 +3,7 @@ import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys
 import { ImportCatalog } from '../../src/application/import-catalog.js';
 import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
 import type { CatalogStore } from '../../src/application/ports/catalog-store.js';
+import type { KeyChanges } from '../../src/application/ports/change-versions.js';
 import type { ChangesFeed } from '../../src/application/ports/changes-feed.js';
 import { ReadChanges } from '../../src/application/read-changes.js';
 import { decodeCursor, type FeedEntry } from '../../src/domain/changes.js';
@@ -288,6 +289,37 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         expect(report.api_keys).to.include({ updated: 1, revoked: 0 });
         expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.deep.equal({ keyId: 'acme-staging', partnerId: 'globex' });
       });
+    });
+
+    it('tells, once committed, what it did to the keys: withdrawn and added, so instances without the database can apply it', async function () {
+      const calls: KeyChanges[] = [];
+      const told = async (d: unknown): Promise<{ withdrawn: string[]; added: string[] } | undefined> => {
+        calls.length = 0;
+        await new ImportCatalog(s.store, systemClock).execute(piecesOfDocument(d), (c) => calls.push(c));
+        expect(calls).to.have.length(1);
+        return { withdrawn: [...calls[0]!.withdrawn].sort(), added: [...calls[0]!.added].sort() };
+      };
+      expect(await told(doc())).to.deep.equal({ withdrawn: [], added: ['acme-prod', 'acme-staging', 'globex-prod'] });
+      expect(await told(doc())).to.deep.equal({ withdrawn: [], added: [] });
+      const changed = doc();
+      const acmeKeys = changed.partners[0].api_keys as any[];
+      acmeKeys.find((k) => k.id === 'acme-prod').sha256 = hashApiKey(KEYS.unknown);
+      const staging = acmeKeys.find((k) => k.id === 'acme-staging');
+      changed.partners[0].api_keys = acmeKeys.filter((k) => k !== staging);
+      changed.partners[1].api_keys.push(staging, { id: 'globex-new', sha256: '1'.repeat(64), revoked: false });
+      (changed.partners[1].api_keys as { id: string; revoked: boolean }[]).find((k) => k.id === 'globex-prod')!.revoked = true;
+      // A hash or partner changed is withdrawn (what instances hold of it no longer stands) and added (they must read it).
+      expect(await told(changed)).to.deep.equal({ withdrawn: ['acme-prod', 'acme-staging', 'globex-prod'], added: ['acme-prod', 'acme-staging', 'globex-new'] });
+      // Back as they were, and globex's keys dropped: the live one the file dropped is withdrawn, the revoked one is not.
+      const dropped = doc();
+      dropped.partners[1].api_keys = [];
+      expect(await told(dropped)).to.deep.equal({ withdrawn: ['acme-prod', 'acme-staging', 'globex-new'], added: ['acme-prod', 'acme-staging'] });
+      // A refused file tells nothing.
+      const refused = doc();
+      refused.partners[0].api_keys = [];
+      refused.partners[0].products[0].sku = '';
+      expect(await told(refused).catch((error: unknown) => error)).to.be.instanceOf(CatalogSourceError);
+      expect(calls).to.deep.equal([]);
     });
 
     describe('the changes feed', function () {

@@ -87,9 +87,9 @@ describe('two instances on one database and one Redis, answers cached for an hou
   /** The operator's environment: the same database and Redis as the instances. */
   const operatorEnv = (): Record<string, string> => ({ DATABASE_URL: testDb.url, REDIS_URL: redis!.url });
 
-  async function startInstances(count: number, redisUrl = redis!.url): Promise<string[]> {
+  async function startInstances(count: number, redisUrl = redis!.url, databaseUrl = testDb.url): Promise<string[]> {
     const started = Array.from({ length: count }, () => startService({
-      STORAGE: 'mysql', DATABASE_URL: testDb.url, RATE_LIMIT_STORE: 'redis', REDIS_URL: redisUrl, CACHE_TTL_MS: AN_HOUR_MS,
+      STORAGE: 'mysql', DATABASE_URL: databaseUrl, RATE_LIMIT_STORE: 'redis', REDIS_URL: redisUrl, CACHE_TTL_MS: AN_HOUR_MS,
     }));
     services.push(...started);
     return Promise.all(started.map(async (s) => (await s.waitFor(/"url":"(http:\/\/[^"]+)"/))[1]!));
@@ -216,6 +216,59 @@ describe('two instances on one database and one Redis, answers cached for an hou
     const start = await questions(counter!);
     for (let i = 0; i < 20; i += 1) expect((await get(url!, KEYS.acme)).status).to.equal(200);
     expect(await questions(counter!) - start - 1).to.equal(0);
+  });
+
+  it('applies key changes announced while the database is cut off from the instances: a revoked key refused on its next request, the others served, a key issued meanwhile 503 until the database returns', async function () {
+    const target = new URL(testDb.url);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const viaProxy = new URL(testDb.url);
+    viaProxy.port = String(proxy.port);
+    const urls = await startInstances(2, redis!.url, viaProxy.toString());
+    const kept = await issueKey();
+    const doomed = await issueKey();
+    // Every key's answer is held by both instances: with the database away, lookups come from there.
+    for (const url of urls) for (const key of [KEYS.acme, kept.key, doomed.key]) expect((await get(url, key)).status).to.equal(200);
+    for (const url of urls) expect((await get(url, KEYS.globex, '/api/v1/public/sku/SHARED-1')).status).to.equal(200);
+
+    proxy.blackHole();
+    // The operator still reaches the database and Redis; the instances reach only Redis.
+    await revokeKey(doomed.id);
+    for (const url of urls) {
+      const started = Date.now();
+      const statuses = await Promise.all([doomed.key, KEYS.acme, kept.key, KEYS.unknown].map(async (key) => (await get(url, key)).status));
+      process.stdout.write(`      database cut, after a revocation: revoked, acme, kept, made-up key: ${statuses.join(' ')} in ${Date.now() - started} ms\n`);
+      const refused = await get(url, doomed.key);
+      expect(refused.status, `${url}: the revoked key on its next request`).to.equal(401);
+      expect(refused.body.error).to.equal('invalid_api_key');
+      for (const key of [KEYS.acme, kept.key]) expect((await get(url, key)).status, url).to.equal(200);
+      expect((await get(url, KEYS.globex, '/api/v1/public/sku/SHARED-1')).status, url).to.equal(200);
+      // No key was issued since: a made-up key is still told apart without the database.
+      expect((await get(url, KEYS.unknown)).status, url).to.equal(401);
+    }
+
+    const issued = await issueKey();
+    for (const url of urls) {
+      const response = await fetch(`${url}${SKU_PATH}`, { headers: { 'X-API-Key': issued.key }, signal: AbortSignal.timeout(5_000) });
+      expect(response.status, `${url}: a key issued while the database is away cannot be decided`).to.equal(503);
+      expect(response.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
+      expect(((await response.json()) as { error: string }).error).to.equal('service_unavailable');
+      expect((await get(url, KEYS.unknown)).status, url).to.equal(503);
+      expect((await get(url, doomed.key)).status, url).to.equal(401);
+      for (const key of [KEYS.acme, kept.key]) expect((await get(url, key)).status, url).to.equal(200);
+    }
+
+    proxy.restore();
+    for (const url of urls) {
+      const deadline = Date.now() + 10_000;
+      let status = 0;
+      while (status !== 200 && Date.now() < deadline) {
+        status = (await get(url, issued.key)).status;
+        if (status !== 200) await sleep(200);
+      }
+      expect(status, `${url}: the key issued meanwhile, once the database answers`).to.equal(200);
+      expect((await get(url, KEYS.unknown)).status, url).to.equal(401);
+      expect((await get(url, doomed.key)).status, url).to.equal(401);
+    }
   });
 
   it('fails a revocation it cannot announce, saying the revocation stands, and the instances still refuse the key', async function () {

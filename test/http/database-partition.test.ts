@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TIMEOUTS } from '../../src/application/timeouts.js';
 import { importCatalog } from '../support/import.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -10,7 +11,7 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 /*
  * The real service on MySQL storage, its database behind a TCP proxy of the test's own that
- * black-holes the path: every client gets its JSON error within 5 s whatever the
+ * black-holes the path: every client gets its JSON 503 within 5 s whatever the
  * concurrency, failures are summed up in the log, and lookups come back with the database.
  */
 
@@ -22,6 +23,7 @@ const ANSWER_WITHIN_MS = 5_000;
 interface Answer {
   readonly status: number;
   readonly error: unknown;
+  readonly retryAfter: string | null;
   readonly ms: number;
 }
 
@@ -30,7 +32,7 @@ async function ask(url: string, path = SKU_PATH): Promise<Answer> {
   // Far beyond the promise, so a late answer is measured rather than cut off.
   const response = await fetch(`${url}${path}`, { headers: { 'X-API-Key': KEYS.acme }, signal: AbortSignal.timeout(30_000) });
   const body = (await response.json()) as { error?: unknown };
-  return { status: response.status, error: body.error, ms: Date.now() - started };
+  return { status: response.status, error: body.error, retryAfter: response.headers.get('retry-after'), ms: Date.now() - started };
 }
 
 describe('the service when its database is cut off', function () {
@@ -56,7 +58,7 @@ describe('the service when its database is cut off', function () {
     return url!;
   }
 
-  it(`answers each of ${CLIENTS} clients with a JSON error within 5 s while the path is black-holed, says not ready, counts its failures in a summary, and serves again soon after`, async function () {
+  it(`answers each of ${CLIENTS} clients with a JSON 503 and Retry-After within 5 s while the path is black-holed, says not ready, counts its failures in a summary, and serves again soon after`, async function () {
     const target = new URL(testDb.url);
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
     const viaProxy = new URL(testDb.url);
@@ -72,8 +74,10 @@ describe('the service when its database is cut off', function () {
       answers.push(...await Promise.all(Array.from({ length: CLIENTS }, () => ask(url))));
     }
     for (const answer of answers) {
-      expect([500, 503], JSON.stringify(answer)).to.include(answer.status);
-      expect(answer.error, JSON.stringify(answer)).to.be.a('string');
+      // Storage out of reach is a moment's unavailability: 503 with a time to retry, never a 500.
+      expect(answer.status, JSON.stringify(answer)).to.equal(503);
+      expect(answer.error, JSON.stringify(answer)).to.equal('service_unavailable');
+      expect(answer.retryAfter, JSON.stringify(answer)).to.equal(String(TIMEOUTS.storageRetryAfterSeconds));
       expect(answer.ms, JSON.stringify(answer)).to.be.below(ANSWER_WITHIN_MS);
     }
     const readiness = await ask(url, '/readyz');
@@ -98,7 +102,7 @@ describe('the service when its database is cut off', function () {
     expect((await ask(url, '/readyz')).status).to.equal(200);
 
     // Every failed request is in the log, but as one full line per kind and summaries with counts.
-    const failed = [...answers, ...afterCut].filter((a) => a.status === 500).length;
+    const failed = [...answers, ...afterCut].filter((a) => a.status === 503).length;
     expect(failed).to.be.above(CLIENTS);
     const full = (): LogLine[] => logLines(service!).filter((l) => l.msg === 'unexpected error');
     const summaries = (): LogLine[] => logLines(service!).filter((l) => l.msg === 'unexpected error repeated');
@@ -136,8 +140,8 @@ describe('the service when its database is cut off', function () {
         if (id !== undefined) await locker.query(`kill query ${String(id)}`).catch(() => undefined);
         const failed = await answer;
         await locker.query('unlock tables');
-        expect(failed.status).to.equal(500);
-        expect(failed.error).to.equal('internal_error');
+        expect(failed.status).to.equal(503);
+        expect(failed.error).to.equal('service_unavailable');
         const deadline = Date.now() + 2_000;
         while (killedLine() === undefined && Date.now() < deadline) await sleep(50);
       }

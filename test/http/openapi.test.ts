@@ -35,10 +35,11 @@ describe('OpenAPI document', function () {
     const byId = document.paths['/api/v1/public/products/{id}'].get;
     for (const op of [bySku, byId]) {
       expect(op.security).to.deep.equal([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
-      expect(Object.keys(op.responses as object)).to.deep.equal(['200', '304', '400', '401', '404', '429', '500']);
+      expect(Object.keys(op.responses as object)).to.deep.equal(['200', '304', '400', '401', '404', '429', '500', '503']);
       expect(codes(op, 401)).to.deep.equal(['missing_api_key', 'invalid_api_key']);
       expect(codes(op, 429)).to.deep.equal(['rate_limit_exceeded']);
       expect(codes(op, 500)).to.deep.equal(['internal_error']);
+      expect(codes(op, 503)).to.deep.equal(['service_unavailable']);
     }
     expect([codes(bySku, 400), codes(bySku, 404)]).to.deep.equal([['invalid_sku'], ['sku_not_found']]);
     expect([codes(byId, 400), codes(byId, 404)]).to.deep.equal([['invalid_product_id'], ['product_not_found']]);

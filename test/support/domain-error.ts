@@ -10,3 +10,14 @@ export function codeOf(fn: () => unknown): string | undefined {
   }
   return undefined;
 }
+
+/** The code of the DomainError the promise rejects with, or undefined when it resolves; any other error is thrown on. */
+export async function codeOfRejection(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DomainError) return error.code;
+    throw error;
+  }
+  return undefined;
+}

@@ -523,6 +523,28 @@ export interface operations {
                     };
                 };
             };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     getProductById: {
@@ -669,6 +691,28 @@ export interface operations {
                     };
                 };
             };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     getChanges: {
@@ -793,6 +837,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "internal_error";
+                    };
+                };
+            };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "service_unavailable";
                     };
                 };
             };

@@ -1,7 +1,11 @@
 import type { ChangeWatch } from '../../application/change-watch.js';
 import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
 import type { Clock } from '../../application/ports/clock.js';
+import type { AnnouncedKeyChanges } from '../../application/ports/change-versions.js';
+import { isStorageUnavailable } from '../../application/ports/storage-unavailable.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
 import type { Principal } from '../../domain/api-key.js';
+import { ServiceUnavailable } from '../../domain/errors.js';
 
 /** A live key as read from storage: its owner and its hash, never the key. */
 export interface LiveKeyRow extends Principal {
@@ -16,9 +20,17 @@ export interface KeySetSource extends ApiKeyStore {
   isLive(principal: Principal): Promise<boolean>;
 }
 
-/** Reads the key-set token from the shared store, reporting it to the watch; null when the store cannot be asked now. */
+/**
+ * What the held keys read from the shared store: the key-set token (reported to the watch), and
+ * the key changes announced with it, for when the database cannot be read. Each is null when the
+ * store cannot be asked now.
+ */
 export interface KeySetVersionReader {
   keysVersion(): Promise<string | null>;
+  /** A mark on the shared store's clock: a change announced before it is in a key set read after it. */
+  keyChangesMark(): Promise<number | null>;
+  /** The key changes announced at or after the mark; null when they cannot all be told. */
+  keyChangesSince(mark: number): Promise<AnnouncedKeyChanges | null>;
 }
 
 export interface HeldApiKeyStoreOptions {
@@ -32,12 +44,22 @@ export interface HeldApiKeyStoreOptions {
   readonly maxAgeMs: number;
 }
 
-interface Held {
+interface KeySet {
   readonly byHash: ReadonlyMap<string, Principal>;
   readonly byKeyId: ReadonlyMap<string, Principal>;
+}
+
+interface Held extends KeySet {
   /** The watch's `keysSeq` when the read started: everything announced before it is in here. */
   readonly seq: number;
-  readonly readAt: number;
+  /** Until when it stands as it is (the clock's time). */
+  readonly until: number;
+  /**
+   * Null when read from the database. Else it was made without it, from the last read and the
+   * changes announced since: the hashes of the keys withdrawn since (refused as any revoked key),
+   * and whether a key was added that only the database can tell.
+   */
+  readonly withoutDatabase: { readonly withdrawn: ReadonlySet<string>; readonly keysAdded: boolean } | null;
 }
 
 /**
@@ -45,12 +67,22 @@ interface Held {
  * read, and a well-formed key that is not live costs the database nothing. The set is read again
  * whenever the watch has seen the key-set token change, before the request is answered.
  *
+ * While the database cannot be read, a change is applied from what its announcement told: the
+ * keys it withdrew are refused on the next request and every other held key keeps working; a key
+ * the instance does not hold is refused as unknown unless a key was added meanwhile, when it cannot
+ * be decided (503, ServiceUnavailable) until the database answers, which is tried again in the
+ * background at most once a second.
+ *
  * While the shared store is unreachable the watch cannot be trusted, and every check goes to the
  * database, as it does without a shared store.
  */
 export class HeldApiKeyStore implements ApiKeyStore {
   private held: Held | null = null;
+  /** The last set read from the database, and the shared store's mark taken before that read. */
+  private lastRead: { readonly keys: KeySet; readonly mark: number | null } | null = null;
   private reading: Promise<void> | null = null;
+  /** Until when a key set that could be made neither way is not tried again. */
+  private undecidedUntil = -Infinity;
 
   constructor(
     private readonly source: KeySetSource,
@@ -85,8 +117,8 @@ export class HeldApiKeyStore implements ApiKeyStore {
     // One read of the token decides; the database is read only if the token changed.
     const token = await versions.keysVersion();
     if (token === null || !watch.isShared()) return this.source.findActiveByHash(sha256);
-    if (held.seq >= watch.keysSeq) return null;
-    return (await this.current()).byHash.get(sha256) ?? null;
+    const latest = held.seq >= watch.keysSeq ? held : await this.current();
+    return latest.byHash.get(sha256) ?? notHeld(latest, sha256);
   }
 
   private async checkAgain(principal: Principal): Promise<boolean> {
@@ -105,11 +137,11 @@ export class HeldApiKeyStore implements ApiKeyStore {
     return this.options.watch.isShared() ? this.fresh() : null;
   }
 
-  /** The held set if it was read after every change the watch has seen, and is not too old. */
+  /** The held set if it was read after every change the watch has seen, and stands still. */
   private fresh(): Held | null {
-    const { watch, clock, maxAgeMs } = this.options;
+    const { watch, clock } = this.options;
     const held = this.held;
-    return held !== null && held.seq >= watch.keysSeq && clock.now() - held.readAt < maxAgeMs ? held : null;
+    return held !== null && held.seq >= watch.keysSeq && clock.now() < held.until ? held : null;
   }
 
   /** The held set, read again first if the watch has seen a change since, or if it is too old. */
@@ -117,20 +149,44 @@ export class HeldApiKeyStore implements ApiKeyStore {
     for (;;) {
       const held = this.fresh();
       if (held !== null) return held;
-      // One read at a time; a request that needs a later one than the read in flight waits for
-      // it, then starts its own.
-      this.reading ??= this.read().finally(() => {
-        this.reading = null;
-      });
-      await this.reading;
+      const stale = this.held;
+      if (stale?.withoutDatabase != null && stale.seq >= this.options.watch.keysSeq) {
+        // Made without the database and nothing announced since: it answers while the database is
+        // tried again in the background.
+        this.readOnce().catch(() => undefined);
+        return stale;
+      }
+      if (this.options.clock.now() < this.undecidedUntil) throw undecided();
+      await this.readOnce();
     }
   }
 
+  /** One read at a time; a request that needs a later one than the read in flight waits for it, then starts its own. */
+  private readOnce(): Promise<void> {
+    this.reading ??= this.read().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
+  }
+
   private async read(): Promise<void> {
+    const { watch, versions, clock, maxAgeMs } = this.options;
     // Taken before the read starts: every change announced up to now is committed, so in it.
-    const seq = this.options.watch.keysSeq;
-    const readAt = this.options.clock.now();
-    const rows = await this.source.listLive();
+    const seq = watch.keysSeq;
+    const mark = watch.isShared() ? await versions.keyChangesMark() : null;
+    let rows: readonly LiveKeyRow[];
+    try {
+      rows = await this.source.listLive();
+    } catch (error) {
+      if (!isStorageUnavailable(error)) throw error;
+      const made = await this.withoutDatabase(seq);
+      if (made === null) {
+        this.undecidedUntil = clock.now() + TIMEOUTS.keySetRetryMs;
+        throw undecided();
+      }
+      this.keep(made);
+      return;
+    }
     const byHash = new Map<string, Principal>();
     const byKeyId = new Map<string, Principal>();
     for (const row of rows) {
@@ -138,6 +194,45 @@ export class HeldApiKeyStore implements ApiKeyStore {
       byHash.set(row.sha256, principal);
       byKeyId.set(row.keyId, principal);
     }
-    if (this.held === null || seq >= this.held.seq) this.held = { byHash, byKeyId, seq, readAt };
+    this.lastRead = { keys: { byHash, byKeyId }, mark };
+    this.keep({ byHash, byKeyId, seq, until: clock.now() + maxAgeMs, withoutDatabase: null });
   }
+
+  private keep(held: Held): void {
+    if (this.held === null || held.seq >= this.held.seq) this.held = held;
+  }
+
+  /** The last set read, less the keys withdrawn since, as the shared store tells them; null if it cannot. */
+  private async withoutDatabase(seq: number): Promise<Held | null> {
+    const { watch, versions, clock } = this.options;
+    const last = this.lastRead;
+    if (last === null || last.mark === null || !watch.isShared()) return null;
+    const changes = await versions.keyChangesSince(last.mark);
+    if (changes === null) return null;
+    const byHash = new Map<string, Principal>();
+    const byKeyId = new Map<string, Principal>();
+    const withdrawn = new Set<string>();
+    for (const [sha256, principal] of last.keys.byHash) {
+      if (changes.withdrawn.has(principal.keyId)) {
+        withdrawn.add(sha256);
+        continue;
+      }
+      byHash.set(sha256, principal);
+      byKeyId.set(principal.keyId, principal);
+    }
+    return { byHash, byKeyId, seq, until: clock.now() + TIMEOUTS.keySetRetryMs, withoutDatabase: { withdrawn, keysAdded: changes.added } };
+  }
+}
+
+/** A key not in the held set: unknown, unless the set was made without the database after a key was added. */
+function notHeld(held: Held, sha256: string): null {
+  const without = held.withoutDatabase;
+  if (without !== null && without.keysAdded && !without.withdrawn.has(sha256)) {
+    throw new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds, 'A key was issued while the service cannot reach its database, and this one cannot be checked until it can');
+  }
+  return null;
+}
+
+function undecided(): ServiceUnavailable {
+  return new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds, 'The service cannot reach its database to check API keys');
 }

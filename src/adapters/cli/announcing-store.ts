@@ -1,4 +1,4 @@
-import type { ChangeVersions } from '../../application/ports/change-versions.js';
+import type { ChangeVersions, KeyChanges } from '../../application/ports/change-versions.js';
 import type { CatalogPiece, CatalogPieces } from '../../domain/catalog-source.js';
 import type { OperatorStore } from '../../application/ports/operator-store.js';
 
@@ -13,8 +13,10 @@ export function announcingStore(store: OperatorStore, versions: ChangeVersions):
     ...store,
     importCatalog: async (pieces) => {
       const partners: string[] = [];
-      const summary = await store.importCatalog(noticingPartners(pieces, partners));
-      await announce('the import', () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged()]));
+      let keyChanges: KeyChanges | undefined;
+      const summary = await store.importCatalog(noticingPartners(pieces, partners), (changes) => (keyChanges = changes));
+      // Told what the import did to the keys, an instance that cannot read the database can still apply it.
+      await announce('the import', () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged(keyChanges)]));
       return summary;
     },
   };

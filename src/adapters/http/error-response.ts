@@ -2,7 +2,8 @@ import { setTimeout } from 'node:timers/promises';
 import type { Context } from 'koa';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import { DomainError, RateLimitExceeded, TooManyFailedAuthentications, type DomainErrorCode, type ErrorBody } from '../../domain/errors.js';
+import { isStorageUnavailable } from '../../application/ports/storage-unavailable.js';
+import { DomainError, RateLimitExceeded, ServiceUnavailable, TooManyFailedAuthentications, type DomainErrorCode, type ErrorBody } from '../../domain/errors.js';
 
 /** The one table from a domain error code to its HTTP status (docs/api.md, errors). */
 const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
@@ -16,6 +17,7 @@ const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
   invalid_cursor: 400,
   invalid_limit: 400,
   cursor_expired: 410,
+  service_unavailable: 503,
 };
 
 /** Codes only the HTTP layer raises. */
@@ -38,6 +40,8 @@ export const ERROR_CACHE_CONTROL = 'no-store';
 
 /** The answer to a thrown error: its status, body and headers. */
 export function errorAnswerFor(thrown: unknown): ErrorAnswer {
+  // Storage that cannot be reached is a moment's unavailability, not a fault: 503 with a time to retry.
+  if (isStorageUnavailable(thrown)) return { ...errorAnswerFor(new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds)), expected: false };
   if (!(thrown instanceof DomainError)) {
     return { status: 500, headers: [], body: { error: 'internal_error', message: 'Unexpected server error; please retry later.' }, expected: false, delayMs: 0 };
   }
@@ -46,7 +50,7 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
     headers.push(...rateLimitHeaders(thrown.status), ['Retry-After', String(thrown.status.resetSeconds)]);
   }
   const heldBack = thrown instanceof TooManyFailedAuthentications;
-  if (heldBack) headers.push(['Retry-After', String(thrown.retryAfterSeconds)]);
+  if (heldBack || thrown instanceof ServiceUnavailable) headers.push(['Retry-After', String(thrown.retryAfterSeconds)]);
   if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') headers.push(['WWW-Authenticate', 'Bearer']);
   return {
     status: STATUS_BY_CODE[thrown.code],

@@ -1,7 +1,8 @@
 import { Type, type TSchema } from 'typebox';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { ChangesResponseSchema, ChangeViewSchema, MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
-import { ErrorBodySchema, InvalidApiKey } from '../../domain/errors.js';
+import { TIMEOUTS } from '../../application/timeouts.js';
+import { ErrorBodySchema, InvalidApiKey, ServiceUnavailable } from '../../domain/errors.js';
 import { VideoObjectJsonLdSchema } from '../../domain/json-ld.js';
 import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSchema } from '../../domain/lookup-result.js';
 import { CHANGES_CACHE_CONTROL } from './changes-response.js';
@@ -79,6 +80,16 @@ const internalError = errorResponse(
   { ...REQUEST_ID, ...optionalRateLimit('As on every authenticated answer, when the key was checked before the failure.') },
 );
 
+const serviceUnavailable = errorResponse(
+  'The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds.',
+  { service_unavailable: new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds).message },
+  {
+    ...REQUEST_ID,
+    ...optionalRateLimit('As on every authenticated answer, when the key was decided before the failure.'),
+    'Retry-After': { $ref: '#/components/headers/Retry-After' },
+  },
+);
+
 /**
  * The answer to another method than GET or HEAD on a described path. It has no place in the document,
  * as an operation's responses are that method's own answers: the description states it in words, and
@@ -138,6 +149,7 @@ function lookupOperation(options: {
       404: errorResponse('Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.', options.notFound, { ...REQUEST_ID, ...RATE_LIMIT }),
       429: rateLimited,
       500: internalError,
+      503: serviceUnavailable,
     },
   };
 }
@@ -204,6 +216,7 @@ const changesOperation = {
     }, { ...REQUEST_ID, ...RATE_LIMIT }),
     429: rateLimited,
     500: internalError,
+    503: serviceUnavailable,
   },
 };
 

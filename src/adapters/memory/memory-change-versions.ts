@@ -1,14 +1,33 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeVersions } from '../../application/ports/change-versions.js';
+import type { AnnouncedKeyChanges, ChangeVersions, KeyChanges } from '../../application/ports/change-versions.js';
 
 /** Version tokens of one process: for a deployment of one instance, and for tests without Redis. */
 export class MemoryChangeVersions implements ChangeVersions {
   private keys: string | undefined;
   private readonly catalogs = new Map<string, string>();
+  /** The key changes announced, each at a tick of a clock of its own; undefined for one that did not say. */
+  private readonly keyChanges: { readonly at: number; readonly changes: KeyChanges | undefined }[] = [];
+  private ticks = 0;
 
-  keysChanged(): Promise<void> {
+  keysChanged(changes?: KeyChanges): Promise<void> {
+    this.keyChanges.push({ at: ++this.ticks, changes });
     this.keys = randomUUID();
     return Promise.resolve();
+  }
+
+  /** A mark on this store's clock: a change announced later is at or after it. */
+  keyChangesMark(): Promise<number> {
+    return Promise.resolve(++this.ticks);
+  }
+
+  /** The key changes announced at or after the mark; null if one of them did not say what it was. */
+  keyChangesSince(mark: number): Promise<AnnouncedKeyChanges | null> {
+    const since = this.keyChanges.filter((entry) => entry.at >= mark);
+    if (since.some((entry) => entry.changes === undefined)) return Promise.resolve(null);
+    return Promise.resolve({
+      withdrawn: new Set(since.flatMap((entry) => entry.changes!.withdrawn)),
+      added: since.some((entry) => entry.changes!.added.length > 0),
+    });
   }
 
   catalogsChanged(partnerIds: readonly string[]): Promise<void> {

@@ -15,6 +15,8 @@ export type DatabaseFailure =
  */
 export class DatabaseError extends Error {
   override readonly name = 'DatabaseError';
+  /** The database cannot be reached now, rather than refusing a statement (isStorageUnavailable). */
+  readonly storageUnavailable: boolean;
 
   constructor(
     readonly failure: DatabaseFailure,
@@ -22,6 +24,7 @@ export class DatabaseError extends Error {
     readonly code?: string,
   ) {
     super(code === undefined ? `database: ${failure}` : `database: ${failure} (${code})`);
+    this.storageUnavailable = failure !== 'statement failed';
   }
 }
 

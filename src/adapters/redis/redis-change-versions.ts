@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { ChangeVersions } from '../../application/ports/change-versions.js';
+import type { ChangeVersions, KeyChanges } from '../../application/ports/change-versions.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { quitOrDrop } from './redis-client.js';
-import { catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, keysVersionKey, tokenFrom } from './version-keys.js';
+import {
+  ANNOUNCE_KEY_CHANGES_SCRIPT, catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_RETENTION_MS, keyChangeEntries, keyChangesKey, keysVersionKey, tokenFrom,
+} from './version-keys.js';
 
 /** An operator command may wait a little for Redis; a request never uses this client. */
 const TIMEOUT_MS = TIMEOUTS.operatorRedisMs;
@@ -11,6 +13,7 @@ const RECONNECT_ATTEMPTS = 3;
 
 interface TokenClient extends Redis {
   pcatCurrentToken(key: string, fresh: string): Promise<unknown>;
+  pcatAnnounceKeyChanges(changesKey: string, tokenKey: string, token: string, retentionMs: number, ...entries: string[]): Promise<unknown>;
 }
 
 export interface RedisChangeVersionsOptions {
@@ -37,13 +40,15 @@ export class RedisChangeVersions implements ChangeVersions {
       retryStrategy: (attempt) => (attempt > RECONNECT_ATTEMPTS ? null : attempt * 200),
     });
     client.defineCommand('pcatCurrentToken', { numberOfKeys: 1, lua: CURRENT_TOKEN_SCRIPT });
+    client.defineCommand('pcatAnnounceKeyChanges', { numberOfKeys: 2, lua: ANNOUNCE_KEY_CHANGES_SCRIPT });
     // Failures reach the caller through the command that failed.
     client.on('error', () => undefined);
     this.client = client as TokenClient;
   }
 
-  async keysChanged(): Promise<void> {
-    await this.client.set(keysVersionKey(this.prefix), randomUUID());
+  async keysChanged(changes?: KeyChanges): Promise<void> {
+    const token = randomUUID();
+    await this.client.pcatAnnounceKeyChanges(keyChangesKey(this.prefix), keysVersionKey(this.prefix), token, KEY_CHANGES_RETENTION_MS, ...keyChangeEntries(changes, token));
   }
 
   async catalogsChanged(partnerIds: readonly string[]): Promise<void> {

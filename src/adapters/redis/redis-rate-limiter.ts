@@ -3,13 +3,16 @@ import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { ChangeWatch } from '../../application/change-watch.js';
+import type { AnnouncedKeyChanges } from '../../application/ports/change-versions.js';
 import { systemClock, type Clock } from '../../application/ports/clock.js';
 import type { RateLimiter } from '../../application/ports/rate-limiter.js';
 import { TIMEOUTS } from '../../application/timeouts.js';
 import { countOnShare, RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';
 import { ScriptConnection, SlowReplyError } from './script-connection.js';
 import { quitOrDrop } from './redis-client.js';
-import { catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, keysVersionKey, tokenFrom } from './version-keys.js';
+import {
+  catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
+} from './version-keys.js';
 
 /**
  * Counts one request and returns `{count, msLeft, instances}` in one atomic step, so concurrent
@@ -62,6 +65,8 @@ const MAX_RECONNECT_DELAY_MS = TIMEOUTS.redisMaxReconnectDelayMs;
 /** ioredis adds the script as a method at run time (EVALSHA, EVAL once after a Redis restart). */
 interface CountingClient extends Redis {
   pcatKeysVersion(keysVersionKey: string, fresh: string): Promise<unknown>;
+  pcatKeyChangesMark(keyChangesKey: string): Promise<unknown>;
+  pcatKeyChangesSince(keyChangesKey: string, mark: number): Promise<unknown>;
 }
 
 export interface RedisRateLimiterOptions {
@@ -176,6 +181,8 @@ export class RedisRateLimiter implements RateLimiter {
       retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
     });
     client.defineCommand('pcatKeysVersion', { numberOfKeys: 1, lua: CURRENT_TOKEN_SCRIPT });
+    client.defineCommand('pcatKeyChangesMark', { numberOfKeys: 1, lua: KEY_CHANGES_MARK_SCRIPT });
+    client.defineCommand('pcatKeyChangesSince', { numberOfKeys: 1, lua: KEY_CHANGES_SINCE_SCRIPT });
     // The breaker reports the outage once; ioredis would otherwise print every reconnect error.
     client.on('error', () => undefined);
     this.client = client as CountingClient;
@@ -264,6 +271,19 @@ export class RedisRateLimiter implements RateLimiter {
       if (!(error instanceof Error && error.message === COMMAND_TIMED_OUT)) this.redisFailed(error);
       return null;
     }
+  }
+
+  /** A mark on Redis's clock, taken before the key set is read from the database; null when Redis cannot be asked now. */
+  async keyChangesMark(): Promise<number | null> {
+    if (!this.redisInUse()) return null;
+    const reply = await this.client.pcatKeyChangesMark(keyChangesKey(this.versionPrefix)).catch(() => null);
+    return typeof reply === 'number' ? reply : null;
+  }
+
+  /** The key changes announced since the mark; null when Redis cannot be asked now or cannot tell them all. */
+  async keyChangesSince(mark: number): Promise<AnnouncedKeyChanges | null> {
+    if (!this.redisInUse()) return null;
+    return keyChangesFrom(await this.client.pcatKeyChangesSince(keyChangesKey(this.versionPrefix), mark).catch(() => null));
   }
 
   /** Resolves once connected to Redis; rejects if that takes longer than `timeoutMs`. */

@@ -1,3 +1,5 @@
+import type { KeyChanges } from './change-versions.js';
+
 /** One of a partner's keys as an admin sees it: never a key, never a hash. */
 export interface ApiKeyRecord {
   readonly id: string;
@@ -33,7 +35,7 @@ export interface ApiKeyAdmin {
   saveLastUsed(uses: readonly { readonly keyId: string; readonly at: Date }[]): Promise<void>;
 }
 
-/** Tells every running instance that the key set changed, once the change has committed. */
+/** Tells every running instance that the key set changed, and how, once the change has committed. */
 export interface KeyChangeAnnouncer {
-  keysChanged(): Promise<void>;
+  keysChanged(changes: KeyChanges): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import type { CatalogPieces } from '../../domain/catalog-source.js';
 import type { IssuedInvitation } from '../invite-admin.js';
+import type { KeyChanges } from './change-versions.js';
 
 /** A key just issued: the key itself is handed to the operator once, never stored. */
 export interface IssuedApiKey {
@@ -42,8 +43,11 @@ export type ImportReport = {
 export interface OperatorStore {
   /** Names of the migrations applied; empty when the schema was current. */
   migrate(): Promise<string[]>;
-  /** Imports a catalog read piece by piece (`ImportCatalog`); refuses a bad one with nothing written. */
-  importCatalog(pieces: CatalogPieces): Promise<ImportReport>;
+  /**
+   * Imports a catalog read piece by piece (`ImportCatalog`); refuses a bad one with nothing written.
+   * Once it has committed, `keysChanged` is told what it did to the keys.
+   */
+  importCatalog(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void): Promise<ImportReport>;
   issueKey(partnerId: string, label: string | null): Promise<IssuedApiKey>;
   revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;
