@@ -81,10 +81,12 @@ async function stall(): Promise<void> {
 function ask(key: string, sku: string): Promise<void> {
   return new Promise((resolve) => {
     const req = request(`http://127.0.0.1:${port}/api/v1/public/sku/${sku}`, { agent, headers: { 'X-API-Key': key } }, (res) => {
-      res.resume();
+      let body = '';
+      if (res.statusCode === 200) res.resume();
+      else res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
       res.on('end', () => {
         if (res.statusCode === 200) answered += 1;
-        else other(String(res.statusCode));
+        else other(`${String(res.statusCode)} ${/"error":"([a-z_]+)"/.exec(body)?.[1] ?? ''}`.trim());
         resolve();
       });
     });
