@@ -286,6 +286,16 @@ describe('HeldApiKeyStore', function () {
       expect(source.reads.listLive).to.equal(reads + 1);
     });
 
+    it('cannot decide a held key given another hash or partner meanwhile (withdrawn and added again), and serves the others', async function () {
+      const { held, source, versions, reader, acmeKey } = await setup();
+      source.down = true;
+      await versions.keysChanged({ withdrawn: ['acme-prod'], added: ['acme-prod'] });
+      await reader.keysVersion();
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
+      expect(await codeOfRejection(held.isStillActive(ACME))).to.equal('service_unavailable');
+      expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+    });
+
     it('cannot decide any key after an announcement that did not say what changed, and does not retry at every request', async function () {
       const { held, source, versions, reader, clock, acmeKey } = await setup();
       source.down = true;

@@ -295,10 +295,10 @@ describe('Redis rate limiter when Redis is lost', function () {
         await versions.keysChanged({ withdrawn: ['acme-before'], added: ['acme-before-new'] });
         const mark = await limiter.keyChangesMark();
         expect(mark).to.be.a('number');
-        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(), added: false });
+        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
         await versions.keysChanged({ withdrawn: ['acme-prod'], added: [] });
         await versions.keysChanged({ withdrawn: ['acme-staging'], added: ['acme-new'] });
-        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod', 'acme-staging']), added: true });
+        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod', 'acme-staging']), added: new Set(['acme-new']) });
         // The token is replaced with every announcement, so the watch learns of each.
         const seq = watch.keysSeq;
         await versions.keysChanged({ withdrawn: ['globex-prod'], added: [] });
@@ -308,7 +308,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         await versions.keysChanged();
         expect(await limiter.keyChangesSince(mark!)).to.equal(null);
         const later = await limiter.keyChangesMark();
-        expect(await limiter.keyChangesSince(later!)).to.deep.equal({ withdrawn: new Set(), added: false });
+        expect(await limiter.keyChangesSince(later!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
         // What was announced before a flush is gone: a mark from before it cannot be told anything.
         await direct.flushall();
         await versions.keysChanged({ withdrawn: ['acme-new'], added: [] });

@@ -56,10 +56,15 @@ interface Held extends KeySet {
   readonly until: number;
   /**
    * Null when read from the database. Else it was made without it, from the last read and the
-   * changes announced since: the hashes of the keys withdrawn since (refused as any revoked key),
-   * and whether a key was added that only the database can tell.
+   * changes announced since: the hashes of the keys revoked since (withdrawn and not added again,
+   * refused as any revoked key), and whether a key was added that only the database can tell.
    */
-  readonly withoutDatabase: { readonly withdrawn: ReadonlySet<string>; readonly keysAdded: boolean } | null;
+  readonly withoutDatabase: {
+    readonly withdrawn: ReadonlySet<string>;
+    /** Ids withdrawn and added again: their keys cannot be decided. */
+    readonly undecided: ReadonlySet<string>;
+    readonly keysAdded: boolean;
+  } | null;
 }
 
 /**
@@ -102,9 +107,9 @@ export class HeldApiKeyStore implements ApiKeyStore {
 
   isStillActive(principal: Principal): Promise<boolean> {
     const held = this.upToDate();
-    if (held === null) return this.checkAgain(principal);
-    const live = held.byKeyId.get(principal.keyId);
-    return Promise.resolve(live !== undefined && live.partnerId === principal.partnerId);
+    // A set made without the database may not decide it: the slower path answers that as a refusal.
+    if (held === null || held.withoutDatabase !== null) return this.checkAgain(principal);
+    return Promise.resolve(stillActive(held, principal));
   }
 
   private async findNotHeld(sha256: string): Promise<Principal | null> {
@@ -127,9 +132,7 @@ export class HeldApiKeyStore implements ApiKeyStore {
       // shared store was lost: then the held set may be stale, and the database decides.
       return this.held?.byKeyId.get(principal.keyId) !== principal || this.source.isLive(principal);
     }
-    const held = await this.current();
-    const live = held.byKeyId.get(principal.keyId);
-    return live !== undefined && live.partnerId === principal.partnerId;
+    return stillActive(await this.current(), principal);
   }
 
   /** The held set when it can be trusted as it is: sharing, nothing seen since it was read, not too old. */
@@ -150,7 +153,7 @@ export class HeldApiKeyStore implements ApiKeyStore {
       const held = this.fresh();
       if (held !== null) return held;
       const stale = this.held;
-      if (stale?.withoutDatabase != null && stale.seq >= this.options.watch.keysSeq) {
+      if (stale !== null && stale.withoutDatabase !== null && stale.seq >= this.options.watch.keysSeq) {
         // Made without the database and nothing announced since: it answers while the database is
         // tried again in the background.
         this.readOnce().catch(() => undefined);
@@ -173,6 +176,7 @@ export class HeldApiKeyStore implements ApiKeyStore {
     const { watch, versions, clock, maxAgeMs } = this.options;
     // Taken before the read starts: every change announced up to now is committed, so in it.
     const seq = watch.keysSeq;
+    const startedAt = clock.now();
     const mark = watch.isShared() ? await versions.keyChangesMark() : null;
     let rows: readonly LiveKeyRow[];
     try {
@@ -195,7 +199,7 @@ export class HeldApiKeyStore implements ApiKeyStore {
       byKeyId.set(row.keyId, principal);
     }
     this.lastRead = { keys: { byHash, byKeyId }, mark };
-    this.keep({ byHash, byKeyId, seq, until: clock.now() + maxAgeMs, withoutDatabase: null });
+    this.keep({ byHash, byKeyId, seq, until: startedAt + maxAgeMs, withoutDatabase: null });
   }
 
   private keep(held: Held): void {
@@ -212,25 +216,38 @@ export class HeldApiKeyStore implements ApiKeyStore {
     const byHash = new Map<string, Principal>();
     const byKeyId = new Map<string, Principal>();
     const withdrawn = new Set<string>();
+    const undecided = new Set<string>();
     for (const [sha256, principal] of last.keys.byHash) {
       if (changes.withdrawn.has(principal.keyId)) {
-        withdrawn.add(sha256);
+        // Withdrawn alone, it is revoked. Added again too, it may live on under this hash for another
+        // partner, or only under another hash: it cannot be decided.
+        if (changes.added.has(principal.keyId)) undecided.add(principal.keyId);
+        else withdrawn.add(sha256);
         continue;
       }
       byHash.set(sha256, principal);
       byKeyId.set(principal.keyId, principal);
     }
-    return { byHash, byKeyId, seq, until: clock.now() + TIMEOUTS.keySetRetryMs, withoutDatabase: { withdrawn, keysAdded: changes.added } };
+    return { byHash, byKeyId, seq, until: clock.now() + TIMEOUTS.keySetRetryMs, withoutDatabase: { withdrawn, undecided, keysAdded: changes.added.size > 0 } };
   }
+}
+
+/** Whether the principal's key is live in the held set; it cannot be decided if the set was made without the database after its key changed. */
+function stillActive(held: Held, principal: Principal): boolean {
+  const live = held.byKeyId.get(principal.keyId);
+  if (live === undefined && held.withoutDatabase?.undecided.has(principal.keyId) === true) throw cannotCheck();
+  return live !== undefined && live.partnerId === principal.partnerId;
 }
 
 /** A key not in the held set: unknown, unless the set was made without the database after a key was added. */
 function notHeld(held: Held, sha256: string): null {
   const without = held.withoutDatabase;
-  if (without !== null && without.keysAdded && !without.withdrawn.has(sha256)) {
-    throw new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds, 'A key was issued while the service cannot reach its database, and this one cannot be checked until it can');
-  }
+  if (without !== null && without.keysAdded && !without.withdrawn.has(sha256)) throw cannotCheck();
   return null;
+}
+
+function cannotCheck(): ServiceUnavailable {
+  return new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds, 'Keys changed while the service cannot reach its database, and this one cannot be checked until it can');
 }
 
 function undecided(): ServiceUnavailable {

@@ -26,7 +26,7 @@ export class MemoryChangeVersions implements ChangeVersions {
     if (since.some((entry) => entry.changes === undefined)) return Promise.resolve(null);
     return Promise.resolve({
       withdrawn: new Set(since.flatMap((entry) => entry.changes!.withdrawn)),
-      added: since.some((entry) => entry.changes!.added.length > 0),
+      added: new Set(since.flatMap((entry) => entry.changes!.added)),
     });
   }
 

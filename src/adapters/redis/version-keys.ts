@@ -102,12 +102,12 @@ export function keyChangeEntries(changes: KeyChanges | undefined, unknownToken: 
 export function keyChangesFrom(reply: unknown): AnnouncedKeyChanges | null {
   if (!Array.isArray(reply)) return null;
   const withdrawn = new Set<string>();
-  let added = false;
+  const added = new Set<string>();
   for (const entry of reply) {
     if (typeof entry !== 'string') return null;
     if (entry.startsWith('?')) return null;
     if (entry.startsWith('w:')) withdrawn.add(entry.slice(2));
-    else if (entry.startsWith('a:')) added = true;
+    else if (entry.startsWith('a:')) added.add(entry.slice(2));
   }
   return { withdrawn, added };
 }

@@ -9,11 +9,11 @@ export interface KeyChanges {
   readonly added: readonly string[];
 }
 
-/** The announcements made since a mark, as an instance reads them back. */
+/** The announcements made since a mark, as an instance reads them back: the key ids of each kind. */
 export interface AnnouncedKeyChanges {
   readonly withdrawn: ReadonlySet<string>;
-  /** Whether a key was added since: a key the instance does not hold may then be live. */
-  readonly added: boolean;
+  /** Once any key was added, a key the instance does not hold may be live. */
+  readonly added: ReadonlySet<string>;
 }
 
 /**
