@@ -61,7 +61,7 @@ describe('the portal\'s storage', function () {
 
       beforeEach(fresh);
 
-      it('prunes a flood\'s rows in batches, each table by its age index, keeping what still counts', async function () {
+      it('prunes a flood\'s rows in batches, keeping what still counts', async function () {
         this.timeout(20_000);
         const { db } = testDb;
         // More rows than one batch deletes, as a flood of unknown emails left them before there was pruning.
@@ -79,6 +79,18 @@ describe('the portal\'s storage', function () {
         const after = await Promise.all(PRUNED_TABLES.map(rows));
         process.stdout.write(`        ${PRUNED_TABLES.map((table, i) => `${table} ${before[i]!.toLocaleString('en')} -> ${after[i]}`).join(', ')}\n`);
         expect(after).to.deep.equal([1, 1, 1]);
+      });
+
+      it('prunes each table by its age index', async function () {
+        const { db } = testDb;
+        // Tables where the index matters (many rows that stay, few to prune), with statistics read now
+        // and no deleted rows the purge has yet to clear (the last test's), which the optimizer would count.
+        for (const table of ['admin_sign_in_failures', 'admin_sign_in_locks', 'audit_events']) await sql`truncate table ${sql.table(table)}`.execute(db);
+        const later = new Date(T.getTime() + 86_400_000);
+        await sql`insert into admin_sign_in_failures (email, failed_at) select concat('kept-', seq, '@example.test'), ${later} from seq_1_to_2000`.execute(db);
+        await sql`insert into admin_sign_in_locks (email, locked_until) select concat('kept-', seq, '@example.test'), ${later} from seq_1_to_2000`.execute(db);
+        await sql`insert into audit_events (at, partner_id, admin_email, action) select ${later}, 'acme', 'ada@acme.example', 'admin.signed_in' from seq_1_to_2000`.execute(db);
+        await sql`analyze table admin_sign_in_failures, admin_sign_in_locks, audit_events`.execute(db);
         const plans = [
           sql`explain delete from admin_sign_in_failures where failed_at <= ${T} limit 5000`,
           sql`explain delete from admin_sign_in_locks where locked_until <= ${T} limit 5000`,
