@@ -10,10 +10,18 @@ import { catalogImportContract } from '../contracts/catalog-import.contract.js';
 import { changeVersionsContract } from '../contracts/change-versions.contract.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
 import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
+import { catalogDocument, importDocument } from '../support/import.js';
 
 const noop = (): Promise<void> => Promise.resolve();
 
-productCatalogContract('memory', (catalog) => Promise.resolve({ catalog: new MemoryProductCatalog(catalog), close: noop }));
+// The adapter deployments run: the catalog imported into the store, as a start or a reload does.
+productCatalogContract('memory (MemoryCatalogStore)', async (catalog) => {
+  const store = new MemoryCatalogStore();
+  await importDocument(store, catalogDocument(catalog));
+  return { catalog: store, close: noop };
+});
+// The test double other suites build without an import answers the same.
+productCatalogContract('memory test double (MemoryProductCatalog)', (catalog) => Promise.resolve({ catalog: new MemoryProductCatalog(catalog), close: noop }));
 
 apiKeyStoreContract('memory', (catalog) => {
   const store = new MemoryApiKeyStore(catalog);
