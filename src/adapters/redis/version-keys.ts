@@ -43,12 +43,13 @@ export function keyChangesKey(prefix: string): string {
   return `${prefix}keychanges`;
 }
 
-/** How long announced key changes are kept: an instance away from its database longer than this cannot decide any key it does not hold. */
+/** How long announced key changes are kept: an instance whose last read of its keys is older than this cannot decide any key without the database. */
 export const KEY_CHANGES_RETENTION_MS = 7 * 24 * 60 * 60 * 1_000;
 
 /**
- * Lua: Redis's clock in µs (two scripts never run in the same microsecond, so an entry and a mark
- * are told apart), and the set's origin made no later than now if it has none (a new or emptied Redis).
+ * Lua: Redis's clock in µs, and the set's origin made no later than now if it has none (a new or
+ * emptied Redis). An entry scored at a mark's own microsecond is taken as after the mark: applied
+ * again, a change only refuses or leaves undecided what the database would decide.
  */
 const KEY_CHANGES_NOW_LUA = `
 local function nowUs()
