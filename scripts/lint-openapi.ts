@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openApiDocument } from '../src/adapters/http/openapi-document.js';
+import { openApiDocument } from '../src/adapters/http/operations.js';
 
 interface Problem {
   readonly ruleId: string;

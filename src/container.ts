@@ -1,6 +1,7 @@
 import { Container, type ServiceIdentifier } from 'inversify';
 import type { Logger } from 'pino';
-import type { HttpAppDependencies } from './adapters/http/app.js';
+import type { ApiUseCases } from './adapters/http/operations.js';
+import type { PipelineDependencies } from './adapters/http/pipeline.js';
 import { createHttpHandler, type HttpHandler, type HttpHandlerOptions } from './adapters/http/handler.js';
 import { AuthenticateKey } from './application/authenticate-key.js';
 import { EnforceRateLimit } from './application/enforce-rate-limit.js';
@@ -69,7 +70,8 @@ export const TOKENS = {
   LookupBySku: Symbol.for('LookupBySku') as ServiceIdentifier<LookupBySku>,
   LookupById: Symbol.for('LookupById') as ServiceIdentifier<LookupById>,
   ReadChanges: Symbol.for('ReadChanges') as ServiceIdentifier<ReadChanges>,
-  HttpDependencies: Symbol.for('HttpDependencies') as ServiceIdentifier<HttpAppDependencies>,
+  ApiUseCases: Symbol.for('ApiUseCases') as ServiceIdentifier<ApiUseCases>,
+  HttpDependencies: Symbol.for('HttpDependencies') as ServiceIdentifier<PipelineDependencies<ApiUseCases>>,
 };
 
 /** Binds the chosen adapters to their ports and the use cases to them; a fresh container each call. */
@@ -98,15 +100,14 @@ export function createContainer(infrastructure: Infrastructure): Container {
     (feed: ChangesFeed, cursorKeys: CursorKeys) => new ReadChanges(feed, cursorKeys, systemClock),
     [TOKENS.ChangesFeed, TOKENS.CursorKeys],
   );
+  container.bind(TOKENS.ApiUseCases).toResolvedValue(
+    (lookupBySku: LookupBySku, lookupById: LookupById, readChanges: ReadChanges, readiness: ReadinessProbe) => ({ lookupBySku, lookupById, readChanges, readiness }),
+    [TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadChanges, TOKENS.ReadinessProbe],
+  );
   container.bind(TOKENS.HttpDependencies).toResolvedValue(
-    (
-      authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, lookupBySku: LookupBySku, lookupById: LookupById,
-      readChanges: ReadChanges, readiness: ReadinessProbe, logger: Logger, metrics: ServiceMetrics,
-    ) => ({ authenticateKey, enforceRateLimit, lookupBySku, lookupById, readChanges, readiness, logger, metrics }),
-    [
-      TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadChanges, TOKENS.ReadinessProbe, TOKENS.Logger,
-      TOKENS.ServiceMetrics,
-    ],
+    (useCases: ApiUseCases, authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, logger: Logger, metrics: ServiceMetrics) =>
+      ({ useCases, authenticateKey, enforceRateLimit, logger, metrics }),
+    [TOKENS.ApiUseCases, TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.Logger, TOKENS.ServiceMetrics],
   );
   return container;
 }

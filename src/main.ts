@@ -3,6 +3,7 @@ import { HeldApiKeyStore, type KeySetVersionReader } from './adapters/cache/held
 import { clientAddressResolver, trustedProxies, type TrustedProxies } from './adapters/listening/client-address.js';
 import { openFileLimit, shareDescriptors, type ListenerShare } from './adapters/listening/descriptor-budget.js';
 import type { RunningServer } from './adapters/listening/guarded-server.js';
+import { skuLookupPath } from './adapters/http/operations.js';
 import { startHttpServer } from './adapters/http/server.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
@@ -283,7 +284,7 @@ function demoBanner(url: string, key: string): string {
     'Demo catalog loaded. This key for the demo partner is shown once and lives until the process stops:',
     `  ${key}`,
     'Try it:',
-    `  curl -s -H 'Authorization: Bearer ${key}' ${url}/api/v1/public/sku/TENT-2P`,
+    `  curl -s -H 'Authorization: Bearer ${key}' ${url}${skuLookupPath('TENT-2P')}`,
     '',
     '',
   ].join('\n');

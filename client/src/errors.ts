@@ -1,39 +1,9 @@
-/** Every `error` code the API sends, plus `unexpected_response` for an answer that is not the API's error shape. */
-export type ErrorCode =
-  | 'invalid_sku'
-  | 'invalid_product_id'
-  | 'missing_api_key'
-  | 'invalid_api_key'
-  | 'sku_not_found'
-  | 'product_not_found'
-  | 'invalid_cursor'
-  | 'invalid_limit'
-  | 'cursor_expired'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'rate_limit_exceeded'
-  | 'internal_error'
-  | 'service_unavailable'
-  | 'bad_request'
-  | 'unexpected_response';
+import { API_ERROR_STATUS, type ApiErrorCode } from './generated/error-codes.js';
 
-const KNOWN_CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'invalid_sku',
-  'invalid_product_id',
-  'missing_api_key',
-  'invalid_api_key',
-  'sku_not_found',
-  'product_not_found',
-  'invalid_cursor',
-  'invalid_limit',
-  'cursor_expired',
-  'not_found',
-  'method_not_allowed',
-  'rate_limit_exceeded',
-  'internal_error',
-  'service_unavailable',
-  'bad_request',
-]);
+/** Every `error` code the API sends, plus `unexpected_response` for an answer that is not the API's error shape. */
+export type ErrorCode = ApiErrorCode | 'unexpected_response';
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(Object.keys(API_ERROR_STATUS));
 
 export interface PartnerCatalogErrorDetails {
   readonly status: number;

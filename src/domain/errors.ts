@@ -1,19 +1,28 @@
 import { Type, type Static } from 'typebox';
 import type { RateLimitStatus } from './rate-limit.js';
 
-/** Stable, machine-readable codes of the failures the domain and use cases can raise. */
-export type DomainErrorCode =
-  | 'invalid_sku'
-  | 'invalid_product_id'
-  | 'missing_api_key'
-  | 'invalid_api_key'
-  | 'sku_not_found'
-  | 'product_not_found'
-  | 'rate_limit_exceeded'
-  | 'invalid_cursor'
-  | 'invalid_limit'
-  | 'cursor_expired'
-  | 'service_unavailable';
+/** What kind of failure a code is; the HTTP adapter answers each kind with one status. */
+export type ErrorKind = 'invalid_input' | 'unauthenticated' | 'not_found' | 'gone' | 'too_many_requests' | 'unavailable';
+
+/**
+ * Every stable, machine-readable code the domain and use cases can raise, declared once with its
+ * kind: the API's status table, the OpenAPI document's enums and the client's union follow from it.
+ */
+export const DOMAIN_ERROR_KINDS = {
+  invalid_sku: 'invalid_input',
+  invalid_product_id: 'invalid_input',
+  invalid_cursor: 'invalid_input',
+  invalid_limit: 'invalid_input',
+  missing_api_key: 'unauthenticated',
+  invalid_api_key: 'unauthenticated',
+  sku_not_found: 'not_found',
+  product_not_found: 'not_found',
+  cursor_expired: 'gone',
+  rate_limit_exceeded: 'too_many_requests',
+  service_unavailable: 'unavailable',
+} as const satisfies Record<string, ErrorKind>;
+
+export type DomainErrorCode = keyof typeof DOMAIN_ERROR_KINDS;
 
 /** The body of every error answer (docs/api.md, errors); the OpenAPI document's `Error` is this declaration. */
 export const ErrorBodySchema = Type.Object({

@@ -1,7 +1,12 @@
+import { Type } from 'typebox';
 import { DomainError } from './errors.js';
 
 export const SKU_MAX_LENGTH = 50;
-const SKU_PATTERN = /^[A-Za-z0-9._-]+$/;
+
+/** A SKU as a path parameter states it; the check below is this pattern. */
+const SKU_SOURCE = '^[A-Za-z0-9._-]+$';
+export const SkuSchema = Type.String({ minLength: 1, maxLength: SKU_MAX_LENGTH, pattern: SKU_SOURCE });
+const SKU_PATTERN = new RegExp(SKU_SOURCE);
 
 /** A partner's own product identifier: 1 to 50 of letters, digits, `.`, `_`, `-`; matched exactly. */
 export type Sku = string & { readonly __brand: 'Sku' };

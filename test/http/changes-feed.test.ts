@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { createClient, PartnerCatalogError, type Change, type LookupResult, type PartnerCatalogClient } from '../../client/src/index.js';
-import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
+import { openApiDocument } from '../../src/adapters/http/operations.js';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';

@@ -2,7 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createLogger } from '../../src/adapters/logging/logger.js';
-import { createLookupFastPath } from '../../src/adapters/http/lookup-fast-path.js';
+import { createFastPath } from '../../src/adapters/http/fast-path.js';
+import { OPERATIONS } from '../../src/adapters/http/operations.js';
+import { createPipeline } from '../../src/adapters/http/pipeline.js';
 import { createContainer, TOKENS } from '../../src/container.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { memoryInfrastructure, startTestServer, type Response, type TestServer } from '../support/test-server.js';
@@ -17,14 +19,16 @@ interface Exchange {
 
 const bearer = (key: string): Record<string, string> => ({ Authorization: `Bearer ${key}` });
 
-/** Every kind of lookup request: success, conditional, each error, each header form. */
+/** Every kind of request to an operation: success, conditional, each error, each header form. */
 function lookupExchanges(etag: string): Exchange[] {
   const paths = [
     `${API}/sku/TENT-2P`, `${API}/sku/abc-1`, `${API}/sku/ABC-1`, `${API}/sku/OLD.STOVE_1`, `${API}/sku/SHARED-1`,
     `${API}/sku/GLOBEX-ONLY`, `${API}/sku/NOPE`, `${API}/sku/..`, `${API}/sku/a~b`, `${API}/sku/${'A'.repeat(51)}`,
     `${API}/sku/TENT-2P?fields=all&x=1`, `${API}/products/1`, `${API}/products/2`, `${API}/products/999999`,
     `${API}/products/0`, `${API}/products/01`, `${API}/products/abc`, `${API}/products/${'9'.repeat(17)}`,
-    `${API}/products/1?x`, `${API}/sku/${KEYS.acme}`,
+    `${API}/products/1?x`, `${API}/sku/${KEYS.acme}`, `${API}/changes?limit=0`, `${API}/changes?limit=1&limit=2`,
+    // A page of changes holds a cursor each server signs with its own key: its errors are compared.
+    `${API}/changes?cursor=nope`, '/healthz', '/readyz', '/openapi.json', '/docs', '/docs/docs.js', '/docs/nope.js',
   ];
   const headerSets: Record<string, string>[] = [
     {}, bearer(KEYS.acme), { 'X-API-Key': KEYS.acme }, bearer(KEYS.globex), bearer(KEYS.acmeRevoked), bearer(KEYS.unknown),
@@ -76,7 +80,7 @@ function comparableLog(line: string | undefined): Record<string, unknown> {
   return entry;
 }
 
-describe('HTTP: the lookup fast path answers exactly as the Koa routes do', function () {
+describe('HTTP: the fast path answers exactly as the Koa routes do', function () {
   let fast: TestServer;
   let koa: TestServer;
 
@@ -97,7 +101,7 @@ describe('HTTP: the lookup fast path answers exactly as the Koa routes do', func
     expect(comparableLog(fast.logs.at(-1)), `log line of ${label}`).to.deep.equal(comparableLog(koa.logs.at(-1)));
   }
 
-  it('for every kind of lookup, success, 304 and error: same status, headers, body and log line', async function () {
+  it('for every operation, success, 304 and error: same status, headers, body and log line', async function () {
     fast = await startTestServer(memoryInfrastructure({ limit: 10_000 }));
     koa = await startTestServer(memoryInfrastructure({ limit: 10_000 }), { fastPath: false });
     const etag = String((await koa.request(`${API}/sku/TENT-2P`, { headers: bearer(KEYS.acme) })).headers.etag);
@@ -132,13 +136,13 @@ describe('HTTP: the lookup fast path answers exactly as the Koa routes do', func
   });
 });
 
-describe('HTTP: what the lookup fast path takes, and what it leaves to Koa', function () {
+describe('HTTP: what the fast path takes, and what it leaves to Koa', function () {
   let server: Server;
   let base: string;
 
   before(async function () {
     const container = createContainer({ ...memoryInfrastructure(), logger: createLogger('silent') });
-    const fastPath = createLookupFastPath(container.get(TOKENS.HttpDependencies));
+    const fastPath = createFastPath(OPERATIONS, createPipeline(container.get(TOKENS.HttpDependencies), OPERATIONS));
     // Whatever the fast path declines is answered 599 here, so a test can tell who answered.
     server = createServer((req, res) => {
       if (!fastPath(req, res)) res.writeHead(599).end();
@@ -152,7 +156,7 @@ describe('HTTP: what the lookup fast path takes, and what it leaves to Koa', fun
 
   const status = async (path: string, method = 'GET'): Promise<number> => (await fetch(`${base}${path}`, { method, headers: bearer(KEYS.acme) })).status;
 
-  it('takes GET and HEAD of both lookups with a plain segment, whatever the answer', async function () {
+  it('takes GET and HEAD of every operation\'s exact path, or of its path with a plain trailing segment, whatever the answer', async function () {
     expect(await status(`${API}/sku/TENT-2P`)).to.equal(200);
     expect(await status(`${API}/sku/TENT-2P`, 'HEAD')).to.equal(200);
     expect(await status(`${API}/sku/TENT-2P?x=1`)).to.equal(200);
@@ -160,13 +164,17 @@ describe('HTTP: what the lookup fast path takes, and what it leaves to Koa', fun
     expect(await status(`${API}/sku/${'A'.repeat(51)}`)).to.equal(400);
     expect(await status(`${API}/products/1`)).to.equal(200);
     expect(await status(`${API}/products/abc`)).to.equal(400);
+    expect(await status(`${API}/changes?limit=2`)).to.equal(200);
+    expect(await status('/healthz', 'HEAD')).to.equal(200);
+    expect(await status('/openapi.json')).to.equal(200);
+    expect(await status('/docs/nope.js')).to.equal(404);
   });
 
   it('leaves other methods, encoded or empty segments, deeper paths and other routes to Koa', async function () {
     for (const [path, method] of [
       [`${API}/sku/TENT-2P`, 'POST'], [`${API}/sku/TENT-2P`, 'OPTIONS'], [`${API}/sku/TENT%2D2P`, 'GET'], [`${API}/sku/`, 'GET'],
       [`${API}/sku`, 'GET'], [`${API}/sku/TENT-2P/`, 'GET'], [`${API}/sku/a/b`, 'GET'], [`${API}/SKU/TENT-2P`, 'GET'],
-      [`${API}/products/`, 'GET'], ['/healthz', 'GET'], ['/openapi.json', 'GET'], [`/x${API}/sku/TENT-2P`, 'GET'],
+      [`${API}/products/`, 'GET'], ['/healthz', 'POST'], ['/healthz/', 'GET'], ['/nope', 'GET'], [`/x${API}/sku/TENT-2P`, 'GET'],
     ] as const) {
       expect(await status(path, method), `${method} ${path}`).to.equal(599);
     }

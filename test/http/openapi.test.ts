@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Router } from '@koa/router';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { openApiDocument } from '../../src/adapters/http/openapi-document.js';
+import { OPERATIONS, openApiDocument } from '../../src/adapters/http/operations.js';
+import { createPipeline } from '../../src/adapters/http/pipeline.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../../src/adapters/catalog-file/catalog-file.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
@@ -73,7 +74,8 @@ describe('OpenAPI document', function () {
   });
 
   it('describes every route of the router, and the router serves every path it describes', function () {
-    const app = createHttpApp(createContainer({ ...memoryInfrastructure(), logger: createLogger('silent') }).get(TOKENS.HttpDependencies));
+    const deps = createContainer({ ...memoryInfrastructure(), logger: createLogger('silent') }).get(TOKENS.HttpDependencies);
+    const app = createHttpApp(OPERATIONS, createPipeline(deps, OPERATIONS), deps.logger);
     const router = app.middleware.map((m) => (m as { router?: Router }).router).find((r) => r !== undefined);
     expect(router, 'the router middleware').to.not.equal(undefined);
     const aliases = new Map<string, string>();

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { methodNotAllowedResponse, openApiDocument } from '../../src/adapters/http/openapi-document.js';
+import { methodNotAllowedResponse } from '../../src/adapters/http/openapi-document.js';
+import { openApiDocument } from '../../src/adapters/http/operations.js';
 
 /** What a test saw of one exchange. */
 export interface ObservedExchange {

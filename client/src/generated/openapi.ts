@@ -744,7 +744,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChangesResponse"];
                 };
             };
-            /** @description A query parameter is malformed: a cursor this service did not issue for your catalog, or a limit out of range. */
+            /** @description A cursor this service did not issue for your catalog. A limit out of range. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1001,6 +1001,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The file's name. */
                 asset: "swagger-ui-bundle.js" | "swagger-ui.css" | "docs.js";
             };
             cookie?: never;

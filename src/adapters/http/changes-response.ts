@@ -1,7 +1,7 @@
-import type { Context } from 'koa';
 import type { ChangesPage } from '../../application/read-changes.js';
 import { toChangeView, type ChangesResponse } from '../../domain/changes-view.js';
 import { DomainError } from '../../domain/errors.js';
+import { jsonAnswer, type Answer } from './error-response.js';
 
 /**
  * A page of the feed is the caller's alone and true only now; it carries no validator to
@@ -9,14 +9,10 @@ import { DomainError } from '../../domain/errors.js';
  */
 export const CHANGES_CACHE_CONTROL = 'no-store';
 
-/** The body of a page of the feed. */
-export function changesBody(page: ChangesPage): ChangesResponse {
-  return { data: page.changes.map(toChangeView), next_cursor: page.nextCursor, has_more: page.hasMore };
-}
-
-export function sendChangesPage(ctx: Context, page: ChangesPage): void {
-  ctx.set('Cache-Control', CHANGES_CACHE_CONTROL);
-  ctx.body = changesBody(page);
+/** A page of the feed as its answer. */
+export function changesAnswer(page: ChangesPage): Answer {
+  const body: ChangesResponse = { data: page.changes.map(toChangeView), next_cursor: page.nextCursor, has_more: page.hasMore };
+  return jsonAnswer(200, JSON.stringify(body), [['Cache-Control', CHANGES_CACHE_CONTROL]]);
 }
 
 /**

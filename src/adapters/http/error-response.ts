@@ -1,34 +1,51 @@
-import { setTimeout } from 'node:timers/promises';
-import type { Context } from 'koa';
 import { TIMEOUTS } from '../../application/timeouts.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
 import { isStorageUnavailable } from '../../application/ports/storage-unavailable.js';
-import { DomainError, RateLimitExceeded, ServiceUnavailable, TooManyFailedAuthentications, type DomainErrorCode, type ErrorBody } from '../../domain/errors.js';
+import {
+  DOMAIN_ERROR_KINDS, DomainError, RateLimitExceeded, ServiceUnavailable, TooManyFailedAuthentications, type DomainErrorCode, type ErrorBody, type ErrorKind,
+} from '../../domain/errors.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
 
-/** The one table from a domain error code to its HTTP status (docs/api.md, errors). */
-const STATUS_BY_CODE: Readonly<Record<DomainErrorCode, number>> = {
-  invalid_sku: 400,
-  invalid_product_id: 400,
-  missing_api_key: 401,
-  invalid_api_key: 401,
-  sku_not_found: 404,
-  product_not_found: 404,
-  rate_limit_exceeded: 429,
-  invalid_cursor: 400,
-  invalid_limit: 400,
-  cursor_expired: 410,
-  service_unavailable: 503,
+/** The one table from a kind of domain failure to its HTTP status (docs/api.md, errors). */
+const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
+  invalid_input: 400,
+  unauthenticated: 401,
+  not_found: 404,
+  gone: 410,
+  too_many_requests: 429,
+  unavailable: 503,
 };
 
-/** Codes only the HTTP layer raises. */
-export type HttpErrorCode = 'not_found' | 'method_not_allowed' | 'internal_error' | 'bad_request';
+/** Codes only the HTTP layer raises, with their status. */
+const HTTP_ERROR_STATUS = {
+  not_found: 404,
+  method_not_allowed: 405,
+  internal_error: 500,
+  bad_request: 400,
+} as const;
 
-/** An error answer, framework-free: both the Koa app and the lookup fast path write it. */
+export type HttpErrorCode = keyof typeof HTTP_ERROR_STATUS;
+export type ApiErrorCode = DomainErrorCode | HttpErrorCode;
+
+/** The status of every code the API sends, domain and HTTP alike: the client's union is generated from its keys. */
+export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
+  ...Object.fromEntries(Object.entries(DOMAIN_ERROR_KINDS).map(([code, kind]) => [code, STATUS_BY_KIND[kind]])) as Record<DomainErrorCode, number>,
+  ...HTTP_ERROR_STATUS,
+};
+
+/** What the service answers, framework-free: status, headers as name/value pairs, and the body's bytes. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: readonly (readonly [string, string])[];
+  /** Absent for an answer with no body (304); a HEAD request's body is dropped when written. */
+  readonly body?: Buffer;
+}
+
+/** An error answer before it is written: its body, and how it is to be sent. */
 export interface ErrorAnswer {
   readonly status: number;
   /** Headers besides Cache-Control and Content-Type, as name/value pairs. */
   readonly headers: readonly (readonly [string, string])[];
-  readonly body: Readonly<ErrorBody & { error: DomainErrorCode | HttpErrorCode }>;
+  readonly body: Readonly<ErrorBody & { error: ApiErrorCode }>;
   /** False for an unexpected error, which the caller logs. */
   readonly expected: boolean;
   /** How long to hold the answer back before sending it (0: at once). */
@@ -37,6 +54,18 @@ export interface ErrorAnswer {
 
 /** Errors are never cached. */
 export const ERROR_CACHE_CONTROL = 'no-store';
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A JSON answer: the body's bytes with their type and length. */
+export function jsonAnswer(status: number, body: Buffer | string, headers: readonly (readonly [string, string])[] = []): Answer {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  return { status, headers: [...headers, ['Content-Type', JSON_TYPE], ['Content-Length', String(bytes.length)]], body: bytes };
+}
+
+/** The only error shape the service sends: `{ error, message }`, never cached. */
+export function errorAnswer(code: ApiErrorCode, message: string, headers: readonly (readonly [string, string])[] = []): Answer {
+  return jsonAnswer(STATUS_BY_CODE[code], JSON.stringify({ error: code, message } satisfies ErrorBody), [...headers, ['Cache-Control', ERROR_CACHE_CONTROL]]);
+}
 
 /** The answer to a thrown error: its status, body and headers. */
 export function errorAnswerFor(thrown: unknown): ErrorAnswer {
@@ -59,20 +88,4 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
     expected: true,
     delayMs: heldBack ? TIMEOUTS.heldBackAnswerDelayMs : 0,
   };
-}
-
-/** Writes the only error shape the service sends: `{ error, message }`, as JSON. */
-export function sendError(ctx: Context, status: number, error: DomainErrorCode | HttpErrorCode, message: string): void {
-  ctx.status = status;
-  ctx.set('Cache-Control', ERROR_CACHE_CONTROL);
-  ctx.body = { error, message } satisfies ErrorBody;
-}
-
-/** Answers a thrown error (after its delay, if any); true if it was a domain error, false if it was unexpected. */
-export async function sendThrown(ctx: Context, thrown: unknown): Promise<boolean> {
-  const answer = errorAnswerFor(thrown);
-  if (answer.delayMs > 0) await setTimeout(answer.delayMs);
-  for (const [name, value] of answer.headers) ctx.set(name, value);
-  sendError(ctx, answer.status, answer.body.error, answer.body.message);
-  return answer.expected;
 }

@@ -1,6 +1,6 @@
-import type { Context } from 'koa';
 import { etagOf, lookupBody } from '../../domain/lookup-body.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
+import { jsonAnswer, type Answer } from './error-response.js';
 
 interface Serialized {
   readonly body: Buffer;
@@ -29,20 +29,14 @@ export const LOOKUP_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
 export const LOOKUP_VARY = 'Authorization, X-API-Key';
 
 /**
- * Answers a lookup: the body as bytes with a strong ETag, or 304 with no body when the
+ * The answer to a lookup: the body as bytes with a strong ETag, or 304 with no body when the
  * caller's If-None-Match already names it. Answers depend on the key, hence Vary.
  */
-export function sendLookupResult(ctx: Context, result: LookupResult): void {
+export function lookupAnswer(result: LookupResult, ifNoneMatch: string | undefined): Answer {
   const { body, etag } = serialize(result);
-  ctx.set('ETag', etag);
-  ctx.set('Cache-Control', LOOKUP_CACHE_CONTROL);
-  ctx.set('Vary', LOOKUP_VARY);
-  if (ifNoneMatchNames(ctx.get('If-None-Match'), etag)) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.body = body;
-  ctx.type = 'application/json';
+  const headers = [['ETag', etag], ['Cache-Control', LOOKUP_CACHE_CONTROL], ['Vary', LOOKUP_VARY]] as const;
+  if (ifNoneMatchNames(ifNoneMatch ?? '', etag)) return { status: 304, headers };
+  return jsonAnswer(200, body, headers);
 }
 
 /** RFC 9110 13.1.2: weak comparison, a list of tags, or `*`. */

@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import type { RateLimitStatus } from '../../domain/rate-limit.js';
 
 /** The RateLimit-* headers every authenticated answer carries (docs/api.md, rate limit), as name/value pairs. */
@@ -8,8 +7,4 @@ export function rateLimitHeaders(status: RateLimitStatus): [readonly [string, st
     ['RateLimit-Remaining', String(status.remaining)],
     ['RateLimit-Reset', String(status.resetSeconds)],
   ];
-}
-
-export function setRateLimitHeaders(ctx: Context, status: RateLimitStatus): void {
-  for (const [name, value] of rateLimitHeaders(status)) ctx.set(name, value);
 }

@@ -10,10 +10,10 @@ import helmet, { type HelmetOptions } from 'helmet';
 export const DOCS_HELMET_OPTIONS: Readonly<HelmetOptions> = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
 /**
- * The headers helmet's defaults set on every answer, read once by running helmet against a
- * recording response: the lookup fast path writes exactly what the Koa app's helmet does.
+ * The headers helmet sets on every answer with these options (its defaults without), read once by
+ * running helmet against a recording response, so the pipeline writes them as plain pairs.
  */
-export function helmetHeaders(): readonly (readonly [string, string])[] {
+export function helmetHeaders(options?: Readonly<HelmetOptions>): readonly (readonly [string, string])[] {
   const recorded = new Map<string, readonly [string, string]>();
   const response = {
     setHeader(name: string, value: unknown) {
@@ -29,10 +29,10 @@ export function helmetHeaders(): readonly (readonly [string, string])[] {
   };
   const request: unknown = {};
   const state: { outcome: 'pending' | 'done' | 'failed' } = { outcome: 'pending' };
-  helmet()(request as IncomingMessage, response as unknown as ServerResponse, (error?: unknown) => {
+  helmet(options)(request as IncomingMessage, response as unknown as ServerResponse, (error?: unknown) => {
     state.outcome = error === undefined || error === null ? 'done' : 'failed';
   });
-  // helmet's defaults are synchronous and cannot fail; if that ever changes, fail at start, not per request.
-  if (state.outcome !== 'done') throw new Error(`helmet's defaults could not be read (${state.outcome})`);
+  // helmet is synchronous and cannot fail; if that ever changes, fail at start, not per request.
+  if (state.outcome !== 'done') throw new Error(`helmet's headers could not be read (${state.outcome})`);
   return [...recorded.values()];
 }

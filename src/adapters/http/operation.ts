@@ -1,0 +1,72 @@
+import type { TSchema } from 'typebox';
+import type { Principal } from '../../domain/api-key.js';
+import type { DomainErrorCode } from '../../domain/errors.js';
+import type { Answer } from './error-response.js';
+
+/** A request as an operation sees it, whichever adapter received it. */
+export interface OperationRequest {
+  readonly method: string;
+  /** The path's parameters, percent-decoded. */
+  readonly params: Readonly<Record<string, string>>;
+  /** A query parameter: absent, given once, or given several times. */
+  query(name: string): string | string[] | undefined;
+  /** A request header, by its lower-case name; absent or empty is undefined. */
+  header(name: string): string | undefined;
+}
+
+/** An operation's own error code: when it is answered, and an example of its message, for the OpenAPI document. */
+export interface OperationError {
+  readonly when: string;
+  readonly example: string;
+}
+
+/** A path or query parameter: its TypeBox schema is what the OpenAPI document states. */
+export interface OperationParameter {
+  readonly name: string;
+  readonly in: 'path' | 'query' | 'header';
+  readonly required: boolean;
+  readonly description: string;
+  readonly schema: TSchema | Readonly<Record<string, unknown>>;
+  readonly example?: string;
+}
+
+/**
+ * One operation of the service, declared once: the Koa routes, the fast path's matcher, the OpenAPI
+ * `paths`, the metrics' route labels and the 405's `Allow` all come from this declaration.
+ */
+export interface Operation<UseCases> {
+  readonly operationId: string;
+  /** The path in OpenAPI's template form, `{name}` for a parameter; only GET (and HEAD) are served. */
+  readonly path: string;
+  readonly tag: 'Lookup' | 'Changes' | 'Service';
+  readonly summary: string;
+  readonly description: string;
+  /** Needs an API key, and counts against the key's rate limit. */
+  readonly key: boolean;
+  /** The path with its trailing parameter left out (`/sku`, `/sku/`) is this operation with an empty value. */
+  readonly emptyParameterPaths?: boolean;
+  readonly parameters?: readonly OperationParameter[];
+  /** The operation's own error codes; a keyed operation also answers the key's, the rate limit's, 500 and 503. */
+  readonly errors?: Readonly<Partial<Record<DomainErrorCode, OperationError>>>;
+  /** The answers besides the errors, as OpenAPI response objects by status. */
+  readonly responses: Readonly<Record<number, unknown>>;
+  /** The security headers of its answers: the API's, or the docs' (which must render over plain HTTP). */
+  readonly headers?: 'api' | 'docs';
+  /** Runs the operation; throws a DomainError to refuse. */
+  answer(useCases: UseCases, request: OperationRequest, principal: Principal | undefined): Promise<Answer> | Answer;
+}
+
+/** A path template as the router and the metrics' labels write it: `{sku}` becomes `:sku`. */
+export function routeTemplate(path: string): string {
+  return path.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/** The paths that stand for an operation with an empty trailing parameter: the prefix with and without its slash. */
+export function emptyParameterPaths(operation: Operation<unknown>): string[] {
+  if (operation.emptyParameterPaths !== true) return [];
+  const prefix = operation.path.replace(/\/\{[^}]+\}$/, '');
+  return [prefix, `${prefix}/`];
+}
+
+/** The methods every operation's path accepts. */
+export const ALLOWED_METHODS = 'GET, HEAD';

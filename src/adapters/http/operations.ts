@@ -1,0 +1,303 @@
+import type { LookupById } from '../../application/lookup-by-id.js';
+import type { LookupBySku } from '../../application/lookup-by-sku.js';
+import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
+import type { ReadChanges } from '../../application/read-changes.js';
+import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
+import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
+import { ProductIdTextSchema } from '../../domain/product-id.js';
+import { SkuSchema } from '../../domain/sku.js';
+import { CHANGES_CACHE_CONTROL, changesAnswer, singleQueryValue } from './changes-response.js';
+import { DOCS_ASSETS, DOCS_PAGE } from './docs-page.js';
+import { errorAnswer, jsonAnswer, type Answer } from './error-response.js';
+import { lookupAnswer } from './lookup-response.js';
+import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
+import { demoTentLookupExample } from './openapi-examples.js';
+import type { Operation } from './operation.js';
+
+/** What the API's operations run: its use cases, and the probe readiness answers from. */
+export interface ApiUseCases {
+  readonly lookupBySku: LookupBySku;
+  readonly lookupById: LookupById;
+  readonly readChanges: ReadChanges;
+  readonly readiness: ReadinessProbe;
+}
+
+const API = '/api/v1/public';
+const MAX_PRODUCT_ID = Number.MAX_SAFE_INTEGER;
+const RETENTION_DAYS = TOMBSTONE_RETENTION_MS / (24 * 60 * 60 * 1000);
+
+const LOOKUP_CACHING = {
+  ETag: { $ref: '#/components/headers/ETag' },
+  'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
+  Vary: { $ref: '#/components/headers/Vary' },
+};
+const NEVER_CACHED = { 'Cache-Control': header('Never cached.', { type: 'string', const: 'no-store' }) };
+
+/** The two lookups answer alike: the product with its ETag, or 304 when If-None-Match names it. */
+const LOOKUP_RESPONSES = {
+  200: {
+    description: 'The product. Carries a strong `ETag`: send it back in `If-None-Match` to revalidate a cached copy.',
+    headers: { ...REQUEST_ID, ...RATE_LIMIT, ...LOOKUP_CACHING },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/LookupResponse' },
+        examples: { 'TENT-2P': { summary: 'Demo catalog: TENT-2P', value: demoTentLookupExample } },
+      },
+    },
+  },
+  304: {
+    description: 'The `If-None-Match` header named the current `ETag`: the cached copy is still current. No body.',
+    headers: { ...REQUEST_ID, ...RATE_LIMIT, ...LOOKUP_CACHING },
+  },
+};
+
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'The `ETag` of a cached copy (or a list of them, or `*`). When it names the current one the answer is 304 with no body.',
+  schema: { type: 'string' },
+} as const;
+
+const statusBody = (values: string[], example: string) => ({
+  'application/json': {
+    schema: { type: 'object', additionalProperties: false, required: ['status'], properties: { status: { type: 'string', enum: values } } },
+    example: { status: example },
+  },
+});
+
+/** The outline of an OpenAPI 3.1 document; the OpenAPI Specification's own schema holds the rest. */
+const OPENAPI_DOCUMENT_SCHEMA = {
+  type: 'object',
+  required: ['openapi', 'info', 'paths'],
+  properties: {
+    openapi: { type: 'string', pattern: '^3\\.1\\.[0-9]+$' },
+    info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' } } },
+    paths: { type: 'object' },
+    components: { type: 'object' },
+  },
+};
+
+const statusAnswer = (status: number, value: string): Answer => jsonAnswer(status, JSON.stringify({ status: value }), [['Cache-Control', 'no-store']]);
+
+/** Every operation the API's listener serves, each declared once (docs/architecture.md, operations). */
+export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
+  {
+    operationId: 'getProductBySku',
+    path: `${API}/sku/{sku}`,
+    tag: 'Lookup',
+    summary: 'Get a product by SKU',
+    description: 'Looks the SKU up in the calling key\'s partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`.',
+    key: true,
+    emptyParameterPaths: true,
+    parameters: [
+      {
+        name: 'sku',
+        in: 'path',
+        required: true,
+        description: '1 to 50 letters, digits, `-`, `_` or `.`. Anything else, malformed percent-encoding or an encoded `/` is 400 `invalid_sku`.',
+        schema: SkuSchema,
+        example: 'TENT-2P',
+      },
+      IF_NONE_MATCH,
+    ],
+    errors: {
+      invalid_sku: { when: 'The path parameter is malformed.', example: 'SKU may contain only letters, digits, hyphen, underscore and period.' },
+      sku_not_found: {
+        when: 'Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.',
+        example: 'No product with SKU "NO-SUCH-SKU" in your catalog.',
+      },
+    },
+    responses: LOOKUP_RESPONSES,
+    answer: async ({ lookupBySku }, request, principal) =>
+      lookupAnswer(await lookupBySku.execute({ partnerId: principal!.partnerId, sku: request.params.sku ?? '' }), request.header('if-none-match')),
+  },
+  {
+    operationId: 'getProductById',
+    path: `${API}/products/{id}`,
+    tag: 'Lookup',
+    summary: 'Get a product by ID',
+    description: 'Looks a product up by its service-assigned ID (`data.product.id`). The answer is the same body as the SKU lookup, with `data.sku` the product\'s SKU in the caller\'s catalog.',
+    key: true,
+    emptyParameterPaths: true,
+    parameters: [
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description: `A positive integer without leading zeros, at most ${MAX_PRODUCT_ID}. Anything else is 400 \`invalid_product_id\`.`,
+        schema: ProductIdTextSchema,
+        example: '1',
+      },
+      IF_NONE_MATCH,
+    ],
+    errors: {
+      invalid_product_id: { when: 'The path parameter is malformed.', example: `Product ID must be a positive integer without leading zeros, at most ${MAX_PRODUCT_ID}.` },
+      product_not_found: {
+        when: 'Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.',
+        example: 'No product with ID 999999 in your catalog.',
+      },
+    },
+    responses: LOOKUP_RESPONSES,
+    answer: async ({ lookupById }, request, principal) =>
+      lookupAnswer(await lookupById.execute({ partnerId: principal!.partnerId, id: request.params.id ?? '' }), request.header('if-none-match')),
+  },
+  {
+    operationId: 'getChanges',
+    path: `${API}/changes`,
+    tag: 'Changes',
+    summary: 'What changed in your catalog since a cursor',
+    description: [
+      'Keeps a copy of your catalog current without reading every SKU. Without `cursor`, the feed starts at the beginning: every product now in your catalog appears once, and so, as `deleted`, does each product deleted recently (deletions are kept at least ' + String(RETENTION_DAYS) + ' days). After that, a product appears again each time its lookup answer changes in any way, and once as `deleted` when it leaves your catalog. Between a cursor and now each product appears at most once, at its latest change, oldest change first. An import that changes nothing adds nothing.',
+      '',
+      'Read pages while `has_more` is `true`, each time with the page\'s `next_cursor`; keep the last `next_cursor` for next time. Then look up only the SKUs listed as `upserted` (with `If-None-Match` if you kept their `ETag`, or not at all when `etag` equals the one you kept) and drop those listed as `deleted`. Each page counts as one request against the rate limit.',
+    ].join('\n'),
+    key: true,
+    parameters: [
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'The `next_cursor` of an earlier page, as it came: opaque, signed by the service and issued for your catalog only. Absent: from the beginning. Anything else, another partner\'s cursor or an altered one included, is 400 `invalid_cursor`.',
+        schema: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: `Most changes in one page: a whole number from 1 to ${MAX_CHANGES_LIMIT}. Anything else is 400 \`invalid_limit\`.`,
+        schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_LIMIT, default: DEFAULT_CHANGES_LIMIT },
+      },
+    ],
+    errors: {
+      invalid_cursor: {
+        when: 'A cursor this service did not issue for your catalog.',
+        example: 'The cursor is not one this service issued for your catalog: start again without a cursor.',
+      },
+      invalid_limit: { when: 'A limit out of range.', example: `limit must be a whole number from 1 to ${MAX_CHANGES_LIMIT}; got "0".` },
+      cursor_expired: {
+        when: `The cursor is older than the feed keeps deleted products (at least ${RETENTION_DAYS} days): a deletion since then may be missing. Start again without a cursor.`,
+        example: 'The cursor is older than the feed keeps deleted products: start again without a cursor.',
+      },
+    },
+    responses: {
+      200: {
+        description: 'A page of changes, and the cursor to continue from.',
+        headers: {
+          ...REQUEST_ID,
+          ...RATE_LIMIT,
+          'Cache-Control': header('A page is yours alone and true only now: never stored.', { type: 'string', const: CHANGES_CACHE_CONTROL }),
+        },
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/ChangesResponse' },
+            examples: {
+              page: {
+                summary: 'One product changed, one deleted',
+                value: {
+                  data: [
+                    { sku: 'TENT-2P', product_id: 1, change: 'upserted', etag: '"Xq3mJ0c8n2bH4r1TzV7kLwP9sD5aG6eY"', changed_at: '2026-05-04T02:00:13.000Z' },
+                    { sku: 'STOVE-OLD', product_id: 7, change: 'deleted', etag: null, changed_at: '2026-05-04T02:00:13.000Z' },
+                  ],
+                  next_cursor: 'c2.2q.Wm3fQ0kzR8vLx2Tb',
+                  has_more: false,
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    // Other query parameters are ignored, as on the lookups.
+    answer: async ({ readChanges }, request, principal) => changesAnswer(await readChanges.execute({
+      partnerId: principal!.partnerId,
+      limit: singleQueryValue(request.query('limit'), 'invalid_limit', 'limit'),
+      cursor: singleQueryValue(request.query('cursor'), 'invalid_cursor', 'cursor'),
+    })),
+  },
+  {
+    operationId: 'getHealth',
+    path: '/healthz',
+    tag: 'Service',
+    summary: 'Process is up',
+    description: 'Answers 200 while the process runs, without touching storage: a liveness probe.',
+    key: false,
+    responses: { 200: { description: 'The process is up.', headers: { ...REQUEST_ID, ...NEVER_CACHED }, content: statusBody(['ok'], 'ok') } },
+    answer: () => statusAnswer(200, 'ok'),
+  },
+  {
+    operationId: 'getReadiness',
+    path: '/readyz',
+    tag: 'Service',
+    summary: 'Storage is reachable',
+    description: 'Answers 200 when the storage answers and 503 when it does not: a readiness probe for a load balancer.',
+    key: false,
+    responses: {
+      200: { description: 'Storage is reachable.', headers: { ...REQUEST_ID, ...NEVER_CACHED }, content: statusBody(['ready'], 'ready') },
+      503: { description: 'Storage is unreachable.', headers: { ...REQUEST_ID, ...NEVER_CACHED }, content: statusBody(['unavailable'], 'unavailable') },
+    },
+    answer: async ({ readiness }) => ((await readiness.isReady().catch(() => false)) ? statusAnswer(200, 'ready') : statusAnswer(503, 'unavailable')),
+  },
+  {
+    operationId: 'getOpenApiDocument',
+    path: '/openapi.json',
+    tag: 'Service',
+    summary: 'This OpenAPI document',
+    description: 'This document as JSON, for client generators and linters.',
+    key: false,
+    responses: { 200: { description: 'This document.', headers: REQUEST_ID, content: { 'application/json': { schema: OPENAPI_DOCUMENT_SCHEMA } } } },
+    answer: () => jsonAnswer(200, servedDocument()),
+  },
+  {
+    operationId: 'getDocs',
+    path: '/docs',
+    tag: 'Service',
+    summary: 'Reference documentation (this page)',
+    description: 'Swagger UI rendering this document. Its scripts and style sheet come from the service itself, so it needs no internet access and renders over plain HTTP on any host.',
+    key: false,
+    headers: 'docs',
+    responses: {
+      200: { description: 'An HTML page rendering this document with Swagger UI, served from the service itself.', headers: REQUEST_ID, content: { 'text/html': { schema: { type: 'string' } } } },
+    },
+    answer: () => fileAnswer('text/html; charset=utf-8', Buffer.from(DOCS_PAGE, 'utf8'), []),
+  },
+  {
+    operationId: 'getDocsAsset',
+    path: '/docs/{asset}',
+    tag: 'Service',
+    summary: 'A script or style sheet of the docs page',
+    description: 'The files the `/docs` page loads; any other name is 404 `not_found`.',
+    key: false,
+    headers: 'docs',
+    parameters: [{ name: 'asset', in: 'path', required: true, description: 'The file\'s name.', schema: { type: 'string', enum: [...DOCS_ASSETS.keys()] } }],
+    responses: {
+      200: {
+        description: 'The file.',
+        headers: REQUEST_ID,
+        content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } },
+      },
+      404: { $ref: '#/components/responses/UnknownPath' },
+    },
+    answer: async (_useCases, request) => {
+      const asset = DOCS_ASSETS.get(request.params.asset ?? '');
+      if (asset === undefined) return errorAnswer('not_found', 'No such endpoint.');
+      return fileAnswer(asset.type, await asset.load(), [['Cache-Control', 'public, max-age=3600']]);
+    },
+  },
+];
+
+function fileAnswer(type: string, body: Buffer, headers: readonly (readonly [string, string])[]): Answer {
+  return { status: 200, headers: [...headers, ['Content-Type', type], ['Content-Length', String(body.length)]], body };
+}
+
+/** The path that looks a SKU up, as the demo's banner shows it. */
+export function skuLookupPath(sku: string): string {
+  const operation = OPERATIONS.find(({ operationId }) => operationId === 'getProductBySku');
+  return operation!.path.replace('{sku}', encodeURIComponent(sku));
+}
+
+/** The OpenAPI 3.1 document of these operations, as `/openapi.json` serves it. */
+export const openApiDocument = describeOperations(OPERATIONS);
+
+let served: Buffer | undefined;
+const servedDocument = (): Buffer => (served ??= Buffer.from(JSON.stringify(openApiDocument), 'utf8'));

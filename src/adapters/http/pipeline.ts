@@ -1,0 +1,118 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { AuthenticateKey } from '../../application/authenticate-key.js';
+import type { EnforceRateLimit } from '../../application/enforce-rate-limit.js';
+import { UNMATCHED_ROUTE, type ServiceMetrics } from '../../application/ports/service-metrics.js';
+import type { Principal } from '../../domain/api-key.js';
+import { errorAnswer, errorAnswerFor, type Answer } from './error-response.js';
+import { failureLogOf } from './failure-log.js';
+import { ALLOWED_METHODS, routeTemplate, type Operation, type OperationRequest } from './operation.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+import { countRefusal } from './refusal-metrics.js';
+import { requestIdFrom } from './request-id.js';
+import { logRequest } from './request-log.js';
+import { helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
+
+/** What the request pipeline needs besides the operations' use cases. */
+export interface PipelineDependencies<UseCases> {
+  readonly useCases: UseCases;
+  readonly authenticateKey: AuthenticateKey;
+  readonly enforceRateLimit: EnforceRateLimit;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+}
+
+/** A request as it reaches the pipeline, from Koa or from the fast path. */
+export interface PipelineRequest extends OperationRequest {
+  /** The path as sent, without its query: for the log line. */
+  readonly path: string;
+  /** Where the request comes from, for counting failed authentications. */
+  readonly clientAddress: string;
+}
+
+/** Where a request was routed: an operation, a known path with another method, or nowhere. */
+export type Route<UseCases> =
+  | { readonly kind: 'operation'; readonly operation: Operation<UseCases> }
+  | { readonly kind: 'method_not_allowed'; readonly template: string }
+  | { readonly kind: 'not_found' };
+
+/** One request through the service, framework-free, and how its answer is written. */
+export interface Pipeline<UseCases> {
+  /** Answers the request (checks, operation, errors), logs it and counts it. */
+  answer(route: Route<UseCases>, request: PipelineRequest): Promise<Answer>;
+}
+
+/** What the checks learnt of a request before it was answered. */
+interface Counted {
+  principal?: Principal;
+  limited?: readonly (readonly [string, string])[];
+}
+
+/**
+ * The one request pipeline: request ID, security headers, key, rate limit, the operation (its input,
+ * use case and answer), the error answer of whatever refused it, the log line and the metrics. Koa's
+ * routes and the fast path both hand their requests here, so the two answer alike by construction.
+ */
+export function createPipeline<UseCases>(deps: PipelineDependencies<UseCases>, operations: readonly Operation<UseCases>[]): Pipeline<UseCases> {
+  const security = { api: helmetHeaders(), docs: helmetHeaders(DOCS_HELMET_OPTIONS) };
+  // Below a docs operation's path, even a path no operation serves is answered with the docs' headers.
+  const docsPaths = operations.filter((operation) => operation.headers === 'docs').map(({ path }) => path.replace(/\/\{[^}]+\}$/, ''));
+  const isDocsPath = (path: string): boolean => docsPaths.some((docs) => path === docs || path.startsWith(`${docs}/`));
+  const failures = failureLogOf(deps.logger);
+
+  async function run(route: Route<UseCases>, request: PipelineRequest, state: Counted): Promise<Answer> {
+    if (route.kind === 'not_found') return errorAnswer('not_found', 'No such endpoint.');
+    if (route.kind === 'method_not_allowed') {
+      return errorAnswer('method_not_allowed', `Method ${request.method} is not allowed here; use GET or HEAD.`, [['Allow', ALLOWED_METHODS]]);
+    }
+    const { operation } = route;
+    if (!operation.key) return operation.answer(deps.useCases, request, undefined);
+    // Check order (docs/api.md): the key, then the rate limit, then the operation's own work.
+    const principal = await deps.authenticateKey.execute({ authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress });
+    state.principal = principal;
+    state.limited = rateLimitHeaders(await deps.enforceRateLimit.execute(principal));
+    return operation.answer(deps.useCases, request, principal);
+  }
+
+  return {
+    async answer(route, request) {
+      const started = performance.now();
+      const requestId = requestIdFrom(request.header('x-request-id'));
+      const own = (route.kind === 'operation' ? route.operation.headers === 'docs' : isDocsPath(request.path)) ? security.docs : security.api;
+      const state: Counted = {};
+      let answer: Answer;
+      try {
+        answer = await run(route, request, state);
+      } catch (error) {
+        countRefusal(deps.metrics, error);
+        const problem = errorAnswerFor(error);
+        if (!problem.expected) failures.unexpected(error, requestId);
+        if (problem.delayMs > 0) await setTimeout(problem.delayMs);
+        answer = errorAnswer(problem.body.error, problem.body.message, problem.headers);
+      }
+      // Every answer after the key was counted, a refusal too, says how much of the window is left.
+      const headers = [['X-Request-Id', requestId] as const, ...own, ...(state.limited ?? []), ...answer.headers];
+      const final: Answer = answer.body === undefined ? { status: answer.status, headers } : { status: answer.status, headers, body: answer.body };
+      logRequest(deps.logger, { requestId, method: request.method, path: request.path, status: final.status, started, principal: state.principal });
+      deps.metrics.observeRequest(labelOf(route), final.status, (performance.now() - started) / 1000);
+      return final;
+    },
+  };
+}
+
+function labelOf(route: Route<unknown>): string {
+  if (route.kind === 'operation') return routeTemplate(route.operation.path);
+  return route.kind === 'method_not_allowed' ? route.template : UNMATCHED_ROUTE;
+}
+
+/** Writes an answer on node:http's response; HEAD gets the headers alone. */
+export function writeAnswer(res: ServerResponse, method: string | undefined, answer: Answer): void {
+  if (res.headersSent || res.destroyed) {
+    res.destroy();
+    return;
+  }
+  const flat: string[] = [];
+  for (const [name, value] of answer.headers) flat.push(name, value);
+  res.writeHead(answer.status, flat).end(method === 'HEAD' ? undefined : answer.body);
+}
