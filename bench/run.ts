@@ -15,7 +15,9 @@
  * reference and the production row, then the database queries per request, quickly),
  * --flood-connections <n> (the made-up-key flood's, default 256), --attack-seconds <s> (the
  * pipeline attack, default 20),
- * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit).
+ * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
+ * --baseline-dir <dir> (also run the memory row from another checkout, in the same alternating rounds,
+ * and print the two rows' ratio: before and after a change in one run).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     'attack-seconds': { type: 'string', default: '20' },
     'flood-connections': { type: 'string', default: '256' },
     'service-dir': { type: 'string', default: '.' },
+    'baseline-dir': { type: 'string' },
   },
 });
 const durationS = Number(values.duration);
@@ -49,6 +52,8 @@ const rounds = Number(values.rounds);
 const MEMORY_ROW = 'service, memory storage';
 /** The memory row without metrics: against it, what counting requests costs on the lookup path. */
 const METRICS_OFF_ROW = 'service, memory storage, metrics off';
+/** The memory row run from the --baseline-dir checkout. */
+const BASELINE_ROW = 'service, memory storage, baseline checkout';
 
 interface Sample extends Load {
   readonly rssMb: number;
@@ -95,6 +100,7 @@ async function runTable(context: BenchContext, only: string[] | undefined): Prom
     { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
     { name: MEMORY_ROW, script: context.serviceScript, env: context.serviceEnv },
     { name: METRICS_OFF_ROW, script: context.serviceScript, env: { ...context.serviceEnv, METRICS_PORT: '0' } },
+    ...(values['baseline-dir'] === undefined ? [] : [{ name: BASELINE_ROW, script: resolve(values['baseline-dir'], 'src/main.ts'), env: context.serviceEnv }]),
     ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context) : []),
   ];
   try {
@@ -156,6 +162,11 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
   const memory = targets.find((t) => t.name === MEMORY_ROW);
   if (ceiling !== undefined && memory !== undefined) {
     process.stdout.write(`\nservice on memory storage against the Koa ceiling (same rounds): ${against(memory, ceiling).toFixed(2)}\n`);
+  }
+  const baseline = targets.find((t) => t.name === BASELINE_ROW);
+  if (memory !== undefined && baseline !== undefined) {
+    process.stdout.write(`\nservice on memory storage against the baseline checkout (same rounds): ${against(memory, baseline).toFixed(3)}; ` +
+      `to bare: ${ratioOf(memory).toFixed(3)} now, ${ratioOf(baseline).toFixed(3)} baseline\n`);
   }
   const metricsOff = targets.find((t) => t.name === METRICS_OFF_ROW);
   if (memory !== undefined && metricsOff !== undefined) {
