@@ -17,7 +17,7 @@ module.exports = {
     },
     {
       name: 'adapters-stay-apart',
-      comment: 'An adapter never imports another adapter; the composition root joins them. src/adapters/listening is no adapter: how each of our listeners opens and closes.',
+      comment: 'An adapter never imports another adapter; the composition root joins them. src/adapters/listening is no adapter: how each of our listeners opens and closes. Files directly in src/adapters (timeouts, service metrics) are what every adapter shares.',
       severity: 'error',
       from: { path: '^src/adapters/([^/]+)/' },
       to: { path: '^src/adapters/([^/]+)/', pathNot: '^src/adapters/($1|listening)/' },

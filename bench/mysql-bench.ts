@@ -25,7 +25,7 @@ import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
 import { MysqlChangesFeed } from '../src/adapters/mysql/mysql-changes-feed.js';
 import { MysqlProductCatalog } from '../src/adapters/mysql/mysql-product-catalog.js';
-import type { ImportReport } from '../src/application/ports/operator-store.js';
+import type { ImportReport } from '../src/application/catalog-import/operator-commands.js';
 import type { Sku } from '../src/domain/sku.js';
 
 const SERVER_URL = process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';

@@ -3,8 +3,8 @@ import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.j
 import { MysqlCatalogStore } from '../src/adapters/mysql/mysql-catalog-store.js';
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
-import { ImportCatalog } from '../src/application/import-catalog.js';
-import { systemClock } from '../src/application/ports/clock.js';
+import { ImportCatalog } from '../src/application/catalog-import/import-catalog.js';
+import { systemClock } from '../src/application/shared/clock.js';
 import { openBenchRedis } from './bench-redis.js';
 import type { BenchContext, Target } from './target.js';
 

@@ -9,8 +9,8 @@ import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.j
 import { STATUS_BY_CODE } from '../src/adapters/http/error-response.js';
 import { openApiDocument } from '../src/adapters/http/operations.js';
 import { MemoryCatalogStore } from '../src/adapters/memory/memory-catalog-store.js';
-import { ImportCatalog } from '../src/application/import-catalog.js';
-import { systemClock } from '../src/application/ports/clock.js';
+import { ImportCatalog } from '../src/application/catalog-import/import-catalog.js';
+import { systemClock } from '../src/application/shared/clock.js';
 import { parseSku } from '../src/domain/sku.js';
 
 export interface GeneratedFile {

@@ -1,10 +1,10 @@
 import { catalogFilePieces } from './adapters/catalog-file/catalog-pieces.js';
-import { ImportCatalog } from './application/import-catalog.js';
-import { systemClock } from './application/ports/clock.js';
+import { ImportCatalog } from './application/catalog-import/import-catalog.js';
+import { systemClock } from './application/shared/clock.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
-import type { OperatorStore } from './application/ports/operator-store.js';
-import { TIMEOUTS } from './application/timeouts.js';
-import { announcingStore } from './adapters/cli/announcing-store.js';
+import type { OperatorCommands } from './application/catalog-import/operator-commands.js';
+import { TIMEOUTS } from './adapters/timeouts.js';
+import { announceImports } from './adapters/cli/announced-imports.js';
 import { runCli } from './adapters/cli/run-command.js';
 import { mysqlAdminStore } from './adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from './adapters/mysql/mysql-api-key-admin.js';
@@ -14,11 +14,11 @@ import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
 import { checkStructuredData } from './adapters/structured-data/google-rules.js';
 import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js';
-import { InviteAdmin } from './application/invite-admin.js';
-import { IssueApiKey } from './application/issue-api-key.js';
-import { ListApiKeys } from './application/list-api-keys.js';
-import type { KeyChangeAnnouncer } from './application/ports/api-key-admin.js';
-import { RevokeApiKey } from './application/revoke-api-key.js';
+import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
+import { IssueApiKey } from './application/keys/issue-api-key.js';
+import { ListApiKeys } from './application/keys/list-api-keys.js';
+import type { KeyChangeAnnouncer } from './application/keys/api-key-admin.js';
+import { RevokeApiKey } from './application/keys/revoke-api-key.js';
 
 /** Without Redis there are no running instances to tell: each reads its keys from the database. */
 const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
@@ -27,7 +27,7 @@ const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() 
  * The database, through the same use cases the portal drives; with REDIS_URL set, every write is
  * also announced to the running instances.
  */
-function openOperatorStore(): Promise<OperatorStore> {
+function openOperatorCommands(): Promise<OperatorCommands> {
   const { databaseUrl, redisUrl } = readConfig(process.env);
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
@@ -35,7 +35,7 @@ function openOperatorStore(): Promise<OperatorStore> {
   const announcer = versions ?? nobodyToTell;
   const keys = new MysqlApiKeyAdmin(db);
   const admins = mysqlAdminStore(db);
-  const store: OperatorStore = {
+  const store: OperatorCommands = {
     migrate: () => migrateToLatest(db),
     importCatalog: (pieces, keysChanged) => new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(pieces, keysChanged),
     issueKey: async (partnerId, label) => {
@@ -54,7 +54,7 @@ function openOperatorStore(): Promise<OperatorStore> {
   };
   if (versions === null) return Promise.resolve(store);
   return Promise.resolve({
-    ...announcingStore(store, versions),
+    ...announceImports(store, versions),
     close: async () => {
       await versions.close();
       await store.close();
@@ -66,7 +66,7 @@ loadDotEnv();
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
-  openStore: openOperatorStore,
+  openCommands: openOperatorCommands,
   catalogPieces: catalogFilePieces,
   checkStructuredData,
   invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env)), token),

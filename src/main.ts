@@ -1,5 +1,5 @@
 import { withResponseCache } from './adapters/cache/cached-product-catalog.js';
-import { HeldApiKeyStore, type KeySetVersionReader } from './adapters/cache/held-api-key-store.js';
+import { KeySetCache, type KeySetVersionReader } from './adapters/cache/key-set-cache.js';
 import { clientAddressResolver, trustedProxies, type TrustedProxies } from './adapters/listening/client-address.js';
 import { openFileLimit, shareDescriptors, type ListenerShare } from './adapters/listening/descriptor-budget.js';
 import type { RunningServer } from './adapters/listening/guarded-server.js';
@@ -18,14 +18,14 @@ import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
 import { processCursorKeys } from './adapters/memory/process-cursor-keys.js';
 import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
 import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
-import { ChangeWatch } from './application/change-watch.js';
-import { ImportCatalog } from './application/import-catalog.js';
-import type { ApiKeyStore } from './application/ports/api-key-store.js';
-import type { KeyChangeAnnouncer } from './application/ports/api-key-admin.js';
-import { systemClock } from './application/ports/clock.js';
-import type { RateLimiter } from './application/ports/rate-limiter.js';
-import { noMetrics } from './application/ports/service-metrics.js';
-import { TIMEOUTS } from './application/timeouts.js';
+import { ChangesElsewhere } from './application/instances/changes-elsewhere.js';
+import { ImportCatalog } from './application/catalog-import/import-catalog.js';
+import type { ApiKeyStore } from './application/access/api-key-store.js';
+import type { KeyChangeAnnouncer } from './application/keys/api-key-admin.js';
+import { systemClock } from './application/shared/clock.js';
+import type { RateLimiter } from './application/access/rate-limiter.js';
+import { noMetrics } from './adapters/service-metrics.js';
+import { TIMEOUTS } from './adapters/timeouts.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
 import { createHandler, createPortalUseCases, type Infrastructure, type PortalInfrastructure } from './container.js';
 import { createPortalApp } from './adapters/portal/portal-app.js';
@@ -34,13 +34,13 @@ import { startPortalServer, type RunningPortal } from './adapters/portal/portal-
 import { memoryAdminStore } from './adapters/memory/memory-admin-store.js';
 import { MemoryApiKeyAdmin } from './adapters/memory/memory-api-key-admin.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
-import { InviteAdmin } from './application/invite-admin.js';
-import { KEY_USAGE_FLUSH_MS, KeyUsageRecorder } from './application/key-usage.js';
-import { PruneAdminRecords } from './application/prune-admin-records.js';
+import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
+import { KEY_USAGE_FLUSH_MS, KeyUsageRecorder } from './application/access/key-usage.js';
+import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
 import { ADMIN_RECORDS_PRUNE_INTERVAL_MS } from './domain/admin.js';
 
-/** What a deployment opened and must close on shutdown. */
-interface Opened {
+/** The adapters a deployment opened, and how to close them on shutdown. */
+interface Deployment {
   readonly infrastructure: Infrastructure;
   close(): Promise<void>;
   /** Printed once the server listens, with its real address. */
@@ -63,8 +63,8 @@ async function main(): Promise<void> {
   const metrics = config.metricsPort === 0 ? undefined : new PrometheusMetrics();
   // Every instance notes when each key is used and writes it once a minute: never a write per request.
   const keyUsage = new KeyUsageRecorder(systemClock);
-  const opened = await openInfrastructure(config, logger, metrics, keyUsage);
-  const { reloadCatalog } = opened;
+  const deployment = await openInfrastructure(config, logger, metrics, keyUsage);
+  const { reloadCatalog } = deployment;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
   const proxies = trustedProxies(config.trustedProxies);
   const servesApi = config.role !== 'portal';
@@ -75,18 +75,18 @@ async function main(): Promise<void> {
   });
   logger.info({ descriptors: budget }, 'descriptors shared among the listeners');
   const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, config, budget.metrics!, logger);
-  const server = servesApi ? await startApi(opened, config, budget.api!, proxies, logger) : undefined;
-  const flushUsage = (): Promise<void> => keyUsage.flush(opened.portal.keys).then(() => undefined, (error: unknown) => {
+  const server = servesApi ? await startApi(deployment, config, budget.api!, proxies, logger) : undefined;
+  const flushUsage = (): Promise<void> => keyUsage.flush(deployment.portal.keys).then(() => undefined, (error: unknown) => {
     logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: last use not written; kept for the next minute');
   });
   const flushing = setInterval(() => void flushUsage(), KEY_USAGE_FLUSH_MS);
   flushing.unref();
-  const portal = config.portalPort === 0 ? undefined : await startPortal(opened, config, { share: budget.portal!, proxies }, logger, keyUsage, metrics);
+  const portal = config.portalPort === 0 ? undefined : await startPortal(deployment, config, { share: budget.portal!, proxies }, logger, keyUsage, metrics);
   // Whoever runs the portal keeps its records within their retention (README, partner portal).
-  const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, opened, logger);
+  const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, deployment, logger);
   logger.info({ role: config.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
-  if (opened.banner && server !== undefined) process.stdout.write(opened.banner(server.url));
-  if (portal !== undefined && opened.demoPartner !== undefined) process.stdout.write(await demoInvitation(opened, config, portal.url));
+  if (deployment.banner && server !== undefined) process.stdout.write(deployment.banner(server.url));
+  if (portal !== undefined && deployment.demoPartner !== undefined) process.stdout.write(await demoInvitation(deployment, config, portal.url));
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     void Promise.all([server?.close(TIMEOUTS.shutdownGraceMs), portal?.close(TIMEOUTS.shutdownGraceMs)])
       .then(() => metricsServer?.close(TIMEOUTS.shutdownGraceMs))
       .then(flushUsage)
-      .then(() => opened.close())
+      .then(() => deployment.close())
       .then(() => {
         logger.info('stopped');
         process.exit(0);
@@ -112,8 +112,8 @@ async function main(): Promise<void> {
 }
 
 /** The partner API's listener, within its share of the descriptors. */
-function startApi(opened: Opened, config: Config, share: ListenerShare, proxies: TrustedProxies, logger: Logger): Promise<RunningServer> {
-  const handler = createHandler(opened.infrastructure, { clientAddress: clientAddressResolver(proxies) });
+function startApi(deployment: Deployment, config: Config, share: ListenerShare, proxies: TrustedProxies, logger: Logger): Promise<RunningServer> {
+  const handler = createHandler(deployment.infrastructure, { clientAddress: clientAddressResolver(proxies) });
   return startHttpServer(handler, {
     port: config.port,
     host: config.host,
@@ -133,9 +133,9 @@ async function startMetrics(metrics: PrometheusMetrics, config: Config, share: L
 
 /** The partner portal on its own listener; a port that cannot be had stops the start, naming the variables. */
 async function startPortal(
-  opened: Opened, config: Config, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger, usage: KeyUsageRecorder, metrics: PrometheusMetrics | undefined,
+  deployment: Deployment, config: Config, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger, usage: KeyUsageRecorder, metrics: PrometheusMetrics | undefined,
 ): Promise<RunningPortal> {
-  const useCases = createPortalUseCases({ ...opened.portal, usage, clock: systemClock });
+  const useCases = createPortalUseCases({ ...deployment.portal, usage, clock: systemClock });
   const app = createPortalApp(useCases, {
     logger, secureCookies: config.portalSecureCookies, clientAddress: clientAddressResolver(listener.proxies), ...(metrics === undefined ? {} : { metrics }),
   });
@@ -149,8 +149,8 @@ async function startPortal(
 }
 
 /** Prunes failed sign-ins, ended locks and old audit events now and every `intervalMs`; a failure is logged and tried again next time. */
-function pruneAdminRecordsEvery(intervalMs: number, opened: Opened, logger: Logger): NodeJS.Timeout {
-  const prune = new PruneAdminRecords(opened.portal.throttle, opened.portal.audit, systemClock);
+function pruneAdminRecordsEvery(intervalMs: number, deployment: Deployment, logger: Logger): NodeJS.Timeout {
+  const prune = new PruneAdminRecords(deployment.portal.throttle, deployment.portal.audit, systemClock);
   const run = (): void => void prune.execute().catch((error: unknown) => {
     logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'portal: old sign-in failures and audit events not pruned; tried again later');
   });
@@ -161,9 +161,9 @@ function pruneAdminRecordsEvery(intervalMs: number, opened: Opened, logger: Logg
 }
 
 /** The demo's admin invitation, printed beside its key, so a new user opens the portal at once. */
-async function demoInvitation(opened: Opened, config: Config, portalUrl: string): Promise<string> {
-  const { keys, accounts, invitations } = opened.portal;
-  const invitation = await new InviteAdmin(keys, accounts, invitations, systemClock).execute({ partnerId: opened.demoPartner!, email: DEMO_ADMIN_EMAIL });
+async function demoInvitation(deployment: Deployment, config: Config, portalUrl: string): Promise<string> {
+  const { keys, accounts, invitations } = deployment.portal;
+  const invitation = await new InviteAdmin(keys, accounts, invitations, systemClock).execute({ partnerId: deployment.demoPartner!, email: DEMO_ADMIN_EMAIL });
   return [
     'Partner portal: create the demo partner\'s admin account here (the link works once, until the process stops),',
     'then make, replace and revoke keys under Settings, API keys:',
@@ -173,7 +173,7 @@ async function demoInvitation(opened: Opened, config: Config, portalUrl: string)
   ].join('\n');
 }
 
-async function openInfrastructure(config: Config, logger: Logger, metrics: PrometheusMetrics | undefined, keyUsage: KeyUsageRecorder): Promise<Opened> {
+async function openInfrastructure(config: Config, logger: Logger, metrics: PrometheusMetrics | undefined, keyUsage: KeyUsageRecorder): Promise<Deployment> {
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
   // reads its key from the database.
@@ -194,7 +194,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
     const changes = rateLimiting.changes;
     let keys: ApiKeyStore = storage.keys;
     if (changes !== undefined) {
-      const held = new HeldApiKeyStore(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
+      const held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
       // The token first, then the keys, so the first request finds both current.
       await changes.versions.keysVersion();
       await held.warm().catch((error: unknown) => {
@@ -227,7 +227,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, new ImportCatalog(store, systemClock), logger);
   await reloader.load();
   const cursorKeys = processCursorKeys({ secret: config.cursorSecret });
-  const opened: Opened = {
+  const deployment: Deployment = {
     infrastructure: { catalog: store, changes: store, cursorKeys, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics, keyUsage },
     // One process: a key issued or revoked in the store is in force for its next request, with no one else to tell.
     portal: { keys: new MemoryApiKeyAdmin(store), ...memoryAdminStore(), announcer: nobodyToTell },
@@ -239,11 +239,11 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   };
   if (config.catalogFile !== null) {
     reloader.watch();
-    return opened;
+    return deployment;
   }
   const demoKey = generateApiKey();
   store.addKey({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(demoKey) });
-  return { ...opened, banner: (url) => demoBanner(url, demoKey), demoPartner: DEMO_PARTNER_ID };
+  return { ...deployment, banner: (url) => demoBanner(url, demoKey), demoPartner: DEMO_PARTNER_ID };
 }
 
 const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
@@ -251,7 +251,7 @@ const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() 
 interface RateLimiting {
   readonly limiter: RateLimiter;
   /** When counting is shared through Redis and changes were asked for: what the counts reveal. */
-  readonly changes?: { readonly watch: ChangeWatch; readonly versions: KeySetVersionReader };
+  readonly changes?: { readonly watch: ChangesElsewhere; readonly versions: KeySetVersionReader };
   /** When counting is shared through Redis: whether this instance counts on its share now, Redis lost. */
   readonly usingFallback?: () => boolean;
   /** When counting is shared through Redis: how many counts were given up as slow. */
@@ -264,7 +264,7 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   if (config.rateLimitStore === 'memory' || config.redisUrl === null) {
     return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
   }
-  const watch = watchChanges ? new ChangeWatch() : undefined;
+  const watch = watchChanges ? new ChangesElsewhere() : undefined;
   const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys, logger, watch });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CachedProductCatalog, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
-import { ChangeWatch } from '../../src/application/change-watch.js';
-import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
+import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
+import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import type { LookupResult } from '../../src/domain/lookup-result.js';
 import type { ProductId } from '../../src/domain/product-id.js';
 import type { Sku } from '../../src/domain/sku.js';
@@ -115,7 +115,7 @@ function reimportedCatalog(): MemoryProductCatalog {
 describe('response cache with a watch on the catalog tokens', function () {
   let live: ProductCatalog;
   let backing: CountingCatalog;
-  let watch: ChangeWatch;
+  let watch: ChangesElsewhere;
   let cache: CachedProductCatalog;
   const title = async (partnerId: string): Promise<string | undefined> => (await cache.findBySku(partnerId, sku('SHARED-1')))?.product.title;
 
@@ -123,7 +123,7 @@ describe('response cache with a watch on the catalog tokens', function () {
     live = new MemoryProductCatalog(fixtureCatalog());
     // The database behind the cache: an import replaces what it answers.
     backing = new CountingCatalog({ findBySku: (p, s) => live.findBySku(p, s), findById: (p, id) => live.findById(p, id) });
-    watch = new ChangeWatch();
+    watch = new ChangesElsewhere();
     cache = new CachedProductCatalog(backing, { ttlMs: 60_000, watch });
     watch.catalogSeen('acme', 'acme-token-1');
     watch.catalogSeen('globex', 'globex-token-1');

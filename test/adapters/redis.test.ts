@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { RedisChangeVersions } from '../../src/adapters/redis/redis-change-versions.js';
 import { createRedisRateLimiter, type RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
-import { ChangeWatch } from '../../src/application/change-watch.js';
-import type { RateLimiter } from '../../src/application/ports/rate-limiter.js';
+import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
+import type { RateLimiter } from '../../src/application/access/rate-limiter.js';
 import { CachedProductCatalog } from '../../src/adapters/cache/cached-product-catalog.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { changeVersionsContract } from '../contracts/change-versions.contract.js';
@@ -141,7 +141,7 @@ describe('Version tokens on the machine\'s Redis', function () {
     prefixes.push(versionPrefix, `${PREFIX}watch:`);
     const versions = new RedisChangeVersions({ url: TEST_REDIS_URL, versionPrefix });
     closing.push(() => versions.close());
-    const watch = new ChangeWatch();
+    const watch = new ChangesElsewhere();
     const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, limit: 100, keyPrefix: `${PREFIX}watch:`, versionPrefix, watch });
     closing.push(() => limiter.close());
     await limiter.ready();
@@ -221,7 +221,7 @@ describe('Redis rate limiter when Redis is lost', function () {
       await limiter.ready();
       return limiter;
     };
-    const openWatching = async (watch: ChangeWatch): Promise<RedisRateLimiter> => {
+    const openWatching = async (watch: ChangesElsewhere): Promise<RedisRateLimiter> => {
       const limiter = createRedisRateLimiter({ url: `redis://127.0.0.1:${port}`, limit: 1_000, coolDownMs: 200, watch });
       opened.push(limiter);
       await limiter.ready();
@@ -229,7 +229,7 @@ describe('Redis rate limiter when Redis is lost', function () {
     };
 
     it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to a watching limiter', async function () {
-      const watch = new ChangeWatch();
+      const watch = new ChangesElsewhere();
       const limiter = await openWatching(watch);
       const versions = new RedisChangeVersions({ url: server!.url });
       const direct = new Redis(server!.url);
@@ -287,7 +287,7 @@ describe('Redis rate limiter when Redis is lost', function () {
     });
 
     it('tells a watching limiter the key changes announced since its mark, and nothing once a flush lost them', async function () {
-      const watch = new ChangeWatch();
+      const watch = new ChangesElsewhere();
       const limiter = await openWatching(watch);
       const versions = new RedisChangeVersions({ url: server!.url });
       const direct = new Redis(server!.url);
@@ -321,7 +321,7 @@ describe('Redis rate limiter when Redis is lost', function () {
     });
 
     it('stops trusting the watch while Redis is gone, keeping the answers held, and trusts it again once Redis is back', async function () {
-      const watch = new ChangeWatch();
+      const watch = new ChangesElsewhere();
       const limiter = await openWatching(watch);
       await limiter.consume('key-a', 'acme');
       const before = watch.catalogToken('acme');
@@ -444,7 +444,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
     await server?.kill();
   });
 
-  const open = async (url: string, options: { limit: number; windowMs?: number; instanceId?: string; logger?: Logger; watch?: ChangeWatch }): Promise<RedisRateLimiter> => {
+  const open = async (url: string, options: { limit: number; windowMs?: number; instanceId?: string; logger?: Logger; watch?: ChangesElsewhere }): Promise<RedisRateLimiter> => {
     const limiter = createRedisRateLimiter({ url, coolDownMs: 60_000, ...options });
     opened.push(limiter);
     await limiter.ready();
@@ -565,7 +565,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
   });
 
   it('keeps the answers it holds, within their TTL, when Redis is lost', async function () {
-    const watch = new ChangeWatch();
+    const watch = new ChangesElsewhere();
     const limiter = await open(server!.url, { limit: 100, watch });
     const catalog = new MemoryProductCatalog(fixtureCatalog());
     let reads = 0;

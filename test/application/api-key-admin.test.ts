@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { AuthenticateKey } from '../../src/application/authenticate-key.js';
-import { IssueApiKey } from '../../src/application/issue-api-key.js';
-import { KeyUsageRecorder } from '../../src/application/key-usage.js';
-import { ListApiKeys } from '../../src/application/list-api-keys.js';
-import { ReplaceApiKey } from '../../src/application/replace-api-key.js';
-import { RevokeApiKey } from '../../src/application/revoke-api-key.js';
+import { AuthenticateKey } from '../../src/application/access/authenticate-key.js';
+import { IssueApiKey } from '../../src/application/keys/issue-api-key.js';
+import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
+import { ListApiKeys } from '../../src/application/keys/list-api-keys.js';
+import { ReplaceApiKey } from '../../src/application/keys/replace-api-key.js';
+import { RevokeApiKey } from '../../src/application/keys/revoke-api-key.js';
 import { isWellFormedApiKey } from '../../src/domain/api-key.js';
 import { adminRefusal, memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 

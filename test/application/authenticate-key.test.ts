@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { accountOf, MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
-import { AuthenticateKey } from '../../src/application/authenticate-key.js';
-import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
+import { AuthenticateKey } from '../../src/application/access/authenticate-key.js';
+import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { TooManyFailedAuthentications } from '../../src/domain/errors.js';
 import { codeOfRejection } from '../support/domain-error.js';

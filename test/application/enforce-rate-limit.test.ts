@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { EnforceRateLimit } from '../../src/application/enforce-rate-limit.js';
+import { EnforceRateLimit } from '../../src/application/access/enforce-rate-limit.js';
 import type { Principal } from '../../src/domain/api-key.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { PasswordHashGate } from '../../src/application/password-hash-gate.js';
+import { PasswordHashGate } from '../../src/application/admin-sign-in/password-hash-gate.js';
 import { SIGN_IN_BUSY_RETRY_AFTER_SECONDS } from '../../src/domain/admin.js';
 import { adminRefusal } from '../support/portal-world.js';
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { memoryAdminStore, type MemoryAdminStore } from '../../src/adapters/memory/memory-admin-store.js';
 import { MemorySignInAddressBudget } from '../../src/adapters/memory/memory-sign-in-address-budget.js';
-import { AcceptInvitation } from '../../src/application/accept-invitation.js';
-import { PasswordHashGate, type PasswordHashLimits } from '../../src/application/password-hash-gate.js';
-import { PruneAdminRecords } from '../../src/application/prune-admin-records.js';
-import { SignIn } from '../../src/application/sign-in.js';
+import { AcceptInvitation } from '../../src/application/admin-sign-in/accept-invitation.js';
+import { PasswordHashGate, type PasswordHashLimits } from '../../src/application/admin-sign-in/password-hash-gate.js';
+import { PruneAdminRecords } from '../../src/application/admin-sign-in/prune-admin-records.js';
+import { SignIn } from '../../src/application/admin-sign-in/sign-in.js';
 import type { AdminError } from '../../src/domain/admin-errors.js';
 import {
   AUDIT_RETENTION_MS, hashToken, randomToken, SIGN_IN_ADDRESS_ALLOWANCE, SIGN_IN_BUSY_RETRY_AFTER_SECONDS, SIGN_IN_FAILURE_WINDOW_MS, SIGN_IN_LOCK_MS,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { InviteAdmin } from '../../src/application/invite-admin.js';
+import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
 import { launchChromium } from '../support/chromium.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 import { startTestPortal, type TestPortal } from '../support/portal-server.js';

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import type { AdminAccounts } from '../../src/application/ports/admin-accounts.js';
-import type { AdminSessions } from '../../src/application/ports/admin-sessions.js';
-import type { AuditLog } from '../../src/application/ports/audit-log.js';
-import type { Invitations } from '../../src/application/ports/invitations.js';
-import type { SignInThrottle } from '../../src/application/ports/sign-in-throttle.js';
+import type { AdminAccounts } from '../../src/application/admin-sign-in/admin-accounts.js';
+import type { AdminSessions } from '../../src/application/admin-sign-in/admin-sessions.js';
+import type { AuditLog } from '../../src/application/admin-sign-in/audit-log.js';
+import type { Invitations } from '../../src/application/admin-sign-in/invitations.js';
+import type { SignInThrottle } from '../../src/application/admin-sign-in/sign-in-throttle.js';
 import { SIGN_IN_FAILURE_WINDOW_MS, SIGN_IN_LOCK_MS, type AdminAccount, type AdminSession } from '../../src/domain/admin.js';
 
 export interface AdminStoreUnderTest {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
-import type { ApiKeyAdmin, NewApiKey } from '../../src/application/ports/api-key-admin.js';
+import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
+import type { ApiKeyAdmin, NewApiKey } from '../../src/application/keys/api-key-admin.js';
 import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js';
 
 export interface KeyAdminUnderTest {

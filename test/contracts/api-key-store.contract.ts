@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
+import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';

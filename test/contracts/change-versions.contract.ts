@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ChangeVersions } from '../../src/application/ports/change-versions.js';
+import type { ChangeVersions } from '../../src/application/instances/change-versions.js';
 
 export interface ChangeVersionsUnderTest {
   readonly versions: ChangeVersions;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
+import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { ProductId } from '../../src/domain/product-id.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RateLimiter } from '../../src/application/ports/rate-limiter.js';
+import type { RateLimiter } from '../../src/application/access/rate-limiter.js';
 
 export interface RateLimiterUnderTest {
   readonly limiter: RateLimiter;

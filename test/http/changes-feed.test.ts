@@ -11,10 +11,10 @@ import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.
 import { MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
 import { MysqlCursorKeys } from '../../src/adapters/mysql/mysql-cursor-keys.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
-import { ImportCatalog } from '../../src/application/import-catalog.js';
-import type { CatalogStore } from '../../src/application/ports/catalog-store.js';
-import { systemClock } from '../../src/application/ports/clock.js';
-import type { CursorKeys } from '../../src/application/ports/cursor-keys.js';
+import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
+import type { CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
+import { systemClock } from '../../src/application/shared/clock.js';
+import type { CursorKeys } from '../../src/application/changes/cursor-keys.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { TOMBSTONE_RETENTION_MS } from '../../src/domain/changes.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TIMEOUTS } from '../../src/application/timeouts.js';
+import { TIMEOUTS } from '../../src/adapters/timeouts.js';
 import { importCatalog } from '../support/import.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';

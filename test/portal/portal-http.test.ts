@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
-import { InviteAdmin } from '../../src/application/invite-admin.js';
-import { IssueApiKey } from '../../src/application/issue-api-key.js';
+import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
+import { IssueApiKey } from '../../src/application/keys/issue-api-key.js';
 import { INVITATION_LIFETIME_MS } from '../../src/domain/admin.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { PortalClient, startTestPortal, type PortalResponse, type TestPortal } from '../support/portal-server.js';

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/mysql/database.js';
 import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
-import { ImportCatalog } from '../../src/application/import-catalog.js';
-import type { CatalogStore } from '../../src/application/ports/catalog-store.js';
-import { systemClock } from '../../src/application/ports/clock.js';
-import type { ImportReport } from '../../src/application/ports/operator-store.js';
+import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
+import type { CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
+import { systemClock } from '../../src/application/shared/clock.js';
+import type { ImportReport } from '../../src/application/catalog-import/operator-commands.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { CATALOG_FORMAT, piecesOfDocument } from '../../src/domain/catalog-source.js';
 

@@ -1,4 +1,4 @@
-import type { ApiKeyStore } from '../../src/application/ports/api-key-store.js';
+import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
 import type { Principal } from '../../src/domain/api-key.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 

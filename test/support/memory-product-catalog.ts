@@ -1,4 +1,4 @@
-import type { ProductCatalog } from '../../src/application/ports/product-catalog.js';
+import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { deepFreeze } from '../../src/domain/deep-freeze.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';

@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { createPortalApp } from '../../src/adapters/portal/portal-app.js';
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
-import { KeyUsageRecorder } from '../../src/application/key-usage.js';
-import type { KeyChangeAnnouncer } from '../../src/application/ports/api-key-admin.js';
+import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
+import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
 import { createPortalUseCases, type PortalInfrastructure } from '../../src/container.js';
 import type { PortalWorld } from './portal-world.js';
 

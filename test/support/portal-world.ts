@@ -2,8 +2,8 @@ import { AdminError } from '../../src/domain/admin-errors.js';
 import { MemoryApiKeyAdmin } from '../../src/adapters/memory/memory-api-key-admin.js';
 import { memoryAdminStore, type MemoryAdminStore } from '../../src/adapters/memory/memory-admin-store.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
-import type { KeyChangeAnnouncer } from '../../src/application/ports/api-key-admin.js';
-import type { Clock } from '../../src/application/ports/clock.js';
+import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
+import type { Clock } from '../../src/application/shared/clock.js';
 import { fixtureDocument } from '../fixtures/catalog-fixture.js';
 import { importDocument } from './import.js';
 

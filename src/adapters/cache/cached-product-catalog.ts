@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import type { ChangeWatch } from '../../application/change-watch.js';
-import type { ProductCatalog } from '../../application/ports/product-catalog.js';
-import { noMetrics, type ResponseCacheMetrics } from '../../application/ports/service-metrics.js';
+import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
+import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
+import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
@@ -16,7 +16,7 @@ export interface ResponseCacheOptions {
    * With a shared store: answers are held under their partner's catalog token, so an import
    * announced anywhere is served from the next request on, whatever the TTL.
    */
-  readonly watch?: ChangeWatch | undefined;
+  readonly watch?: ChangesElsewhere | undefined;
   /** Told whether each lookup was answered from memory. */
   readonly metrics?: ResponseCacheMetrics | undefined;
 }
@@ -38,7 +38,7 @@ interface Answer {
  */
 export class CachedProductCatalog implements ProductCatalog {
   private readonly answers: LRUCache<string, Answer>;
-  private readonly watch: ChangeWatch | undefined;
+  private readonly watch: ChangesElsewhere | undefined;
   private readonly metrics: ResponseCacheMetrics;
 
   constructor(

@@ -4,8 +4,8 @@ import { basename, dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { ImportCatalog } from '../../application/import-catalog.js';
-import type { ImportReport } from '../../application/ports/operator-store.js';
+import type { ImportCatalog } from '../../application/catalog-import/import-catalog.js';
+import type { ImportReport } from '../../application/catalog-import/operator-commands.js';
 import { CatalogSourceError } from '../../domain/catalog-source.js';
 import { catalogFilePieces } from './catalog-pieces.js';
 

@@ -2,15 +2,15 @@ import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
 import type { CatalogPieces } from '../../domain/catalog-source.js';
 import type { VideoObjectJsonLd } from '../../domain/json-ld.js';
 import type { StructuredDataFindings } from '../../domain/structured-data.js';
-import type { ApiKeyListing, OperatorStore } from '../../application/ports/operator-store.js';
+import type { ApiKeyListing, OperatorCommands } from '../../application/catalog-import/operator-commands.js';
 import { checkCatalog } from './check-catalog.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
-  /** Opened only by commands that need the database; `keys generate` never does. */
-  openStore(): Promise<OperatorStore>;
+  /** Deployment only by commands that need the database; `keys generate` never does. */
+  openCommands(): Promise<OperatorCommands>;
   /** A catalog file's pieces, read as a stream: neither `import` nor `check` holds the whole file. */
   catalogPieces(file: string): CatalogPieces;
   /** What search engines' rules find wrong or missing in a JSON-LD object. */
@@ -50,7 +50,7 @@ async function execute(command: Command, io: CliIo): Promise<string> {
     }
     case 'import': {
       // The file is checked as it is written, in one transaction: a bad file changes nothing.
-      const summary = await withStore(io, (store) => store.importCatalog(io.catalogPieces(command.file)));
+      const summary = await withCommands(io, (commands) => commands.importCatalog(io.catalogPieces(command.file)));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
         `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
@@ -60,28 +60,28 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       await checkCatalog({ stdout: io.stdout, pieces: () => io.catalogPieces(command.file), checkStructuredData: (jsonLd) => io.checkStructuredData(jsonLd) }, command.json);
       return '';
     case 'migrate': {
-      const applied = await withStore(io, (store) => store.migrate());
+      const applied = await withCommands(io, (commands) => commands.migrate());
       if (command.json) return json({ applied });
       return applied.length === 0 ? 'schema is up to date\n' : applied.map((name) => `applied ${name}\n`).join('');
     }
     case 'keys issue': {
-      const issued = await withStore(io, (store) => store.issueKey(command.partner, command.label));
+      const issued = await withCommands(io, (commands) => commands.issueKey(command.partner, command.label));
       if (command.json) return json({ ...issued, created_at: issued.created_at.toISOString() });
       return `issued key ${issued.id} for partner ${issued.partner}; it is shown only now, store it as a secret:\n${issued.key}\n`;
     }
     case 'keys revoke': {
-      const revoked = await withStore(io, (store) => store.revokeKey(command.keyId));
+      const revoked = await withCommands(io, (commands) => commands.revokeKey(command.keyId));
       if (command.json) return json({ id: revoked.id, revoked_at: revoked.revoked_at.toISOString() });
       return `revoked key ${revoked.id} (since ${revoked.revoked_at.toISOString()})\n`;
     }
     case 'admins invite': {
-      const invitation = await withStore(io, (store) => store.inviteAdmin(command.partner, command.email));
+      const invitation = await withCommands(io, (commands) => commands.inviteAdmin(command.partner, command.email));
       const invited = { partner: invitation.partner, email: invitation.email, invite_url: io.invitationUrl(invitation.token), expires_at: invitation.expiresAt.toISOString() };
       if (command.json) return json(invited);
       return `invited ${invited.email} as an admin of partner ${invited.partner}; this link works once, until ${invited.expires_at}:\n${invited.invite_url}\n`;
     }
     case 'keys list': {
-      const keys = (await withStore(io, (store) => store.listKeys(command.partner))).map(listing);
+      const keys = (await withCommands(io, (commands) => commands.listKeys(command.partner))).map(listing);
       if (command.json) return json(keys);
       if (keys.length === 0) return `partner ${command.partner} has no keys\n`;
       return keys.map((k) => `${k.id}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
@@ -97,11 +97,11 @@ function listing(key: ApiKeyListing) {
   return { id: key.id, label: key.label, created_at: key.created_at.toISOString(), revoked_at: key.revoked_at?.toISOString() ?? null };
 }
 
-async function withStore<T>(io: CliIo, work: (store: OperatorStore) => Promise<T>): Promise<T> {
-  const store = await io.openStore();
+async function withCommands<T>(io: CliIo, work: (commands: OperatorCommands) => Promise<T>): Promise<T> {
+  const commands = await io.openCommands();
   try {
-    return await work(store);
+    return await work(commands);
   } finally {
-    await store.close();
+    await commands.close();
   }
 }

@@ -1,4 +1,4 @@
-import type { ChangesPage } from '../../application/read-changes.js';
+import type { ChangesPage } from '../../application/changes/read-changes.js';
 import { toChangeView, type ChangesResponse } from '../../domain/changes-view.js';
 import { DomainError } from '../../domain/errors.js';
 import { jsonAnswer, type Answer } from './error-response.js';

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { ChangesResponseSchema, ChangeViewSchema } from '../../domain/changes-view.js';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import { TIMEOUTS } from '../timeouts.js';
 import { ErrorBodySchema, InvalidApiKey, ServiceUnavailable, type DomainErrorCode } from '../../domain/errors.js';
 import { VideoObjectJsonLdSchema } from '../../domain/json-ld.js';
 import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSchema } from '../../domain/lookup-result.js';

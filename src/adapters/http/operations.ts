@@ -1,7 +1,7 @@
-import type { LookupById } from '../../application/lookup-by-id.js';
-import type { LookupBySku } from '../../application/lookup-by-sku.js';
-import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
-import type { ReadChanges } from '../../application/read-changes.js';
+import type { LookupById } from '../../application/lookup/lookup-by-id.js';
+import type { LookupBySku } from '../../application/lookup/lookup-by-sku.js';
+import type { ReadinessProbe } from '../../application/shared/readiness-probe.js';
+import type { ReadChanges } from '../../application/changes/read-changes.js';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
 import { ProductIdTextSchema } from '../../domain/product-id.js';

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { AuthenticateKey } from '../../application/authenticate-key.js';
-import type { EnforceRateLimit } from '../../application/enforce-rate-limit.js';
-import { UNMATCHED_ROUTE, type ServiceMetrics } from '../../application/ports/service-metrics.js';
+import type { AuthenticateKey } from '../../application/access/authenticate-key.js';
+import type { EnforceRateLimit } from '../../application/access/enforce-rate-limit.js';
+import { UNMATCHED_ROUTE, type ServiceMetrics } from '../service-metrics.js';
 import type { Principal } from '../../domain/api-key.js';
 import { errorAnswer, errorAnswerFor, type Answer } from './error-response.js';
 import { failureLogOf } from './failure-log.js';

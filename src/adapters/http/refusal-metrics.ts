@@ -1,4 +1,4 @@
-import type { ServiceMetrics } from '../../application/ports/service-metrics.js';
+import type { ServiceMetrics } from '../service-metrics.js';
 import { DomainError, RateLimitExceeded, TooManyFailedAuthentications } from '../../domain/errors.js';
 
 /** Counts a refusal by what refused it; the Koa app and the fast path call it with what they caught. */

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import { TIMEOUTS } from '../timeouts.js';
 import { countRequest, type RateLimitWindow } from '../../domain/rate-limit.js';
 import { plainAddress, type TrustedProxies } from './client-address.js';
 import { stopReading, type RequestHandler } from './listening.js';

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import { TIMEOUTS } from '../timeouts.js';
 import { guardConnections, idleFor, type ConnectionLimits } from './connection-guard.js';
 import { closeGracefully, listen, stopReading, type RequestHandler } from './listening.js';
 

@@ -1,4 +1,4 @@
-import type { ApiKeyAdmin, ApiKeyRecord, NewApiKey } from '../../application/ports/api-key-admin.js';
+import type { ApiKeyAdmin, ApiKeyRecord, NewApiKey } from '../../application/keys/api-key-admin.js';
 import type { MemoryCatalogStore } from './memory-catalog-store.js';
 
 interface KeyDetails {

@@ -1,7 +1,7 @@
-import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
-import type { ChangesFeed, FeedPage } from '../../application/ports/changes-feed.js';
-import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
-import type { ProductCatalog } from '../../application/ports/product-catalog.js';
+import type { ApiKeyStore } from '../../application/access/api-key-store.js';
+import type { ChangesFeed, FeedPage } from '../../application/changes/changes-feed.js';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
+import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import type { Principal } from '../../domain/api-key.js';
 import type { FeedEntry, ProductChange } from '../../domain/changes.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AnnouncedKeyChanges, ChangeVersions, KeyChanges } from '../../application/ports/change-versions.js';
+import type { AnnouncedKeyChanges, ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
 
 /** Version tokens of one process: for a deployment of one instance, and for tests without Redis. */
 export class MemoryChangeVersions implements ChangeVersions {

@@ -1,4 +1,4 @@
-import type { AddressReservation, SignInAddressBudget } from '../../application/ports/sign-in-address-budget.js';
+import type { AddressReservation, SignInAddressBudget } from '../../application/admin-sign-in/sign-in-address-budget.js';
 import type { AttemptAllowance } from '../../domain/admin.js';
 import type { RateLimitWindow } from '../../domain/rate-limit.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { systemClock, type Clock } from '../../application/ports/clock.js';
-import type { CursorKeys } from '../../application/ports/cursor-keys.js';
+import { systemClock, type Clock } from '../../application/shared/clock.js';
+import type { CursorKeys } from '../../application/changes/cursor-keys.js';
 import type { CursorKey } from '../../domain/changes.js';
 
 /** Bytes of a generated cursor secret. */

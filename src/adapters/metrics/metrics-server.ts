@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import { TIMEOUTS } from '../timeouts.js';
 import { trustedProxies } from '../listening/client-address.js';
 import { METRICS_SHARE, type ListenerShare } from '../listening/descriptor-budget.js';
 import { startGuardedServer, textAnswers } from '../listening/guarded-server.js';

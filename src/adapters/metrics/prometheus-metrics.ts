@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Counter, Gauge, Registry, type Metric } from 'prom-client';
-import { UNMATCHED_ROUTE, type AuthFailureCode, type RateLimitKind, type ServiceMetrics } from '../../application/ports/service-metrics.js';
+import { UNMATCHED_ROUTE, type AuthFailureCode, type RateLimitKind, type ServiceMetrics } from '../service-metrics.js';
 import { RouteDurationHistogram, RouteFigures } from './request-figures.js';
 
 /** Every figure of the service's own is named under this prefix; the process's figures keep their usual names. */

@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { AdminAccounts } from '../../application/ports/admin-accounts.js';
-import type { AdminSessions } from '../../application/ports/admin-sessions.js';
-import type { AuditLog } from '../../application/ports/audit-log.js';
-import type { Invitations } from '../../application/ports/invitations.js';
-import type { SignInThrottle } from '../../application/ports/sign-in-throttle.js';
+import type { AdminAccounts } from '../../application/admin-sign-in/admin-accounts.js';
+import type { AdminSessions } from '../../application/admin-sign-in/admin-sessions.js';
+import type { AuditLog } from '../../application/admin-sign-in/audit-log.js';
+import type { Invitations } from '../../application/admin-sign-in/invitations.js';
+import type { SignInThrottle } from '../../application/admin-sign-in/sign-in-throttle.js';
 import type { AdminAccount, AdminSession, AuditAction, AuditEvent, Invitation } from '../../domain/admin.js';
 import type { Database } from './database.js';
 

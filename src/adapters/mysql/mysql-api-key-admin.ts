@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ApiKeyAdmin, ApiKeyRecord, NewApiKey } from '../../application/ports/api-key-admin.js';
+import type { ApiKeyAdmin, ApiKeyRecord, NewApiKey } from '../../application/keys/api-key-admin.js';
 import type { Database } from './database.js';
 
 const COLUMNS = ['id', 'partner_id', 'label', 'created_at', 'revoked_at', 'last_used_at'] as const;

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ApiKeyStore } from '../../application/ports/api-key-store.js';
+import type { ApiKeyStore } from '../../application/access/api-key-store.js';
 import type { Principal } from '../../domain/api-key.js';
 import type { Database } from './database.js';
 import { prepareQuery } from './prepared-query.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/ports/catalog-store.js';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
+import { TIMEOUTS } from '../timeouts.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 import { checkPacketSize } from './packet-size.js';

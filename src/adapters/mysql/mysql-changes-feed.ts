@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { ChangesFeed, FeedPage } from '../../application/ports/changes-feed.js';
+import type { ChangesFeed, FeedPage } from '../../application/changes/changes-feed.js';
 import type { Database } from './database.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { systemClock, type Clock } from '../../application/ports/clock.js';
-import type { CursorKeys } from '../../application/ports/cursor-keys.js';
+import { systemClock, type Clock } from '../../application/shared/clock.js';
+import type { CursorKeys } from '../../application/changes/cursor-keys.js';
 import type { CursorKey } from '../../domain/changes.js';
 import type { Database } from './database.js';
 

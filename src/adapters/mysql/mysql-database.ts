@@ -1,6 +1,6 @@
 import { Kysely, MysqlDialect } from 'kysely';
 import { createPool } from 'mysql2';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import { TIMEOUTS } from '../timeouts.js';
 import type { Database } from './database.js';
 import { boundedPool, type PoolUse } from './bounded-pool.js';
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ProductCatalog } from '../../application/ports/product-catalog.js';
+import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { ReadinessProbe } from '../../application/ports/readiness-probe.js';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import type { ReadinessProbe } from '../../application/shared/readiness-probe.js';
+import { TIMEOUTS } from '../timeouts.js';
 import type { Database } from './database.js';
 
 /** Ready when `SELECT 1` answers within the timeout; logs only when readiness changes. */

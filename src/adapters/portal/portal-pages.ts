@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from '../../application/ports/api-key-admin.js';
+import type { ApiKeyRecord } from '../../application/keys/api-key-admin.js';
 import type { AuditEvent } from '../../domain/admin.js';
 import { html, type Html } from './html.js';
 import { PORTAL_PATHS } from './portal-paths.js';

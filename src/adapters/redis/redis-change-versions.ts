@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { ChangeVersions, KeyChanges } from '../../application/ports/change-versions.js';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
+import { TIMEOUTS } from '../timeouts.js';
 import { quitOrDrop } from './redis-client.js';
 import {
   ANNOUNCE_KEY_CHANGES_SCRIPT, catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_RETENTION_MS, keyChangeEntries, keyChangesKey, keysVersionKey, tokenFrom,

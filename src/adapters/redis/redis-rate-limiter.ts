@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { ChangeWatch } from '../../application/change-watch.js';
-import type { AnnouncedKeyChanges } from '../../application/ports/change-versions.js';
-import { systemClock, type Clock } from '../../application/ports/clock.js';
-import type { RateLimiter } from '../../application/ports/rate-limiter.js';
-import { TIMEOUTS } from '../../application/timeouts.js';
+import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
+import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
+import { systemClock, type Clock } from '../../application/shared/clock.js';
+import type { RateLimiter } from '../../application/access/rate-limiter.js';
+import { TIMEOUTS } from '../timeouts.js';
 import { countOnShare, RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';
 import { ScriptConnection, SlowReplyError } from './script-connection.js';
 import { quitOrDrop } from './redis-client.js';
@@ -94,7 +94,7 @@ export interface RedisRateLimiterOptions {
    * Told the version tokens read with every count, and when Redis is lost and regained; without
    * one, only requests are counted.
    */
-  readonly watch?: ChangeWatch | undefined;
+  readonly watch?: ChangesElsewhere | undefined;
   /** Prepended to the version tokens' keys. */
   readonly versionPrefix?: string;
 }
@@ -141,7 +141,7 @@ export class RedisRateLimiter implements RateLimiter {
   private instances = 1;
   private lastRefresh = -Infinity;
   private slow = 0;
-  private readonly watch: ChangeWatch | undefined;
+  private readonly watch: ChangesElsewhere | undefined;
   private readonly keysVersionKey: string;
   private readonly versionPrefix: string;
   private readonly counting: ScriptConnection;

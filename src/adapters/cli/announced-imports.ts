@@ -1,0 +1,56 @@
+import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
+import type { CatalogPiece, CatalogPieces } from '../../domain/catalog-source.js';
+import type { OperatorCommands } from '../../application/catalog-import/operator-commands.js';
+
+/**
+ * The operator commands, with every import told to the running instances once it has committed: new
+ * tokens for the key set and for every partner in the file. If Redis cannot be told, the import
+ * fails saying so: the write stands, and instances still connected to Redis may serve what they
+ * hold for up to CACHE_TTL_MS. (Keys issued and revoked announce themselves: the use cases do it.)
+ */
+export function announceImports(commands: OperatorCommands, versions: ChangeVersions): OperatorCommands {
+  return {
+    ...commands,
+    importCatalog: async (pieces) => {
+      const partners: string[] = [];
+      let keyChanges: KeyChanges | undefined;
+      const summary = await commands.importCatalog(noticingPartners(pieces, partners), (changes) => (keyChanges = changes));
+      // Told what the import did to the keys, an instance that cannot read the database can still apply it.
+      await announce('the import', () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged(keyChanges)]));
+      return summary;
+    },
+  };
+}
+
+/** The same pieces, noting each partner id on the way (only a file that imported whole is announced). */
+async function* noticingPartners(pieces: CatalogPieces, partners: string[]): AsyncGenerator<readonly CatalogPiece[]> {
+  const notice = (piece: CatalogPiece): void => {
+    if (piece.kind === 'partnerField' && piece.key === 'id' && typeof piece.value === 'string') partners.push(piece.value);
+  };
+  if (Symbol.asyncIterator in pieces) {
+    for await (const group of pieces) {
+      group.forEach(notice);
+      yield group;
+    }
+  } else {
+    for (const piece of pieces) {
+      notice(piece);
+      yield [piece];
+    }
+  }
+}
+
+async function announce(what: string, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    throw new Error(
+      `${what} is committed to the database, but the running instances could not be told through Redis (${reasonOf(error)}): ` +
+      'instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS',
+    );
+  }
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,57 @@
+import type { CatalogPieces } from '../../domain/catalog-source.js';
+import type { IssuedInvitation } from '../admin-sign-in/invite-admin.js';
+import type { KeyChanges } from '../instances/change-versions.js';
+
+/** A key just issued: the key itself is handed to the operator once, never stored. */
+export interface IssuedApiKey {
+  readonly id: string;
+  readonly partner: string;
+  readonly label: string | null;
+  /** The key itself: handed to the operator once, never stored. */
+  readonly key: string;
+  readonly created_at: Date;
+}
+
+/** One of a partner's keys as listed: never a key, never a hash. */
+export interface ApiKeyListing {
+  readonly id: string;
+  readonly label: string | null;
+  readonly created_at: Date;
+  readonly revoked_at: Date | null;
+}
+
+/** What an import did to one kind of row. A type, not an interface, so it reads as a plain record. */
+export type ImportCounts = {
+  created: number;
+  updated: number;
+  unchanged: number;
+  /** Rows of an imported partner that the file no longer lists. */
+  deleted: number;
+};
+
+/** Counts per kind; only PDP entries carry JSON-LD, so only they are `regenerated`. */
+export type ImportReport = {
+  partners: Omit<ImportCounts, 'deleted'>;
+  /** File keys absent from a re-import are `revoked`, never deleted; CLI-issued keys are untouched. */
+  api_keys: Omit<ImportCounts, 'deleted'> & { revoked: number };
+  products: ImportCounts;
+  videos: ImportCounts;
+  pdp_entries: ImportCounts & { regenerated: number };
+};
+
+/** What the operator commands need of the storage: the CLI drives it, the composition root supplies one. */
+export interface OperatorCommands {
+  /** Names of the migrations applied; empty when the schema was current. */
+  migrate(): Promise<string[]>;
+  /**
+   * Imports a catalog read piece by piece (`ImportCatalog`); refuses a bad one with nothing written.
+   * Once it has committed, `keysChanged` is told what it did to the keys.
+   */
+  importCatalog(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void): Promise<ImportReport>;
+  issueKey(partnerId: string, label: string | null): Promise<IssuedApiKey>;
+  revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
+  listKeys(partnerId: string): Promise<ApiKeyListing[]>;
+  /** A one-use invitation for a partner admin (`InviteAdmin`); its token is handed out once. */
+  inviteAdmin(partnerId: string, email: string): Promise<IssuedInvitation>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,323 @@
+import { expect } from 'chai';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { KeySetCache, type KeySetSource, type KeySetVersionReader, type LiveKeyRow } from '../../src/adapters/cache/key-set-cache.js';
+import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
+import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
+import type { AnnouncedKeyChanges } from '../../src/application/instances/change-versions.js';
+import { generateApiKey, hashApiKey, type Principal } from '../../src/domain/api-key.js';
+import { TIMEOUTS } from '../../src/adapters/timeouts.js';
+import { codeOfRejection } from '../support/domain-error.js';
+
+/**
+ * Stands for the database: live keys by hash, counting every read. Each read hands out a new
+ * principal object, as rows read from a database would be.
+ */
+class CountingKeySource implements KeySetSource {
+  readonly reads = { listLive: 0, findActiveByHash: 0, isLive: 0 };
+  private readonly rows = new Map<string, LiveKeyRow>();
+  /** The database cannot be reached: every read fails as the MySQL adapter's would. */
+  down = false;
+
+  add(keyId: string, partnerId: string): string {
+    const key = generateApiKey();
+    this.rows.set(hashApiKey(key), { keyId, partnerId, sha256: hashApiKey(key) });
+    return key;
+  }
+
+  remove(keyId: string): void {
+    for (const [sha256, row] of this.rows) if (row.keyId === keyId) this.rows.delete(sha256);
+  }
+
+  async listLive(): Promise<readonly LiveKeyRow[]> {
+    this.reads.listLive += 1;
+    // A real read takes a while: requests arriving meanwhile find it in flight.
+    await nextTurn();
+    if (this.down) throw unreachable();
+    return [...this.rows.values()].map((row) => ({ ...row }));
+  }
+
+  findActiveByHash(sha256: string): Promise<Principal | null> {
+    this.reads.findActiveByHash += 1;
+    const row = this.rows.get(sha256);
+    return Promise.resolve(row === undefined ? null : { keyId: row.keyId, partnerId: row.partnerId });
+  }
+
+  isStillActive(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  isLive(principal: Principal): Promise<boolean> {
+    this.reads.isLive += 1;
+    return Promise.resolve([...this.rows.values()].some((row) => row.keyId === principal.keyId && row.partnerId === principal.partnerId));
+  }
+}
+
+/** What the MySQL adapter throws when the database cannot be reached. */
+function unreachable(): Error {
+  return Object.assign(new Error('database: connection failed (ECONNREFUSED)'), { storageUnavailable: true });
+}
+
+const MAX_AGE_MS = 60_000;
+
+/** A held store over a counting source, its tokens in memory, read and reported the way the rate-limit step does. */
+async function setup(): Promise<{
+  held: KeySetCache;
+  source: CountingKeySource;
+  versions: MemoryChangeVersions;
+  watch: ChangesElsewhere;
+  reader: KeySetVersionReader & { down: boolean };
+  clock: { t: number; now(): number };
+  acmeKey: string;
+}> {
+  const source = new CountingKeySource();
+  const acmeKey = source.add('acme-prod', 'acme');
+  source.add('globex-prod', 'globex');
+  const versions = new MemoryChangeVersions();
+  const watch = new ChangesElsewhere();
+  // As the rate limiter does: while the shared store cannot be asked, the watch is told and there is no token.
+  const reader = {
+    down: false,
+    keysVersion: async (): Promise<string | null> => {
+      if (reader.down) {
+        watch.sharingLost();
+        return null;
+      }
+      const token = await versions.keysVersion();
+      watch.keysSeen(token);
+      return token;
+    },
+    keyChangesMark: (): Promise<number | null> => (reader.down ? Promise.resolve(null) : versions.keyChangesMark()),
+    keyChangesSince: (mark: number): Promise<AnnouncedKeyChanges | null> => (reader.down ? Promise.resolve(null) : versions.keyChangesSince(mark)),
+  };
+  const clock = { t: 1_000_000, now() { return this.t; } };
+  const held = new KeySetCache(source, { watch, versions: reader, clock, maxAgeMs: MAX_AGE_MS });
+  // As the service starts: the token first, then the keys.
+  await reader.keysVersion();
+  await held.warm();
+  expect(source.reads.listLive, 'read once at start').to.equal(1);
+  return { held, source, versions, watch, reader, clock, acmeKey };
+}
+
+const ACME: Principal = { keyId: 'acme-prod', partnerId: 'acme' };
+
+describe('KeySetCache', function () {
+  it('authenticates a held key with no read of the source after warm()', async function () {
+    const { held, source, reader, acmeKey } = await setup();
+    for (let i = 0; i < 10; i += 1) {
+      const principal = await held.findActiveByHash(hashApiKey(acmeKey));
+      expect(principal).to.deep.equal(ACME);
+      await reader.keysVersion();
+      expect(await held.isStillActive(principal!)).to.equal(true);
+    }
+    expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 0, isLive: 0 });
+  });
+
+  it('refuses 1000 unknown well-formed keys with no read of the source while the token is unchanged', async function () {
+    const { held, source } = await setup();
+    for (let i = 0; i < 1_000; i += 1) expect(await held.findActiveByHash(hashApiKey(generateApiKey()))).to.equal(null);
+    expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 0, isLive: 0 });
+  });
+
+  it('finds a key issued and announced elsewhere on its first request, with one read of the set', async function () {
+    const { held, source, versions } = await setup();
+    const issued = source.add('acme-new', 'acme');
+    await versions.keysChanged();
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+    expect(source.reads.listLive).to.equal(2);
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+    expect(source.reads).to.deep.equal({ listLive: 2, findActiveByHash: 0, isLive: 0 });
+  });
+
+  it('refuses a key revoked and announced elsewhere once the watch has seen the new token', async function () {
+    const { held, source, versions, reader, acmeKey } = await setup();
+    const principal = await held.findActiveByHash(hashApiKey(acmeKey));
+    source.remove('acme-prod');
+    await versions.keysChanged();
+    expect(await held.isStillActive(principal!), 'the watch has not seen the new token yet').to.equal(true);
+    await reader.keysVersion();
+    expect(await held.isStillActive(principal!)).to.equal(false);
+    expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
+    expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+    expect(source.reads.listLive).to.equal(2);
+  });
+
+  it('refuses a key revoked and announced elsewhere on a request whose read of the token was given up as slow', async function () {
+    const { held, source, versions, watch, acmeKey } = await setup();
+    const principal = await held.findActiveByHash(hashApiKey(acmeKey));
+    source.remove('acme-prod');
+    await versions.keysChanged();
+    // The count of this request did not come back in time: no token seen, but the set is read again.
+    watch.versionsMissed('acme');
+    expect(await held.isStillActive(principal!)).to.equal(false);
+    expect(source.reads.listLive).to.equal(2);
+    expect(watch.isShared(), 'a slow read is no loss').to.equal(true);
+  });
+
+  it('refuses a principal whose key id is held for another partner', async function () {
+    const { held } = await setup();
+    expect(await held.isStillActive({ keyId: 'acme-prod', partnerId: 'globex' })).to.equal(false);
+    expect(await held.isStillActive({ keyId: 'nobody', partnerId: 'acme' })).to.equal(false);
+  });
+
+  describe('while the shared store is lost', function () {
+    it('reads the source for every lookup', async function () {
+      const { held, source, watch, acmeKey } = await setup();
+      watch.sharingLost();
+      const unknown = hashApiKey(generateApiKey());
+      for (let i = 0; i < 3; i += 1) {
+        expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+        expect(await held.findActiveByHash(unknown)).to.equal(null);
+      }
+      expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 6, isLive: 0 });
+    });
+
+    it('asks the source about a principal that came from the held set, and not about one read from the source', async function () {
+      const { held, source, watch, acmeKey } = await setup();
+      const fromHeld = await held.findActiveByHash(hashApiKey(acmeKey));
+      watch.sharingLost();
+      expect(await held.isStillActive(fromHeld!)).to.equal(true);
+      expect(source.reads.isLive).to.equal(1);
+
+      const fromSource = await held.findActiveByHash(hashApiKey(acmeKey));
+      expect(source.reads.findActiveByHash).to.equal(1);
+      expect(await held.isStillActive(fromSource!)).to.equal(true);
+      expect(source.reads.isLive, 'just read from the source on this request').to.equal(1);
+
+      // Revoked meanwhile: the held set still has it, the source decides.
+      source.remove('acme-prod');
+      expect(await held.isStillActive(fromHeld!)).to.equal(false);
+      expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 1, isLive: 2 });
+    });
+
+    it('reads the set once more when the shared store returns, then holds it again', async function () {
+      const { held, source, watch, acmeKey } = await setup();
+      watch.sharingLost();
+      source.remove('acme-prod');
+      const issued = source.add('acme-new', 'acme');
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
+      watch.sharingRegained();
+      for (let i = 0; i < 5; i += 1) {
+        // Asked before any token is read after the return: what was held before the loss is not trusted.
+        expect(await held.isStillActive(ACME)).to.equal(false);
+        expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+      }
+      expect(source.reads.listLive).to.equal(2);
+      expect(source.reads.findActiveByHash).to.equal(1);
+      // The first token read after the return finds the token of before: nothing more to read.
+      expect(await held.findActiveByHash(hashApiKey(`pcat_live_${'z'.repeat(40)}`))).to.equal(null);
+      expect(source.reads.listLive).to.equal(2);
+    });
+  });
+
+  it('looks a key that is not held up in the source when the token cannot be read', async function () {
+    const { held, source, watch, reader } = await setup();
+    const issued = source.add('acme-new', 'acme');
+    reader.down = true;
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+    expect(watch.isShared()).to.equal(false);
+    expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 1, isLive: 0 });
+  });
+
+  it('reads the set again once it is older than maxAgeMs, with no token change', async function () {
+    const { held, source, clock, acmeKey } = await setup();
+    const issued = source.add('acme-unannounced', 'acme');
+    clock.t += MAX_AGE_MS - 1;
+    expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+    expect(source.reads.listLive).to.equal(1);
+    clock.t += 1;
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-unannounced', partnerId: 'acme' });
+    expect(source.reads.listLive).to.equal(2);
+    await held.findActiveByHash(hashApiKey(acmeKey));
+    expect(source.reads.listLive).to.equal(2);
+  });
+
+  it('reads the set once for many requests that arrive while a read is needed', async function () {
+    const { held, source, versions, reader, acmeKey } = await setup();
+    const issued = source.add('acme-new', 'acme');
+    await versions.keysChanged();
+    await reader.keysVersion();
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+      i % 2 === 0 ? held.findActiveByHash(hashApiKey(issued)) : held.isStillActive(ACME)));
+    expect(answers.filter((a, i) => i % 2 === 0 && a !== null)).to.have.length(25);
+    expect(answers.filter((a, i) => i % 2 === 1 && a === true)).to.have.length(25);
+    expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+    expect(source.reads).to.deep.equal({ listLive: 2, findActiveByHash: 0, isLive: 0 });
+  });
+
+  describe('while the database cannot be read', function () {
+    it('refuses a key revoked and announced meanwhile on its next request, and serves every other held key', async function () {
+      const { held, source, versions, reader, acmeKey } = await setup();
+      const globexKey = source.add('globex-second', 'globex');
+      await versions.keysChanged({ withdrawn: [], added: ['globex-second'] });
+      await reader.keysVersion();
+      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal({ keyId: 'globex-second', partnerId: 'globex' });
+      const principal = await held.findActiveByHash(hashApiKey(acmeKey));
+      source.down = true;
+      source.remove('acme-prod');
+      await versions.keysChanged({ withdrawn: ['acme-prod'], added: [] });
+      await reader.keysVersion();
+      expect(await held.isStillActive(principal!)).to.equal(false);
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
+      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal({ keyId: 'globex-second', partnerId: 'globex' });
+      expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+      // No key was added since the last read: a key not held is not live.
+      expect(await held.findActiveByHash(hashApiKey(generateApiKey()))).to.equal(null);
+    });
+
+    it('cannot decide a key it does not hold once a key was added meanwhile, and finds it once the database answers', async function () {
+      const { held, source, versions, reader, clock, acmeKey } = await setup();
+      source.down = true;
+      const issued = source.add('acme-new', 'acme');
+      await versions.keysChanged({ withdrawn: [], added: ['acme-new'] });
+      await reader.keysVersion();
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(issued)))).to.equal('service_unavailable');
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(generateApiKey())))).to.equal('service_unavailable');
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+      const reads = source.reads.listLive;
+      // Tried again in the background at most once a retry period, while the held keys answer.
+      for (let i = 0; i < 20; i += 1) expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+      expect(source.reads.listLive).to.equal(reads);
+      source.down = false;
+      clock.t += TIMEOUTS.keySetRetryMs;
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+      await nextTurn();
+      await nextTurn();
+      expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+      expect(source.reads.listLive).to.equal(reads + 1);
+    });
+
+    it('cannot decide a held key given another hash or partner meanwhile (withdrawn and added again), and serves the others', async function () {
+      const { held, source, versions, reader, acmeKey } = await setup();
+      source.down = true;
+      await versions.keysChanged({ withdrawn: ['acme-prod'], added: ['acme-prod'] });
+      await reader.keysVersion();
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
+      expect(await codeOfRejection(held.isStillActive(ACME))).to.equal('service_unavailable');
+      expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+    });
+
+    it('cannot decide any key after an announcement that did not say what changed, and does not retry at every request', async function () {
+      const { held, source, versions, reader, clock, acmeKey } = await setup();
+      source.down = true;
+      await versions.keysChanged();
+      await reader.keysVersion();
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
+      const reads = source.reads.listLive;
+      for (let i = 0; i < 20; i += 1) expect(await codeOfRejection(held.isStillActive(ACME))).to.equal('service_unavailable');
+      expect(source.reads.listLive, 'no read until the retry period ends').to.equal(reads);
+      source.down = false;
+      clock.t += TIMEOUTS.keySetRetryMs;
+      expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+    });
+
+    it('cannot decide a key when the shared store cannot tell the changes since the last read either', async function () {
+      const { held, source, versions, reader, acmeKey } = await setup();
+      source.down = true;
+      await versions.keysChanged({ withdrawn: ['globex-prod'], added: [] });
+      await reader.keysVersion();
+      // As after Redis restarted empty: what was announced before is gone.
+      reader.keyChangesSince = () => Promise.resolve(null);
+      expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
+    });
+  });
+});
