@@ -1,11 +1,11 @@
 import { catalogFilePieces } from './adapters/catalog-file/catalog-pieces.js';
-import { ImportCatalog } from './application/catalog-import/import-catalog.js';
 import { systemClock } from './application/shared/clock.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import type { OperatorCommands } from './application/catalog-import/operator-commands.js';
 import { TIMEOUTS } from './adapters/timeouts.js';
 import { announceImports } from './adapters/cli/announced-imports.js';
 import { runCli } from './adapters/cli/run-command.js';
+import { createContainer, nobodyToTell, TOKENS } from './container.js';
 import { mysqlAdminStore } from './adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from './adapters/mysql/mysql-api-key-admin.js';
 import { MysqlCatalogStore } from './adapters/mysql/mysql-catalog-store.js';
@@ -14,14 +14,6 @@ import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
 import { checkStructuredData } from './adapters/structured-data/google-rules.js';
 import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js';
-import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
-import { IssueApiKey } from './application/keys/issue-api-key.js';
-import { ListApiKeys } from './application/keys/list-api-keys.js';
-import type { KeyChangeAnnouncer } from './application/keys/api-key-admin.js';
-import { RevokeApiKey } from './application/keys/revoke-api-key.js';
-
-/** Without Redis there are no running instances to tell: each reads its keys from the database. */
-const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
 
 /**
  * The database, through the same use cases the portal drives; with REDIS_URL set, every write is
@@ -33,31 +25,34 @@ function openOperatorCommands(): Promise<OperatorCommands> {
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
   const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl });
   const announcer = versions ?? nobodyToTell;
-  const keys = new MysqlApiKeyAdmin(db);
-  const admins = mysqlAdminStore(db);
-  const store: OperatorCommands = {
+  const container = createContainer({
+    admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },
+    catalog: new MysqlCatalogStore(db),
+  });
+  const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);
+  const commands: OperatorCommands = {
     migrate: () => migrateToLatest(db),
-    importCatalog: (pieces, keysChanged) => new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(pieces, keysChanged),
+    importCatalog: (pieces, keysChanged) => container.get(TOKENS.ImportCatalog).execute(pieces, keysChanged),
     issueKey: async (partnerId, label) => {
-      const { issued, announceFailure } = await new IssueApiKey(keys, announcer, admins.audit, systemClock).execute({ partnerId, label, actor: null });
+      const { issued, announceFailure } = await issueKey.execute({ partnerId, label, actor: null });
       if (announceFailure !== null) {
         process.stderr.write(`warning: key ${issued.id} is issued, but the running instances could not be told through Redis (${announceFailure}): ` +
           'it may be refused for up to CACHE_TTL_MS, until each instance re-reads its keys\n');
       }
       return issued;
     },
-    revokeKey: (keyId) => new RevokeApiKey(keys, announcer, admins.audit, systemClock).execute({ partnerId: null, keyId, actor: null }),
-    listKeys: async (partnerId) => (await new ListApiKeys(keys).execute({ partnerId }))
+    revokeKey: (keyId) => revokeKey.execute({ partnerId: null, keyId, actor: null }),
+    listKeys: async (partnerId) => (await listKeys.execute({ partnerId }))
       .map((key) => ({ id: key.id, label: key.label, created_at: key.createdAt, revoked_at: key.revokedAt })),
-    inviteAdmin: (partnerId, email) => new InviteAdmin(keys, admins.accounts, admins.invitations, systemClock).execute({ partnerId, email }),
+    inviteAdmin: (partnerId, email) => container.get(TOKENS.InviteAdmin).execute({ partnerId, email }),
     close: () => db.destroy(),
   };
-  if (versions === null) return Promise.resolve(store);
+  if (versions === null) return Promise.resolve(commands);
   return Promise.resolve({
-    ...announceImports(store, versions),
+    ...announceImports(commands, versions),
     close: async () => {
       await versions.close();
-      await store.close();
+      await commands.close();
     },
   });
 }

@@ -37,8 +37,12 @@ import { ResumeSession } from './application/admin-sign-in/resume-session.js';
 import { RevokeApiKey } from './application/keys/revoke-api-key.js';
 import { SignIn } from './application/admin-sign-in/sign-in.js';
 import { SignOut } from './application/admin-sign-in/sign-out.js';
+import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
+import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
+import { ImportCatalog } from './application/catalog-import/import-catalog.js';
+import type { CatalogStore } from './application/catalog-import/catalog-store.js';
 
-/** The adapters a deployment chose, one per port. */
+/** The adapters a deployment chose for the partner API, one per port. */
 export interface Infrastructure {
   readonly catalog: ProductCatalog;
   readonly changes: ChangesFeed;
@@ -72,11 +76,66 @@ export const TOKENS = {
   ReadChanges: Symbol.for('ReadChanges') as ServiceIdentifier<ReadChanges>,
   ApiUseCases: Symbol.for('ApiUseCases') as ServiceIdentifier<ApiUseCases>,
   HttpDependencies: Symbol.for('HttpDependencies') as ServiceIdentifier<PipelineDependencies<ApiUseCases>>,
+  ApiKeyAdmin: Symbol.for('ApiKeyAdmin') as ServiceIdentifier<ApiKeyAdmin>,
+  AdminAccounts: Symbol.for('AdminAccounts') as ServiceIdentifier<AdminAccounts>,
+  Invitations: Symbol.for('Invitations') as ServiceIdentifier<Invitations>,
+  AdminSessions: Symbol.for('AdminSessions') as ServiceIdentifier<AdminSessions>,
+  SignInThrottle: Symbol.for('SignInThrottle') as ServiceIdentifier<SignInThrottle>,
+  AuditLog: Symbol.for('AuditLog') as ServiceIdentifier<AuditLog>,
+  KeyChangeAnnouncer: Symbol.for('KeyChangeAnnouncer') as ServiceIdentifier<KeyChangeAnnouncer>,
+  UnwrittenKeyUsage: Symbol.for('UnwrittenKeyUsage') as ServiceIdentifier<UnwrittenKeyUsage>,
+  Clock: Symbol.for('Clock') as ServiceIdentifier<Clock>,
+  PasswordHashGate: Symbol.for('PasswordHashGate') as ServiceIdentifier<PasswordHashGate>,
+  PortalUseCases: Symbol.for('PortalUseCases') as ServiceIdentifier<PortalUseCases>,
+  InviteAdmin: Symbol.for('InviteAdmin') as ServiceIdentifier<InviteAdmin>,
+  PruneAdminRecords: Symbol.for('PruneAdminRecords') as ServiceIdentifier<PruneAdminRecords>,
+  CatalogStore: Symbol.for('CatalogStore') as ServiceIdentifier<CatalogStore>,
+  ImportCatalog: Symbol.for('ImportCatalog') as ServiceIdentifier<ImportCatalog>,
 };
 
-/** Binds the chosen adapters to their ports and the use cases to them; a fresh container each call. */
-export function createContainer(infrastructure: Infrastructure): Container {
+/** The adapters behind partner admins and their keys: the portal's, and the operator commands'. */
+export interface AdminInfrastructure {
+  readonly keys: ApiKeyAdmin;
+  readonly accounts: AdminAccounts;
+  readonly invitations: Invitations;
+  readonly sessions: AdminSessions;
+  readonly throttle: SignInThrottle;
+  readonly audit: AuditLog;
+  /** Tells the other instances of a key issued or revoked (Redis); nobody to tell on one instance. */
+  readonly announcer: KeyChangeAnnouncer;
+  /** This instance's uses of keys not written yet; none for the CLI, which serves no requests. */
+  readonly usage?: UnwrittenKeyUsage;
+  readonly clock: Clock;
+}
+
+/** Without Redis there are no other instances to tell of a key change: each reads its keys from the database. */
+export const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
+
+/** What a process serves: the API, the portal and the CLI each bring the parts they run. */
+export interface Parts {
+  readonly api?: Infrastructure;
+  readonly admin?: AdminInfrastructure;
+  /** Where a catalog import writes. */
+  readonly catalog?: CatalogStore;
+}
+
+/**
+ * The one composition root: binds the adapters each process chose to their ports, and every use case
+ * to the ports it needs, the same way for the API, the portal and the CLI. A fresh container each call.
+ */
+export function createContainer(parts: Parts): Container {
   const container = new Container({ defaultScope: 'Singleton' });
+  if (parts.api !== undefined) bindApi(container, parts.api);
+  if (parts.admin !== undefined) bindAdmin(container, parts.admin);
+  if (parts.catalog !== undefined) {
+    container.bind(TOKENS.CatalogStore).toConstantValue(parts.catalog);
+    container.bind(TOKENS.ImportCatalog).toResolvedValue((store: CatalogStore) => new ImportCatalog(store, systemClock), [TOKENS.CatalogStore]);
+  }
+  return container;
+}
+
+
+function bindApi(container: Container, infrastructure: Infrastructure): void {
   container.bind(TOKENS.ProductCatalog).toConstantValue(infrastructure.catalog);
   container.bind(TOKENS.ChangesFeed).toConstantValue(infrastructure.changes);
   container.bind(TOKENS.CursorKeys).toConstantValue(infrastructure.cursorKeys);
@@ -109,43 +168,55 @@ export function createContainer(infrastructure: Infrastructure): Container {
       ({ useCases, authenticateKey, enforceRateLimit, logger, metrics }),
     [TOKENS.ApiUseCases, TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.Logger, TOKENS.ServiceMetrics],
   );
-  return container;
 }
 
-/** The request handler node:http serves: the lookup fast path, then the Koa application. */
-export function createHandler(infrastructure: Infrastructure, options: HttpHandlerOptions = {}): HttpHandler {
-  return createHttpHandler(createContainer(infrastructure).get(TOKENS.HttpDependencies), options);
-}
-
-/** The adapters behind the partner portal, one per port. */
-export interface PortalInfrastructure {
-  readonly keys: ApiKeyAdmin;
-  readonly accounts: AdminAccounts;
-  readonly invitations: Invitations;
-  readonly sessions: AdminSessions;
-  readonly throttle: SignInThrottle;
-  readonly audit: AuditLog;
-  /** Tells the other instances of a key issued or revoked (Redis); nobody to tell on one instance. */
-  readonly announcer: KeyChangeAnnouncer;
-  /** This instance's uses of keys not written yet. */
-  readonly usage: UnwrittenKeyUsage;
-  readonly clock: Clock;
+function bindAdmin(container: Container, admin: AdminInfrastructure): void {
+  container.bind(TOKENS.ApiKeyAdmin).toConstantValue(admin.keys);
+  container.bind(TOKENS.AdminAccounts).toConstantValue(admin.accounts);
+  container.bind(TOKENS.Invitations).toConstantValue(admin.invitations);
+  container.bind(TOKENS.AdminSessions).toConstantValue(admin.sessions);
+  container.bind(TOKENS.SignInThrottle).toConstantValue(admin.throttle);
+  container.bind(TOKENS.AuditLog).toConstantValue(admin.audit);
+  container.bind(TOKENS.KeyChangeAnnouncer).toConstantValue(admin.announcer);
+  container.bind(TOKENS.UnwrittenKeyUsage).toConstantValue(admin.usage ?? { unwritten: () => null });
+  container.bind(TOKENS.Clock).toConstantValue(admin.clock);
+  // Both guard this process's own hashing, so they live in it whatever the storage.
+  container.bind(TOKENS.PasswordHashGate).toConstantValue(new PasswordHashGate());
+  container.bind(TOKENS.InviteAdmin).toResolvedValue(
+    (keys: ApiKeyAdmin, accounts: AdminAccounts, invitations: Invitations, clock: Clock) => new InviteAdmin(keys, accounts, invitations, clock),
+    [TOKENS.ApiKeyAdmin, TOKENS.AdminAccounts, TOKENS.Invitations, TOKENS.Clock],
+  );
+  container.bind(TOKENS.PruneAdminRecords).toResolvedValue(
+    (throttle: SignInThrottle, audit: AuditLog, clock: Clock) => new PruneAdminRecords(throttle, audit, clock),
+    [TOKENS.SignInThrottle, TOKENS.AuditLog, TOKENS.Clock],
+  );
+  container.bind(TOKENS.PortalUseCases).toResolvedValue(
+    (keys: ApiKeyAdmin, accounts: AdminAccounts, invitations: Invitations, sessions: AdminSessions, throttle: SignInThrottle, audit: AuditLog,
+      announcer: KeyChangeAnnouncer, usage: UnwrittenKeyUsage, clock: Clock, hashes: PasswordHashGate): PortalUseCases => ({
+      signIn: new SignIn(accounts, sessions, throttle, audit, clock, new MemorySignInAddressBudget(), hashes),
+      signOut: new SignOut(sessions),
+      resumeSession: new ResumeSession(sessions, clock),
+      checkInvitation: new CheckInvitation(invitations, clock),
+      acceptInvitation: new AcceptInvitation(invitations, accounts, sessions, audit, clock, hashes),
+      issueKey: new IssueApiKey(keys, announcer, audit, clock),
+      replaceKey: new ReplaceApiKey(keys, announcer, audit, clock),
+      revokeKey: new RevokeApiKey(keys, announcer, audit, clock),
+      listKeys: new ListApiKeys(keys, usage),
+      readAuditLog: new ReadAuditLog(audit),
+    }),
+    [
+      TOKENS.ApiKeyAdmin, TOKENS.AdminAccounts, TOKENS.Invitations, TOKENS.AdminSessions, TOKENS.SignInThrottle, TOKENS.AuditLog,
+      TOKENS.KeyChangeAnnouncer, TOKENS.UnwrittenKeyUsage, TOKENS.Clock, TOKENS.PasswordHashGate,
+    ],
+  );
 }
 
 /** The use cases the portal drives, over the chosen adapters: the key ones are the CLI's too. */
-export function createPortalUseCases(p: PortalInfrastructure): PortalUseCases {
-  // Both guard this process's own hashing, so they live in it whatever the storage.
-  const hashes = new PasswordHashGate();
-  return {
-    signIn: new SignIn(p.accounts, p.sessions, p.throttle, p.audit, p.clock, new MemorySignInAddressBudget(), hashes),
-    signOut: new SignOut(p.sessions),
-    resumeSession: new ResumeSession(p.sessions, p.clock),
-    checkInvitation: new CheckInvitation(p.invitations, p.clock),
-    acceptInvitation: new AcceptInvitation(p.invitations, p.accounts, p.sessions, p.audit, p.clock, hashes),
-    issueKey: new IssueApiKey(p.keys, p.announcer, p.audit, p.clock),
-    replaceKey: new ReplaceApiKey(p.keys, p.announcer, p.audit, p.clock),
-    revokeKey: new RevokeApiKey(p.keys, p.announcer, p.audit, p.clock),
-    listKeys: new ListApiKeys(p.keys, p.usage),
-    readAuditLog: new ReadAuditLog(p.audit),
-  };
+export function createPortalUseCases(admin: AdminInfrastructure): PortalUseCases {
+  return createContainer({ admin }).get(TOKENS.PortalUseCases);
+}
+
+/** The request handler node:http serves for the API. */
+export function createHandler(infrastructure: Infrastructure, options: HttpHandlerOptions = {}): HttpHandler {
+  return createHttpHandler(createContainer({ api: infrastructure }).get(TOKENS.HttpDependencies), options);
 }

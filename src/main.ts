@@ -19,24 +19,22 @@ import { processCursorKeys } from './adapters/memory/process-cursor-keys.js';
 import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
 import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { ChangesElsewhere } from './application/instances/changes-elsewhere.js';
-import { ImportCatalog } from './application/catalog-import/import-catalog.js';
 import type { ApiKeyStore } from './application/access/api-key-store.js';
-import type { KeyChangeAnnouncer } from './application/keys/api-key-admin.js';
 import { systemClock } from './application/shared/clock.js';
 import type { RateLimiter } from './application/access/rate-limiter.js';
 import { noMetrics } from './adapters/service-metrics.js';
 import { TIMEOUTS } from './adapters/timeouts.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
-import { createHandler, createPortalUseCases, type Infrastructure, type PortalInfrastructure } from './container.js';
+import { createContainer, nobodyToTell, TOKENS, type AdminInfrastructure, type Infrastructure } from './container.js';
+import { createHttpHandler } from './adapters/http/handler.js';
+import type { Container } from 'inversify';
 import { createPortalApp } from './adapters/portal/portal-app.js';
 import { invitationUrl } from './adapters/portal/portal-paths.js';
 import { startPortalServer, type RunningPortal } from './adapters/portal/portal-server.js';
 import { memoryAdminStore } from './adapters/memory/memory-admin-store.js';
 import { MemoryApiKeyAdmin } from './adapters/memory/memory-api-key-admin.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
-import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
 import { KEY_USAGE_FLUSH_MS, KeyUsageRecorder } from './application/access/key-usage.js';
-import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
 import { ADMIN_RECORDS_PRUNE_INTERVAL_MS } from './domain/admin.js';
 
 /** The adapters a deployment opened, and how to close them on shutdown. */
@@ -48,7 +46,7 @@ interface Deployment {
   /** Memory storage: reads its catalog file again (SIGHUP). */
   reloadCatalog?: (trigger: string) => Promise<void>;
   /** The partner portal's adapters, over the same storage. */
-  readonly portal: Omit<PortalInfrastructure, 'usage' | 'clock'>;
+  readonly portal: Omit<AdminInfrastructure, 'usage' | 'clock'>;
   /** The demo: a partner whose admin is invited at start, the link printed with the demo key. */
   readonly demoPartner?: string;
 }
@@ -64,6 +62,7 @@ async function main(): Promise<void> {
   // Every instance notes when each key is used and writes it once a minute: never a write per request.
   const keyUsage = new KeyUsageRecorder(systemClock);
   const deployment = await openInfrastructure(config, logger, metrics, keyUsage);
+  const container = createContainer({ api: deployment.infrastructure, admin: { ...deployment.portal, usage: keyUsage, clock: systemClock } });
   const { reloadCatalog } = deployment;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
   const proxies = trustedProxies(config.trustedProxies);
@@ -75,18 +74,18 @@ async function main(): Promise<void> {
   });
   logger.info({ descriptors: budget }, 'descriptors shared among the listeners');
   const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, config, budget.metrics!, logger);
-  const server = servesApi ? await startApi(deployment, config, budget.api!, proxies, logger) : undefined;
+  const server = servesApi ? await startApi(container, config, budget.api!, proxies, logger) : undefined;
   const flushUsage = (): Promise<void> => keyUsage.flush(deployment.portal.keys).then(() => undefined, (error: unknown) => {
     logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: last use not written; kept for the next minute');
   });
   const flushing = setInterval(() => void flushUsage(), KEY_USAGE_FLUSH_MS);
   flushing.unref();
-  const portal = config.portalPort === 0 ? undefined : await startPortal(deployment, config, { share: budget.portal!, proxies }, logger, keyUsage, metrics);
+  const portal = config.portalPort === 0 ? undefined : await startPortal(container, config, { share: budget.portal!, proxies }, logger, metrics);
   // Whoever runs the portal keeps its records within their retention (README, partner portal).
-  const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, deployment, logger);
+  const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, container, logger);
   logger.info({ role: config.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   if (deployment.banner && server !== undefined) process.stdout.write(deployment.banner(server.url));
-  if (portal !== undefined && deployment.demoPartner !== undefined) process.stdout.write(await demoInvitation(deployment, config, portal.url));
+  if (portal !== undefined && deployment.demoPartner !== undefined) process.stdout.write(await demoInvitation(container, deployment.demoPartner, config, portal.url));
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -112,8 +111,8 @@ async function main(): Promise<void> {
 }
 
 /** The partner API's listener, within its share of the descriptors. */
-function startApi(deployment: Deployment, config: Config, share: ListenerShare, proxies: TrustedProxies, logger: Logger): Promise<RunningServer> {
-  const handler = createHandler(deployment.infrastructure, { clientAddress: clientAddressResolver(proxies) });
+function startApi(container: Container, config: Config, share: ListenerShare, proxies: TrustedProxies, logger: Logger): Promise<RunningServer> {
+  const handler = createHttpHandler(container.get(TOKENS.HttpDependencies), { clientAddress: clientAddressResolver(proxies) });
   return startHttpServer(handler, {
     port: config.port,
     host: config.host,
@@ -133,10 +132,9 @@ async function startMetrics(metrics: PrometheusMetrics, config: Config, share: L
 
 /** The partner portal on its own listener; a port that cannot be had stops the start, naming the variables. */
 async function startPortal(
-  deployment: Deployment, config: Config, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger, usage: KeyUsageRecorder, metrics: PrometheusMetrics | undefined,
+  container: Container, config: Config, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger, metrics: PrometheusMetrics | undefined,
 ): Promise<RunningPortal> {
-  const useCases = createPortalUseCases({ ...deployment.portal, usage, clock: systemClock });
-  const app = createPortalApp(useCases, {
+  const app = createPortalApp(container.get(TOKENS.PortalUseCases), {
     logger, secureCookies: config.portalSecureCookies, clientAddress: clientAddressResolver(listener.proxies), ...(metrics === undefined ? {} : { metrics }),
   });
   try {
@@ -149,8 +147,8 @@ async function startPortal(
 }
 
 /** Prunes failed sign-ins, ended locks and old audit events now and every `intervalMs`; a failure is logged and tried again next time. */
-function pruneAdminRecordsEvery(intervalMs: number, deployment: Deployment, logger: Logger): NodeJS.Timeout {
-  const prune = new PruneAdminRecords(deployment.portal.throttle, deployment.portal.audit, systemClock);
+function pruneAdminRecordsEvery(intervalMs: number, container: Container, logger: Logger): NodeJS.Timeout {
+  const prune = container.get(TOKENS.PruneAdminRecords);
   const run = (): void => void prune.execute().catch((error: unknown) => {
     logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'portal: old sign-in failures and audit events not pruned; tried again later');
   });
@@ -161,9 +159,8 @@ function pruneAdminRecordsEvery(intervalMs: number, deployment: Deployment, logg
 }
 
 /** The demo's admin invitation, printed beside its key, so a new user opens the portal at once. */
-async function demoInvitation(deployment: Deployment, config: Config, portalUrl: string): Promise<string> {
-  const { keys, accounts, invitations } = deployment.portal;
-  const invitation = await new InviteAdmin(keys, accounts, invitations, systemClock).execute({ partnerId: deployment.demoPartner!, email: DEMO_ADMIN_EMAIL });
+async function demoInvitation(container: Container, partnerId: string, config: Config, portalUrl: string): Promise<string> {
+  const invitation = await container.get(TOKENS.InviteAdmin).execute({ partnerId, email: DEMO_ADMIN_EMAIL });
   return [
     'Partner portal: create the demo partner\'s admin account here (the link works once, until the process stops),',
     'then make, replace and revoke keys under Settings, API keys:',
@@ -224,7 +221,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
     };
   }
   const store = new MemoryCatalogStore();
-  const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, new ImportCatalog(store, systemClock), logger);
+  const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, createContainer({ catalog: store }).get(TOKENS.ImportCatalog), logger);
   await reloader.load();
   const cursorKeys = processCursorKeys({ secret: config.cursorSecret });
   const deployment: Deployment = {
@@ -245,8 +242,6 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   store.addKey({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(demoKey) });
   return { ...deployment, banner: (url) => demoBanner(url, demoKey), demoPartner: DEMO_PARTNER_ID };
 }
-
-const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
 
 interface RateLimiting {
   readonly limiter: RateLimiter;

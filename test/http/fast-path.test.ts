@@ -141,7 +141,7 @@ describe('HTTP: what the fast path takes, and what it leaves to Koa', function (
   let base: string;
 
   before(async function () {
-    const container = createContainer({ ...memoryInfrastructure(), logger: createLogger('silent') });
+    const container = createContainer({ api: { ...memoryInfrastructure(), logger: createLogger('silent') } });
     const fastPath = createFastPath(OPERATIONS, createPipeline(container.get(TOKENS.HttpDependencies), OPERATIONS));
     // Whatever the fast path declines is answered 599 here, so a test can tell who answered.
     server = createServer((req, res) => {

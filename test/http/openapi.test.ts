@@ -74,7 +74,7 @@ describe('OpenAPI document', function () {
   });
 
   it('describes every route of the router, and the router serves every path it describes', function () {
-    const deps = createContainer({ ...memoryInfrastructure(), logger: createLogger('silent') }).get(TOKENS.HttpDependencies);
+    const deps = createContainer({ api: { ...memoryInfrastructure(), logger: createLogger('silent') } }).get(TOKENS.HttpDependencies);
     const app = createHttpApp(OPERATIONS, createPipeline(deps, OPERATIONS), deps.logger);
     const router = app.middleware.map((m) => (m as { router?: Router }).router).find((r) => r !== undefined);
     expect(router, 'the router middleware').to.not.equal(undefined);

@@ -4,7 +4,7 @@ import { createPortalApp } from '../../src/adapters/portal/portal-app.js';
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
 import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
-import { createPortalUseCases, type PortalInfrastructure } from '../../src/container.js';
+import { createPortalUseCases, type AdminInfrastructure } from '../../src/container.js';
 import type { PortalWorld } from './portal-world.js';
 
 export interface TestPortal {
@@ -27,7 +27,7 @@ export async function startTestPortal(
     },
   }));
   const usage = new KeyUsageRecorder(world.clock);
-  const infrastructure: PortalInfrastructure = { keys: world.keys, ...world.admin, announcer: world.announcer, usage, clock: world.clock };
+  const infrastructure: AdminInfrastructure = { keys: world.keys, ...world.admin, announcer: world.announcer, usage, clock: world.clock };
   const app = createPortalApp(createPortalUseCases(infrastructure), { logger, secureCookies: options.secureCookies ?? false, clock: world.clock });
   const server = await startPortalServer(app, { port: 0, host: '127.0.0.1', publicUrl: options.publicUrl ?? null });
   return { url: server.url, logs, usage, close: () => server.close(1_000) };
