@@ -308,6 +308,7 @@ export class CatalogSourceReader {
       problem: this.plain.problem,
       checked: (schema, entry, path) => {
         if (schema === VideoSchema) {
+          // A video's path ends in its index among the product's videos.
           const video = typeof path === 'string' ? 0 : Number(path.key);
           // Past VIDEO_SLOTS videos in one product (never seen in practice) a duplicate names the last slot.
           const place = product * VIDEO_SLOTS + Math.min(video, VIDEO_SLOTS - 1);
@@ -316,8 +317,7 @@ export class CatalogSourceReader {
           const at = pathText(path);
           this.list.unique(pages, `${at}.pdp_url`, entry.pdp_url as string, 'pdp_url');
           const ref = entry.video_ref;
-          ownRefs ??= refsOf(value);
-          if (ref != null && !ownRefs.has(ref)) this.list.fail(`${at}.video_ref`, `names no video of this product: ${JSON.stringify(ref)}`);
+          if (ref != null && !(ownRefs ??= refsOf(value)).has(ref)) this.list.fail(`${at}.video_ref`, `names no video of this product: ${JSON.stringify(ref)}`);
         }
       },
     };
