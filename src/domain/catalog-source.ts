@@ -1,30 +1,16 @@
-import type {
-  ApiKeyRecord,
-  Catalog,
-  Creator,
-  Partner,
-  PdpEntry,
-  Product,
-  ProductProperty,
-  Video,
-} from './catalog.js';
+import type { ApiKeyRecord, Catalog, Partner, Product } from './catalog.js';
 import { answerBytesOverBound, MAX_ANSWER_BYTES } from './answer-size.js';
+import { apiKeyOf, productOf } from './catalog-entries.js';
+import { ApiKeySchema, CatalogDocumentSchema, PartnerSchema, PdpEntrySchema, ProductSchema, VideoSchema, type ApiKeyEntry, type ProductEntry } from './catalog-format.js';
+import { CATALOG_FORMAT_RULES } from './catalog-format-rules.js';
 import { CompactStringMap } from './compact-string-map.js';
-import { isValidSku } from './sku.js';
-import { uploadDateProblem } from './upload-date.js';
-
-export const CATALOG_FORMAT = 'partner-catalog/v1';
+import { compileFields, compileSchema, pathText, type ProblemSink } from './schema-problems.js';
 
 /**
  * The longest key, string or number a catalog file may hold, in characters (UTF-16 code units):
  * ample for the longest transcript, and a reader never holds more of one.
  */
 export const MAX_STRING_LENGTH = 1_000_000;
-
-const PARTNER_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
-const SHA256_PATTERN = /^[0-9a-f]{64}$/;
-const ASPECT_RATIO_PATTERN = /^[1-9][0-9]*x[1-9][0-9]*$/;
-const LANGUAGE_PATTERN = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
 
 /** A catalog file that breaks one or more rules; nothing of it may be loaded. */
 export class CatalogSourceError extends Error {
@@ -151,8 +137,17 @@ export function* piecesOfDocument(document: unknown): Generator<CatalogPiece> {
 
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const ROOT_FIELDS = ['format', 'partners'];
-const PARTNER_REQUIRED = ['id', 'name', 'products'];
+/*
+ * The format's own rules come from its declaration (catalog-format.ts), compiled once. What a
+ * schema cannot say is the reader's below: ids and keys unique across the file, SKUs and video
+ * refs unique within a partner, PDP pages unique within a product, a `video_ref` naming a video
+ * of its product, and a product's answer within the bound one row holds.
+ */
+const checkDocument = compileSchema(CatalogDocumentSchema, CATALOG_FORMAT_RULES);
+const rootFields = compileFields(CatalogDocumentSchema, CATALOG_FORMAT_RULES);
+const checkPartner = compileSchema(PartnerSchema, CATALOG_FORMAT_RULES);
+const partnerFields = compileFields(PartnerSchema, CATALOG_FORMAT_RULES);
+const checkProduct = compileSchema(ProductSchema, CATALOG_FORMAT_RULES);
 
 /** A partner being read: what is known of it so far. */
 interface OpenPartner {
@@ -173,7 +168,9 @@ interface OpenPartner {
  * key ids and key hashes seen, and the current partner's SKUs and video refs.
  */
 export class CatalogSourceReader {
-  private readonly r = new Reader();
+  private readonly list = new ProblemList();
+  /** Tells the format's problems, with no rule across values to apply. */
+  private readonly plain: ProblemSink = { problem: (path, message) => this.list.fail(pathText(path), message) };
   private readonly rootSeen = new Set<string>();
   private readonly partnerIds = new Map<string, string>();
   private readonly keyIds = new Map<string, string>();
@@ -183,34 +180,31 @@ export class CatalogSourceReader {
 
   /** Every problem found so far, each naming its JSON path. */
   get problems(): readonly string[] {
-    return this.r.problems;
+    return this.list.problems;
   }
 
   read(piece: CatalogPiece): CatalogUnit[] {
-    const r = this.r;
     switch (piece.kind) {
       case 'document':
         this.documentRefused = true;
-        r.fail('', 'must be an object');
+        checkDocument(piece.value, '', this.plain);
         return [];
       case 'problem':
-        r.fail(piece.path, piece.message);
+        this.list.fail(piece.path, piece.message);
         return [];
       case 'unreadable':
         this.documentRefused = true;
-        r.fail(piece.path, piece.message);
+        this.list.fail(piece.path, piece.message);
         return [];
       case 'field':
         this.rootSeen.add(piece.key);
-        if (!ROOT_FIELDS.includes(piece.key)) r.fail(piece.key, 'is not a known field');
-        else if (piece.key === 'format' && piece.value !== CATALOG_FORMAT) r.fail('format', `must be ${JSON.stringify(CATALOG_FORMAT)}`);
-        else if (piece.key === 'partners') r.array('partners', piece.value);
+        rootFields.field(piece.key, piece.value, '', this.plain);
         return [];
       case 'partners':
         this.rootSeen.add('partners');
         return [];
       case 'partner':
-        r.object(`partners[${piece.index}]`, piece.value, PARTNER_REQUIRED);
+        checkPartner(piece.value, `partners[${piece.index}]`, this.plain);
         return [];
       case 'partnerStart':
         this.open = {
@@ -232,10 +226,8 @@ export class CatalogSourceReader {
 
   /** Ends the document: the problems of the whole of it, none if it may be loaded. */
   finish(): readonly string[] {
-    if (!this.documentRefused) {
-      for (const key of ROOT_FIELDS) if (!this.rootSeen.has(key)) this.r.fail(key, 'is required');
-    }
-    return this.r.problems;
+    if (!this.documentRefused) rootFields.end(this.rootSeen, '', this.plain);
+    return this.list.problems;
   }
 
   private current(): OpenPartner {
@@ -244,31 +236,31 @@ export class CatalogSourceReader {
   }
 
   private partnerField(partner: OpenPartner, key: string, value: unknown): CatalogUnit[] {
-    const r = this.r;
-    const at = `${partner.path}.${key}`;
     partner.seen.add(key);
-    switch (key) {
-      case 'id':
-      {
-        const id = r.matching(at, value, PARTNER_ID_PATTERN, 'a slug of a-z, 0-9 and -, starting with a letter or digit, at most 63 characters');
-        const duplicate = id !== undefined && this.partnerIds.has(id);
-        r.unique(this.partnerIds, at, id, 'partner id');
-        partner.id = duplicate ? undefined : id;
-        break;
-      }
-      case 'name':
-        partner.name = r.nonEmptyString(at, value);
-        break;
-      case 'api_keys':
-        partner.apiKeys = this.apiKeys(partner.path, value);
-        break;
-      case 'products':
-        r.array(at, value);
-        break;
-      default:
-        r.fail(at, 'is not a known field');
-    }
+    const sink = key === 'api_keys' ? this.keyRules() : this.plain;
+    const readable = partnerFields.field(key, value, partner.path, sink);
+    if (key === 'id') {
+      const id = readable ? value as string : undefined;
+      const duplicate = id !== undefined && this.partnerIds.has(id);
+      this.list.unique(this.partnerIds, `${partner.path}.id`, id, 'partner id');
+      partner.id = duplicate ? undefined : id;
+    } else if (key === 'name') partner.name = readable ? value as string : undefined;
+    else if (key === 'api_keys') partner.apiKeys = readable ? (value as ApiKeyEntry[]).map(apiKeyOf) : undefined;
     return this.headerIfKnown(partner);
+  }
+
+  /** Key ids and key hashes are each unique across the file; a key refused for a field of its own is not counted. */
+  private keyRules(): ProblemSink {
+    return {
+      problem: this.plain.problem,
+      checked: (schema, value, path) => {
+        if (schema !== ApiKeySchema) return;
+        const at = pathText(path);
+        const key = value as ApiKeyEntry;
+        this.list.unique(this.keyIds, `${at}.id`, key.id, 'API key id');
+        this.list.unique(this.keyHashes, `${at}.sha256`, key.sha256, 'API key hash');
+      },
+    };
   }
 
   /** Hands the partner on once its id and name are both valid, with the products that waited for them. */
@@ -287,30 +279,16 @@ export class CatalogSourceReader {
     return units;
   }
 
-  private apiKeys(path: string, value: unknown): ApiKeyRecord[] | undefined {
-    const keys = (this.r.optionalArray(`${path}.api_keys`, value) ?? []).map((k, i) => {
-      const keyPath = `${path}.api_keys[${i}]`;
-      const key = readApiKey(this.r, keyPath, k);
-      this.r.unique(this.keyIds, `${keyPath}.id`, key?.id, 'API key id');
-      this.r.unique(this.keyHashes, `${keyPath}.sha256`, key?.sha256, 'API key hash');
-      return key;
-    });
-    return keys.every((k) => k !== undefined) ? keys : undefined;
-  }
-
   private product(partner: OpenPartner, index: number, value: unknown): CatalogUnit[] {
     const path = `${partner.path}.products[${index}]`;
-    const refs: VideoRefs = {
-      seen: partner.videoRefs,
-      product: index,
-      pathOf: (place) => `${partner.path}.products[${Math.floor(place / VIDEO_SLOTS)}].videos[${place % VIDEO_SLOTS}].ref`,
-    };
-    const product = readProduct(this.r, path, value, refs);
-    this.r.uniqueAt(partner.skus, `${path}.sku`, product?.sku, 'sku', index, (place) => `${partner.path}.products[${place}].sku`);
-    if (product === undefined) return [];
+    const readable = checkProduct(value, path, this.productRules(partner, index, value));
+    const entry = readable ? value as ProductEntry : undefined;
+    this.list.uniqueAt(partner.skus, `${path}.sku`, entry?.sku, 'sku', index, (place) => `${partner.path}.products[${place}].sku`);
+    if (entry === undefined) return [];
+    const product = productOf(entry);
     const bytes = answerBytesOverBound(product, partner.name ?? '');
     if (bytes !== null) {
-      this.r.fail(path, `would be answered with ${bytes.toLocaleString('en-US')} bytes of JSON; at most ${MAX_ANSWER_BYTES.toLocaleString('en-US')} are allowed (shorten its transcripts, or give fewer PDP entries its video)`);
+      this.list.fail(path, `would be answered with ${bytes.toLocaleString('en-US')} bytes of JSON; at most ${MAX_ANSWER_BYTES.toLocaleString('en-US')} are allowed (shorten its transcripts, or give fewer PDP entries its video)`);
       return [];
     }
     if (partner.header !== null) return [{ kind: 'product', partner: partner.header, product }];
@@ -318,9 +296,36 @@ export class CatalogSourceReader {
     return [];
   }
 
+  /**
+   * The rules across a product's values, each applied once a video or PDP entry met the format, as
+   * its turn comes: video refs unique within the partner, PDP pages unique within the product, and
+   * a `video_ref` naming a video of the product.
+   */
+  private productRules(partner: OpenPartner, product: number, value: unknown): ProblemSink {
+    const pages = new Map<string, string>();
+    let ownRefs: Set<unknown> | undefined;
+    return {
+      problem: this.plain.problem,
+      checked: (schema, entry, path) => {
+        if (schema === VideoSchema) {
+          // A video's path ends in its index among the product's videos.
+          const video = typeof path === 'string' ? 0 : Number(path.key);
+          // Past VIDEO_SLOTS videos in one product (never seen in practice) a duplicate names the last slot.
+          const place = product * VIDEO_SLOTS + Math.min(video, VIDEO_SLOTS - 1);
+          this.list.uniqueAt(partner.videoRefs, `${pathText(path)}.ref`, entry.ref as string, 'video ref', place, (first) => `${partner.path}.products[${Math.floor(first / VIDEO_SLOTS)}].videos[${first % VIDEO_SLOTS}].ref`);
+        } else if (schema === PdpEntrySchema) {
+          const at = pathText(path);
+          this.list.unique(pages, `${at}.pdp_url`, entry.pdp_url as string, 'pdp_url');
+          const ref = entry.video_ref;
+          if (ref != null && !(ownRefs ??= refsOf(value)).has(ref)) this.list.fail(`${at}.video_ref`, `names no video of this product: ${JSON.stringify(ref)}`);
+        }
+      },
+    };
+  }
+
   private partnerEnd(partner: OpenPartner): CatalogUnit[] {
     this.open = null;
-    for (const key of PARTNER_REQUIRED) if (!partner.seen.has(key)) this.r.fail(`${partner.path}.${key}`, 'is required');
+    partnerFields.end(partner.seen, partner.path, this.plain);
     if (partner.header === null) return [];
     const apiKeys = partner.seen.has('api_keys') ? partner.apiKeys : [];
     if (apiKeys === undefined) return [];
@@ -333,100 +338,21 @@ type JsonObject = Record<string, unknown>;
 /** A video's place in a partner is numbered `product index × VIDEO_SLOTS + video index`. */
 const VIDEO_SLOTS = 2 ** 20;
 
-/** The video refs seen in a partner, and how a video's place is kept and read back. */
-interface VideoRefs {
-  readonly seen: CompactStringMap;
-  readonly product: number;
-  readonly pathOf: (place: number) => string;
+/** The refs of every video a product lists: a video refused for another field still has its ref, so entries naming it are not reported as dangling. */
+function refsOf(product: unknown): Set<unknown> {
+  const videos = (product as { videos?: unknown }).videos;
+  return new Set(Array.isArray(videos) ? videos.map((v: unknown) => (typeof v === 'object' && v !== null && 'ref' in v ? v.ref : undefined)) : []);
 }
 
-class Reader {
+/** The problems found, one per path, so a missing field is not also reported as of the wrong type. */
+class ProblemList {
   readonly problems: string[] = [];
   private readonly failed = new Set<string>();
 
-  /** Records a problem; one per path, so a missing field is not also reported as of the wrong type. */
-  fail(path: string, message: string): undefined {
-    if (this.failed.has(path)) return undefined;
+  fail(path: string, message: string): void {
+    if (this.failed.has(path)) return;
     this.failed.add(path);
     this.problems.push(`${path === '' ? '$' : path}: ${message}`);
-    return undefined;
-  }
-
-  /** An object with exactly the allowed keys; `required` ones must be present. */
-  object(path: string, value: unknown, required: readonly string[], optional: readonly string[] = []): JsonObject | undefined {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return this.fail(path, 'must be an object');
-    const record = value as JsonObject;
-    const at = (key: string): string => (path === '' ? key : `${path}.${key}`);
-    for (const key of required) if (!Object.hasOwn(record, key)) this.fail(at(key), 'is required');
-    for (const key of Object.keys(record)) {
-      if (!required.includes(key) && !optional.includes(key)) this.fail(at(key), 'is not a known field');
-    }
-    return record;
-  }
-
-  array(path: string, value: unknown): unknown[] | undefined {
-    return Array.isArray(value) ? value : this.fail(path, 'must be an array');
-  }
-
-  optionalArray(path: string, value: unknown): unknown[] | undefined {
-    return value === undefined ? [] : this.array(path, value);
-  }
-
-  string(path: string, value: unknown): string | undefined {
-    return typeof value === 'string' ? value : this.fail(path, 'must be a string');
-  }
-
-  nonEmptyString(path: string, value: unknown): string | undefined {
-    const text = this.string(path, value);
-    if (text !== undefined && text.trim() === '') return this.fail(path, 'must not be empty');
-    return text;
-  }
-
-  /** Nullable fields may also be left out, which reads as null. */
-  nullableString(path: string, value: unknown): string | null | undefined {
-    return value === null || value === undefined ? null : this.string(path, value);
-  }
-
-  boolean(path: string, value: unknown): boolean | undefined {
-    return typeof value === 'boolean' ? value : this.fail(path, 'must be true or false');
-  }
-
-  matching(path: string, value: unknown, pattern: RegExp, rule: string): string | undefined {
-    const text = this.string(path, value);
-    if (text !== undefined && !pattern.test(text)) return this.fail(path, `must be ${rule}; got ${JSON.stringify(text)}`);
-    return text;
-  }
-
-  url(path: string, value: unknown): string | undefined {
-    const text = this.string(path, value);
-    if (text === undefined) return undefined;
-    if (!isHttpUrl(text)) return this.fail(path, `must be an absolute http(s) URL; got ${JSON.stringify(text)}`);
-    return text;
-  }
-
-  nullableUrl(path: string, value: unknown): string | null | undefined {
-    return value === null || value === undefined ? null : this.url(path, value);
-  }
-
-  nullableUploadDate(path: string, value: unknown): string | null | undefined {
-    if (value === null || value === undefined) return null;
-    const text = this.string(path, value);
-    if (text === undefined) return undefined;
-    switch (uploadDateProblem(text)) {
-      case 'format':
-        return this.fail(path, `must be an ISO 8601 date such as "2026-03-14", or a date-time with seconds and an offset such as "2026-03-14T09:00:00Z" or "2026-03-14T09:00:00+01:00"; got ${JSON.stringify(text)}`);
-      case 'calendar':
-        return this.fail(path, `must name a real day and time; got ${JSON.stringify(text)}`);
-      case null:
-        return text;
-    }
-  }
-
-  stringList(path: string, value: unknown): string[] | undefined {
-    const items = this.array(path, value);
-    if (items === undefined) return undefined;
-    const strings = items.map((item, i) => this.string(`${path}[${i}]`, item));
-    return strings.every((s) => s !== undefined) ? (strings) : undefined;
   }
 
   /** Reports a value seen before under the same scope, naming where it was first seen. */
@@ -447,154 +373,4 @@ class Reader {
     if (first === undefined) seen.set(key, place);
     else this.fail(path, `duplicate ${what} ${JSON.stringify(key)}, first at ${pathOf(first)}`);
   }
-}
-
-function isHttpUrl(text: string): boolean {
-  if (!URL.canParse(text)) return false;
-  const { protocol, host } = new URL(text);
-  return (protocol === 'http:' || protocol === 'https:') && host !== '';
-}
-
-function readApiKey(r: Reader, path: string, value: unknown): ApiKeyRecord | undefined {
-  const o = r.object(path, value, ['id', 'sha256'], ['revoked']);
-  if (o === undefined) return undefined;
-  const id = r.nonEmptyString(`${path}.id`, o.id);
-  const sha256 = r.matching(`${path}.sha256`, o.sha256, SHA256_PATTERN, '64 lowercase hexadecimal characters');
-  const revoked = o.revoked === undefined ? false : r.boolean(`${path}.revoked`, o.revoked);
-  if (id === undefined || sha256 === undefined || revoked === undefined) return undefined;
-  return { id, sha256, revoked };
-}
-
-const PRODUCT_FIELDS = [
-  'sku', 'status', 'title', 'short_description', 'image', 'what_text', 'who_text', 'why_text', 'brand',
-] as const;
-
-function readProduct(r: Reader, path: string, value: unknown, videoRefs: VideoRefs): Product | undefined {
-  const o = r.object(path, value, PRODUCT_FIELDS, ['description', 'properties', 'videos', 'pdp_urls']);
-  if (o === undefined) return undefined;
-  const sku = r.string(`${path}.sku`, o.sku);
-  if (sku !== undefined && !isValidSku(sku)) {
-    r.fail(`${path}.sku`, `must be 1 to 50 of letters, digits, "-", "_", "."; got ${JSON.stringify(sku)}`);
-  }
-  const status = o.status === 'active' || o.status === 'inactive' ? o.status : r.fail(`${path}.status`, 'must be "active" or "inactive"');
-  const title = r.nonEmptyString(`${path}.title`, o.title);
-  const description = r.nullableString(`${path}.description`, o.description);
-  const shortDescription = r.string(`${path}.short_description`, o.short_description);
-  const image = r.url(`${path}.image`, o.image);
-  const whatText = r.string(`${path}.what_text`, o.what_text);
-  const whoText = r.string(`${path}.who_text`, o.who_text);
-  const whyText = r.string(`${path}.why_text`, o.why_text);
-  const brand = r.string(`${path}.brand`, o.brand);
-  const properties = (r.optionalArray(`${path}.properties`, o.properties) ?? []).map((p, i) => readProperty(r, `${path}.properties[${i}]`, p));
-  const videoValues = r.optionalArray(`${path}.videos`, o.videos) ?? [];
-  const videos = videoValues.map((v, i) => {
-    const videoPath = `${path}.videos[${i}]`;
-    const video = readVideo(r, videoPath, v);
-    // Past VIDEO_SLOTS videos in one product (never seen in practice) a duplicate names the last slot.
-    const place = videoRefs.product * VIDEO_SLOTS + Math.min(i, VIDEO_SLOTS - 1);
-    r.uniqueAt(videoRefs.seen, `${videoPath}.ref`, video?.ref, 'video ref', place, videoRefs.pathOf);
-    return video;
-  });
-  // A video refused for another field still has its ref, so entries naming it are not reported as dangling.
-  const ownRefs = new Set(videoValues.map((v) => (typeof v === 'object' && v !== null && 'ref' in v ? v.ref : undefined)));
-  const pageUrls = new Map<string, string>();
-  const pdpUrls = (r.optionalArray(`${path}.pdp_urls`, o.pdp_urls) ?? []).map((e, i) => {
-    const entryPath = `${path}.pdp_urls[${i}]`;
-    const entry = readPdpEntry(r, entryPath, e);
-    r.unique(pageUrls, `${entryPath}.pdp_url`, entry?.pdpUrl, 'pdp_url');
-    if (entry?.videoRef != null && !ownRefs.has(entry.videoRef)) {
-      r.fail(`${entryPath}.video_ref`, `names no video of this product: ${JSON.stringify(entry.videoRef)}`);
-    }
-    return entry;
-  });
-  const fields = [sku, status, title, description, shortDescription, image, whatText, whoText, whyText, brand];
-  if (fields.some((f) => f === undefined)) return undefined;
-  if (![...properties, ...videos, ...pdpUrls].every((x) => x !== undefined)) return undefined;
-  return {
-    sku: sku as string,
-    status: status as Product['status'],
-    title: title as string,
-    description: description as string | null,
-    shortDescription: shortDescription as string,
-    image: image as string,
-    whatText: whatText as string,
-    whoText: whoText as string,
-    whyText: whyText as string,
-    brand: brand as string,
-    properties: properties as ProductProperty[],
-    videos: videos as Video[],
-    pdpUrls: pdpUrls as PdpEntry[],
-  };
-}
-
-function readProperty(r: Reader, path: string, value: unknown): ProductProperty | undefined {
-  const o = r.object(path, value, ['name', 'value']);
-  if (o === undefined) return undefined;
-  const name = r.nonEmptyString(`${path}.name`, o.name);
-  const text = r.string(`${path}.value`, o.value);
-  return name === undefined || text === undefined ? undefined : { name, value: text };
-}
-
-const VIDEO_FIELDS = [
-  'ref', 'published', 'aspect_ratio', 'length', 'language', 'family_friendly', 'genre', 'keywords', 'creator',
-] as const;
-
-function readVideo(r: Reader, path: string, value: unknown): Video | undefined {
-  const o = r.object(path, value, VIDEO_FIELDS, ['name', 'description', 'transcript', 'thumbnail_url', 'upload_date']);
-  if (o === undefined) return undefined;
-  const ref = r.nonEmptyString(`${path}.ref`, o.ref);
-  const published = r.boolean(`${path}.published`, o.published);
-  const name = r.nullableString(`${path}.name`, o.name);
-  const description = r.nullableString(`${path}.description`, o.description);
-  const aspectRatio = r.matching(`${path}.aspect_ratio`, o.aspect_ratio, ASPECT_RATIO_PATTERN, '<width>x<height>, such as "16x9"');
-  const length = typeof o.length === 'number' && Number.isFinite(o.length) && o.length >= 0
-    ? o.length
-    : r.fail(`${path}.length`, 'must be a non-negative number of seconds');
-  const language = r.matching(`${path}.language`, o.language, LANGUAGE_PATTERN, 'a language code such as "en" or "en-US"');
-  const familyFriendly = r.boolean(`${path}.family_friendly`, o.family_friendly);
-  const genre = r.stringList(`${path}.genre`, o.genre);
-  const keywords = r.stringList(`${path}.keywords`, o.keywords);
-  const creator = readCreator(r, `${path}.creator`, o.creator);
-  const transcript = r.nullableString(`${path}.transcript`, o.transcript);
-  const thumbnailUrl = r.nullableUrl(`${path}.thumbnail_url`, o.thumbnail_url);
-  const uploadDate = r.nullableUploadDate(`${path}.upload_date`, o.upload_date);
-  const fields = [
-    ref, published, name, description, aspectRatio, length, language, familyFriendly, genre, keywords, creator, transcript, thumbnailUrl, uploadDate,
-  ];
-  if (fields.some((f) => f === undefined)) return undefined;
-  return {
-    ref: ref as string,
-    published: published as boolean,
-    name: name as string | null,
-    description: description as string | null,
-    aspectRatio: aspectRatio as string,
-    length: length as number,
-    language: language as string,
-    familyFriendly: familyFriendly as boolean,
-    genre: genre as string[],
-    keywords: keywords as string[],
-    creator: creator as Creator,
-    transcript: transcript as string | null,
-    thumbnailUrl: thumbnailUrl as string | null,
-    uploadDate: uploadDate as string | null,
-  };
-}
-
-function readCreator(r: Reader, path: string, value: unknown): Creator | undefined {
-  const o = r.object(path, value, ['name', 'job_title']);
-  if (o === undefined) return undefined;
-  const name = r.string(`${path}.name`, o.name);
-  const jobTitle = r.string(`${path}.job_title`, o.job_title);
-  return name === undefined || jobTitle === undefined ? undefined : { name, jobTitle };
-}
-
-function readPdpEntry(r: Reader, path: string, value: unknown): PdpEntry | undefined {
-  const o = r.object(path, value, ['pdp_url'], ['retailer', 'video_ref', 'video_file_url']);
-  if (o === undefined) return undefined;
-  const pdpUrl = r.url(`${path}.pdp_url`, o.pdp_url);
-  const retailer = r.nullableString(`${path}.retailer`, o.retailer);
-  const videoRef = r.nullableString(`${path}.video_ref`, o.video_ref);
-  const videoFileUrl = r.nullableUrl(`${path}.video_file_url`, o.video_file_url);
-  if (pdpUrl === undefined || retailer === undefined || videoRef === undefined || videoFileUrl === undefined) return undefined;
-  return { pdpUrl, retailer, videoRef, videoFileUrl };
 }

@@ -6,7 +6,8 @@ import type { CatalogStore } from '../../src/application/catalog-import/catalog-
 import { systemClock } from '../../src/application/shared/clock.js';
 import type { ImportReport } from '../../src/application/catalog-import/operator-commands.js';
 import type { Catalog } from '../../src/domain/catalog.js';
-import { CATALOG_FORMAT, piecesOfDocument } from '../../src/domain/catalog-source.js';
+import { CATALOG_FORMAT } from '../../src/domain/catalog-format.js';
+import { piecesOfDocument } from '../../src/domain/catalog-source.js';
 
 /** A validated catalog written back as the `partner-catalog/v1` document it was read from. */
 export function catalogDocument(catalog: Catalog): Record<string, unknown> {
