@@ -7,7 +7,7 @@
 import { CachedProductCatalog } from '../src/adapters/cache/cached-product-catalog.js';
 import { readConfig } from '../src/adapters/config/config.js';
 import { MemoryRateLimiter } from '../src/adapters/memory/memory-rate-limiter.js';
-import { systemClock } from '../src/application/shared/clock.js';
+import { systemClock } from '../src/application/common/clock.js';
 import type { ProductCatalog } from '../src/application/lookup/product-catalog.js';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import type { ProductId } from '../src/domain/product-id.js';

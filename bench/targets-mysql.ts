@@ -4,7 +4,7 @@ import { MysqlCatalogStore } from '../src/adapters/mysql/mysql-catalog-store.js'
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
 import { ImportCatalog } from '../src/application/catalog-import/import-catalog.js';
-import { systemClock } from '../src/application/shared/clock.js';
+import { systemClock } from '../src/application/common/clock.js';
 import { openBenchRedis } from './bench-redis.js';
 import type { BenchContext, Target } from './target.js';
 

@@ -10,7 +10,7 @@ import { STATUS_BY_CODE } from '../src/adapters/http/error-response.js';
 import { openApiDocument } from '../src/adapters/http/operations.js';
 import { MemoryCatalogStore } from '../src/adapters/memory/memory-catalog-store.js';
 import { ImportCatalog } from '../src/application/catalog-import/import-catalog.js';
-import { systemClock } from '../src/application/shared/clock.js';
+import { systemClock } from '../src/application/common/clock.js';
 import { parseSku } from '../src/domain/sku.js';
 
 export interface GeneratedFile {

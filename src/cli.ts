@@ -1,5 +1,5 @@
 import { catalogFilePieces } from './adapters/catalog-file/catalog-pieces.js';
-import { systemClock } from './application/shared/clock.js';
+import { systemClock } from './application/common/clock.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import type { OperatorCommands } from './application/catalog-import/operator-commands.js';
 import { TIMEOUTS } from './adapters/timeouts.js';

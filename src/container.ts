@@ -13,7 +13,7 @@ import type { ChangesFeed } from './application/changes/changes-feed.js';
 import type { CursorKeys } from './application/changes/cursor-keys.js';
 import type { ProductCatalog } from './application/lookup/product-catalog.js';
 import type { RateLimiter } from './application/access/rate-limiter.js';
-import type { ReadinessProbe } from './application/shared/readiness-probe.js';
+import type { ReadinessProbe } from './application/common/readiness-probe.js';
 import { noMetrics, type ServiceMetrics } from './adapters/service-metrics.js';
 import { ReadChanges } from './application/changes/read-changes.js';
 import type { PortalUseCases } from './adapters/portal/portal-app.js';
@@ -28,7 +28,7 @@ import type { AdminAccounts } from './application/admin-sign-in/admin-accounts.j
 import type { AdminSessions } from './application/admin-sign-in/admin-sessions.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './application/keys/api-key-admin.js';
 import type { AuditLog } from './application/admin-sign-in/audit-log.js';
-import { systemClock, type Clock } from './application/shared/clock.js';
+import { systemClock, type Clock } from './application/common/clock.js';
 import type { Invitations } from './application/admin-sign-in/invitations.js';
 import type { SignInThrottle } from './application/admin-sign-in/sign-in-throttle.js';
 import { ReadAuditLog } from './application/admin-sign-in/read-audit-log.js';

@@ -20,7 +20,7 @@ import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
 import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
 import { ChangesElsewhere } from './application/instances/changes-elsewhere.js';
 import type { ApiKeyStore } from './application/access/api-key-store.js';
-import { systemClock } from './application/shared/clock.js';
+import { systemClock } from './application/common/clock.js';
 import type { RateLimiter } from './application/access/rate-limiter.js';
 import { noMetrics } from './adapters/service-metrics.js';
 import { TIMEOUTS } from './adapters/timeouts.js';

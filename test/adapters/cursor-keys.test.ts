@@ -3,7 +3,7 @@ import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { CURSOR_SECRET_NAME, MysqlCursorKeys } from '../../src/adapters/mysql/mysql-cursor-keys.js';
 import { openMysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
-import type { Clock } from '../../src/application/shared/clock.js';
+import type { Clock } from '../../src/application/common/clock.js';
 import type { CursorKeys } from '../../src/application/changes/cursor-keys.js';
 import { decodeCursor, encodeCursor } from '../../src/domain/changes.js';
 import { useTestDatabase } from '../support/mariadb.js';

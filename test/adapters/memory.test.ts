@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';

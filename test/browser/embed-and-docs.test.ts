@@ -7,7 +7,7 @@ import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { launchChromium } from '../support/chromium.js';

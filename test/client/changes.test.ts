@@ -3,7 +3,7 @@ import { createClient, PartnerCatalogError, type Change } from '../../client/src
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import type { ChangeView } from '../../src/domain/changes-view.js';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { importDocument } from '../support/import.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createClient, PartnerCatalogError, type CachedLookup, type LookupResult as ClientLookupResult } from '../../client/src/index.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import type { LookupResult as ServiceLookupResult } from '../../src/domain/lookup-result.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';

@@ -9,7 +9,7 @@ import { ReadChanges } from '../../src/application/changes/read-changes.js';
 import { decodeCursor, type FeedEntry } from '../../src/domain/changes.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { etagOf, lookupBody } from '../../src/domain/lookup-body.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { CatalogSourceError, parseCatalogSource, piecesOfDocument } from '../../src/domain/catalog-source.js';

@@ -13,7 +13,7 @@ import { MysqlCursorKeys } from '../../src/adapters/mysql/mysql-cursor-keys.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
 import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
 import type { CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import type { CursorKeys } from '../../src/application/changes/cursor-keys.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { piecesOfDocument } from '../../src/domain/catalog-source.js';

@@ -4,7 +4,7 @@ import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-fa
 import { clientAddressResolver, trustedProxies } from '../../src/adapters/listening/client-address.js';
 import { MAX_IN_FLIGHT_PER_CONNECTION, OVERFLOWS_PER_PENALTY_WINDOW, PENALTY_WINDOW_MS } from '../../src/adapters/listening/connection-guard.js';
 import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { answersWith, exchange } from '../support/hostile-clients.js';

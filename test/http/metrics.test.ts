@@ -6,7 +6,7 @@ import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter
 import { startMetricsServer, type RunningMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
 import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { openMysqlStorage, type MysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { importCatalog } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';

@@ -3,7 +3,7 @@ import type { Database } from '../../src/adapters/mysql/database.js';
 import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
 import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
 import type { CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import type { ImportReport } from '../../src/application/catalog-import/operator-commands.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { CATALOG_FORMAT } from '../../src/domain/catalog-format.js';

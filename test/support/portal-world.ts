@@ -3,7 +3,7 @@ import { MemoryApiKeyAdmin } from '../../src/adapters/memory/memory-api-key-admi
 import { memoryAdminStore, type MemoryAdminStore } from '../../src/adapters/memory/memory-admin-store.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
-import type { Clock } from '../../src/application/shared/clock.js';
+import type { Clock } from '../../src/application/common/clock.js';
 import { fixtureDocument } from '../fixtures/catalog-fixture.js';
 import { importDocument } from './import.js';
 

@@ -13,7 +13,7 @@ import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter
 import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import type { AuthFailureGuard } from '../../src/application/access/auth-failure-guard.js';
 import type { ChangesFeed } from '../../src/application/changes/changes-feed.js';
-import { systemClock } from '../../src/application/shared/clock.js';
+import { systemClock } from '../../src/application/common/clock.js';
 import type { Infrastructure } from '../../src/container.js';
 import { createHandler } from '../../src/container.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';

@@ -1,8 +1,8 @@
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
 import type { ApiKeyStore } from '../../application/access/api-key-store.js';
-import type { Clock } from '../../application/shared/clock.js';
+import type { Clock } from '../../application/common/clock.js';
 import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
-import { isStorageUnavailable } from '../../application/shared/storage-unavailable.js';
+import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import { TIMEOUTS } from '../timeouts.js';
 import type { Principal } from '../../domain/api-key.js';
 import { ServiceUnavailable } from '../../domain/errors.js';

@@ -1,5 +1,5 @@
 import { TIMEOUTS } from '../timeouts.js';
-import { isStorageUnavailable } from '../../application/shared/storage-unavailable.js';
+import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import {
   DOMAIN_ERROR_KINDS, DomainError, RateLimitExceeded, ServiceUnavailable, TooManyFailedAuthentications, type DomainErrorCode, type ErrorBody, type ErrorKind,
 } from '../../domain/errors.js';

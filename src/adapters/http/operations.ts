@@ -1,6 +1,6 @@
 import type { LookupById } from '../../application/lookup/lookup-by-id.js';
 import type { LookupBySku } from '../../application/lookup/lookup-by-sku.js';
-import type { ReadinessProbe } from '../../application/shared/readiness-probe.js';
+import type { ReadinessProbe } from '../../application/common/readiness-probe.js';
 import type { ReadChanges } from '../../application/changes/read-changes.js';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';

@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { AuthFailureGuard } from '../../application/access/auth-failure-guard.js';
-import type { Clock } from '../../application/shared/clock.js';
+import type { Clock } from '../../application/common/clock.js';
 import { countRequest, RATE_LIMIT_WINDOW_MS, type RateLimitWindow } from '../../domain/rate-limit.js';
 
 export interface MemoryAuthFailureGuardOptions {

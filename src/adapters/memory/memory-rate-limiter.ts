@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../../application/shared/clock.js';
+import type { Clock } from '../../application/common/clock.js';
 import type { RateLimiter } from '../../application/access/rate-limiter.js';
 import { countRequest, RATE_LIMIT_WINDOW_MS, type RateLimitStatus, type RateLimitWindow } from '../../domain/rate-limit.js';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { systemClock, type Clock } from '../../application/shared/clock.js';
+import { systemClock, type Clock } from '../../application/common/clock.js';
 import type { CursorKeys } from '../../application/changes/cursor-keys.js';
 import type { CursorKey } from '../../domain/changes.js';
 

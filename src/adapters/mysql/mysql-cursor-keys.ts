@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { systemClock, type Clock } from '../../application/shared/clock.js';
+import { systemClock, type Clock } from '../../application/common/clock.js';
 import type { CursorKeys } from '../../application/changes/cursor-keys.js';
 import type { CursorKey } from '../../domain/changes.js';
 import type { Database } from './database.js';

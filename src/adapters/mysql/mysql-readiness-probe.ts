@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { ReadinessProbe } from '../../application/shared/readiness-probe.js';
+import type { ReadinessProbe } from '../../application/common/readiness-probe.js';
 import { TIMEOUTS } from '../timeouts.js';
 import type { Database } from './database.js';
 

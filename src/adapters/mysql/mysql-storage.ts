@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ChangesFeed } from '../../application/changes/changes-feed.js';
 import type { CursorKeys } from '../../application/changes/cursor-keys.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
-import type { ReadinessProbe } from '../../application/shared/readiness-probe.js';
+import type { ReadinessProbe } from '../../application/common/readiness-probe.js';
 import type { PoolUse } from './bounded-pool.js';
 import { mysqlAdminStore, type MysqlAdminStore } from './mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from './mysql-api-key-admin.js';

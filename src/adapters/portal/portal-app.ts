@@ -12,7 +12,7 @@ import type { RevokeApiKey } from '../../application/keys/revoke-api-key.js';
 import type { SignIn } from '../../application/admin-sign-in/sign-in.js';
 import type { SignOut } from '../../application/admin-sign-in/sign-out.js';
 import type { StartedSession } from '../../application/admin-sign-in/admin-session-start.js';
-import { systemClock, type Clock } from '../../application/shared/clock.js';
+import { systemClock, type Clock } from '../../application/common/clock.js';
 import { TIMEOUTS } from '../timeouts.js';
 import { AdminError, type AdminErrorCode } from '../../domain/admin-errors.js';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
 import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
-import { systemClock, type Clock } from '../../application/shared/clock.js';
+import { systemClock, type Clock } from '../../application/common/clock.js';
 import type { RateLimiter } from '../../application/access/rate-limiter.js';
 import { TIMEOUTS } from '../timeouts.js';
 import { countOnShare, RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';

@@ -1,5 +1,5 @@
 import type { ApiKeyAdmin } from '../keys/api-key-admin.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 
 /** How often an instance writes the times its keys were last used: "last used" is at most this far behind. */
 export const KEY_USAGE_FLUSH_MS = 60_000;

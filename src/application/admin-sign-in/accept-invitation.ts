@@ -7,7 +7,7 @@ import type { PasswordHashGate } from './password-hash-gate.js';
 import type { AdminAccounts } from './admin-accounts.js';
 import type { AdminSessions } from './admin-sessions.js';
 import type { AuditLog } from './audit-log.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { Invitations } from './invitations.js';
 
 /** The invitee chooses a password: the account is created, the invitation used up, and the admin signed in. */

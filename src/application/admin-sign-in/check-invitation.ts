@@ -1,6 +1,6 @@
 import { AdminError } from '../../domain/admin-errors.js';
 import { hashToken, type Invitation } from '../../domain/admin.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { Invitations } from './invitations.js';
 
 export const INVALID_INVITATION_MESSAGE = 'This invitation is not valid: it has expired or has been used. Ask for a new one.';

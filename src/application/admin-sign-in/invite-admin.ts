@@ -2,7 +2,7 @@ import { AdminError } from '../../domain/admin-errors.js';
 import { hashToken, INVITATION_LIFETIME_MS, isPlausibleEmail, normalizeEmail, randomToken } from '../../domain/admin.js';
 import type { AdminAccounts } from './admin-accounts.js';
 import type { ApiKeyAdmin } from '../keys/api-key-admin.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { Invitations } from './invitations.js';
 
 export interface IssuedInvitation {

@@ -1,6 +1,6 @@
 import { AUDIT_RETENTION_MS, SIGN_IN_FAILURE_WINDOW_MS } from '../../domain/admin.js';
 import type { AuditLog } from './audit-log.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
 
 /**

@@ -1,6 +1,6 @@
 import { hashToken, SESSION_IDLE_MS, SESSION_MAX_AGE_MS, SESSION_TOUCH_INTERVAL_MS, type AdminSession } from '../../domain/admin.js';
 import type { AdminSessions } from './admin-sessions.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 
 /** The session behind a cookie's id, if it has not ended; an idle or too old one is ended here. */
 export class ResumeSession {

@@ -10,7 +10,7 @@ import type { PasswordHashGate } from './password-hash-gate.js';
 import type { AdminAccounts } from './admin-accounts.js';
 import type { AdminSessions } from './admin-sessions.js';
 import type { AuditLog } from './audit-log.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { SignInAddressBudget } from './sign-in-address-budget.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
 

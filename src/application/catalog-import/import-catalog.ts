@@ -6,7 +6,7 @@ import { generateJsonLd } from '../../domain/json-ld.js';
 import { etagOf, lookupBodyOfText } from '../../domain/lookup-body.js';
 import { toLookupResult } from '../../domain/lookup-result.js';
 import type { KeyChanges } from '../instances/change-versions.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey } from './catalog-store.js';
 import type { ImportCounts, ImportReport } from './operator-commands.js';
 

@@ -1,7 +1,7 @@
 import { decodeCursor, encodeCursor, parseChangesLimit, type ProductChange } from '../../domain/changes.js';
 import { DomainError } from '../../domain/errors.js';
 import type { ChangesFeed } from './changes-feed.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { CursorKeys } from './cursor-keys.js';
 
 export interface ChangesPage {

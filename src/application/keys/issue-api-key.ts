@@ -4,7 +4,7 @@ import { MAX_KEY_LABEL_LENGTH, randomHex } from '../../domain/admin.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer, NewApiKey } from './api-key-admin.js';
 import type { KeyChanges } from '../instances/change-versions.js';
 import type { AuditLog } from '../admin-sign-in/audit-log.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 import type { IssuedApiKey } from '../catalog-import/operator-commands.js';
 
 /** What issuing or replacing a key gives: the key, once, and why the other instances may not know of it yet. */

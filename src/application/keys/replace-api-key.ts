@@ -2,7 +2,7 @@ import { AdminError } from '../../domain/admin-errors.js';
 import { announce, newKey, type Actor, type KeyIssue } from './issue-api-key.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './api-key-admin.js';
 import type { AuditLog } from '../admin-sign-in/audit-log.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 
 /**
  * Replaces a live key (the portal's "Replace"): a new key with the same label, and the old one

@@ -2,7 +2,7 @@ import { AdminError } from '../../domain/admin-errors.js';
 import { announce, type Actor } from './issue-api-key.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './api-key-admin.js';
 import type { AuditLog } from '../admin-sign-in/audit-log.js';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../common/clock.js';
 
 /**
  * Revokes a key (`keys revoke`, the portal's "Revoke"): refused on every instance from the next
