@@ -1,9 +1,12 @@
+import type { TSchema } from 'typebox';
 import type { LookupById } from '../../application/lookup/lookup-by-id.js';
 import type { LookupBySku } from '../../application/lookup/lookup-by-sku.js';
 import type { ReadinessProbe } from '../../application/common/readiness-probe.js';
 import type { ReadChanges } from '../../application/changes/read-changes.js';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
+import type { DomainErrorCode } from '../../domain/errors.js';
+import type { LookupResult } from '../../domain/lookup-result.js';
 import { ProductIdTextSchema } from '../../domain/product-id.js';
 import { SkuSchema } from '../../domain/sku.js';
 import { CHANGES_CACHE_CONTROL, changesAnswer, singleQueryValue } from './changes-response.js';
@@ -80,68 +83,67 @@ const OPENAPI_DOCUMENT_SCHEMA = {
 
 const statusAnswer = (status: number, value: string): Answer => jsonAnswer(status, JSON.stringify({ status: value }), [['Cache-Control', 'no-store']]);
 
+/** The two lookups differ only in their parameter, its codes and the use case they run. */
+function lookupOperation(lookup: {
+  operationId: string;
+  parameter: 'sku' | 'id';
+  summary: string;
+  description: string;
+  parameterDescription: string;
+  schema: TSchema;
+  example: string;
+  invalid: [DomainErrorCode, string];
+  notFound: [DomainErrorCode, string];
+  find: (useCases: ApiUseCases, partnerId: string, value: string) => Promise<LookupResult>;
+}): Operation<ApiUseCases> {
+  return {
+    operationId: lookup.operationId,
+    path: `${API}/${lookup.parameter === 'sku' ? 'sku' : 'products'}/{${lookup.parameter}}`,
+    tag: 'Lookup',
+    summary: lookup.summary,
+    description: lookup.description,
+    key: true,
+    emptyParameterPaths: true,
+    parameters: [
+      { name: lookup.parameter, in: 'path', required: true, description: lookup.parameterDescription, schema: lookup.schema, example: lookup.example },
+      IF_NONE_MATCH,
+    ],
+    errors: {
+      [lookup.invalid[0]]: { when: 'The path parameter is malformed.', example: lookup.invalid[1] },
+      [lookup.notFound[0]]: { when: 'Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.', example: lookup.notFound[1] },
+    },
+    responses: LOOKUP_RESPONSES,
+    answer: async (useCases, request, principal) =>
+      lookupAnswer(await lookup.find(useCases, principal!.partnerId, request.params[lookup.parameter] ?? ''), request.header('if-none-match')),
+  };
+}
+
 /** Every operation the API's listener serves, each declared once (docs/architecture.md, operations). */
 export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
-  {
+  lookupOperation({
     operationId: 'getProductBySku',
-    path: `${API}/sku/{sku}`,
-    tag: 'Lookup',
+    parameter: 'sku',
     summary: 'Get a product by SKU',
     description: 'Looks the SKU up in the calling key\'s partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`.',
-    key: true,
-    emptyParameterPaths: true,
-    parameters: [
-      {
-        name: 'sku',
-        in: 'path',
-        required: true,
-        description: '1 to 50 letters, digits, `-`, `_` or `.`. Anything else, malformed percent-encoding or an encoded `/` is 400 `invalid_sku`.',
-        schema: SkuSchema,
-        example: 'TENT-2P',
-      },
-      IF_NONE_MATCH,
-    ],
-    errors: {
-      invalid_sku: { when: 'The path parameter is malformed.', example: 'SKU may contain only letters, digits, hyphen, underscore and period.' },
-      sku_not_found: {
-        when: 'Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.',
-        example: 'No product with SKU "NO-SUCH-SKU" in your catalog.',
-      },
-    },
-    responses: LOOKUP_RESPONSES,
-    answer: async ({ lookupBySku }, request, principal) =>
-      lookupAnswer(await lookupBySku.execute({ partnerId: principal!.partnerId, sku: request.params.sku ?? '' }), request.header('if-none-match')),
-  },
-  {
+    parameterDescription: '1 to 50 letters, digits, `-`, `_` or `.`. Anything else, malformed percent-encoding or an encoded `/` is 400 `invalid_sku`.',
+    schema: SkuSchema,
+    example: 'TENT-2P',
+    invalid: ['invalid_sku', 'SKU may contain only letters, digits, hyphen, underscore and period.'],
+    notFound: ['sku_not_found', 'No product with SKU "NO-SUCH-SKU" in your catalog.'],
+    find: ({ lookupBySku }, partnerId, sku) => lookupBySku.execute({ partnerId, sku }),
+  }),
+  lookupOperation({
     operationId: 'getProductById',
-    path: `${API}/products/{id}`,
-    tag: 'Lookup',
+    parameter: 'id',
     summary: 'Get a product by ID',
     description: 'Looks a product up by its service-assigned ID (`data.product.id`). The answer is the same body as the SKU lookup, with `data.sku` the product\'s SKU in the caller\'s catalog.',
-    key: true,
-    emptyParameterPaths: true,
-    parameters: [
-      {
-        name: 'id',
-        in: 'path',
-        required: true,
-        description: `A positive integer without leading zeros, at most ${MAX_PRODUCT_ID}. Anything else is 400 \`invalid_product_id\`.`,
-        schema: ProductIdTextSchema,
-        example: '1',
-      },
-      IF_NONE_MATCH,
-    ],
-    errors: {
-      invalid_product_id: { when: 'The path parameter is malformed.', example: `Product ID must be a positive integer without leading zeros, at most ${MAX_PRODUCT_ID}.` },
-      product_not_found: {
-        when: 'Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.',
-        example: 'No product with ID 999999 in your catalog.',
-      },
-    },
-    responses: LOOKUP_RESPONSES,
-    answer: async ({ lookupById }, request, principal) =>
-      lookupAnswer(await lookupById.execute({ partnerId: principal!.partnerId, id: request.params.id ?? '' }), request.header('if-none-match')),
-  },
+    parameterDescription: `A positive integer without leading zeros, at most ${MAX_PRODUCT_ID}. Anything else is 400 \`invalid_product_id\`.`,
+    schema: ProductIdTextSchema,
+    example: '1',
+    invalid: ['invalid_product_id', `Product ID must be a positive integer without leading zeros, at most ${MAX_PRODUCT_ID}.`],
+    notFound: ['product_not_found', 'No product with ID 999999 in your catalog.'],
+    find: ({ lookupById }, partnerId, id) => lookupById.execute({ partnerId, id }),
+  }),
   {
     operationId: 'getChanges',
     path: `${API}/changes`,
