@@ -244,8 +244,10 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
         page(ctx, 410, messagePage('Invitation not valid', error.message, null, { href: PORTAL_PATHS.login, label: 'Sign in' }));
         return;
       }
+      // The hash gate is the one sign-in waits at: full, it is the server's refusal, answered as there.
+      if (error.retryAfterSeconds !== null) ctx.set('Retry-After', String(error.retryAfterSeconds));
       const invitation = await useCases.checkInvitation.execute({ token });
-      page(ctx, 400, invitePage({ formToken: formToken(ctx), email: invitation.email, action: ctx.path, error: error.message }));
+      page(ctx, SIGN_IN_REFUSALS.get(error.code) ?? 400, invitePage({ formToken: formToken(ctx), email: invitation.email, action: ctx.path, error: error.message }));
     }
   });
 
