@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import Koa, { type Middleware } from 'koa';
+import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { AcceptInvitation } from '../../application/accept-invitation.js';
 import type { CheckInvitation } from '../../application/check-invitation.js';
@@ -11,21 +11,20 @@ import type { ResumeSession } from '../../application/resume-session.js';
 import type { RevokeApiKey } from '../../application/revoke-api-key.js';
 import type { SignIn } from '../../application/sign-in.js';
 import type { SignOut } from '../../application/sign-out.js';
-import type { StartedSession } from '../../application/admin-session-start.js';
 import { systemClock, type Clock } from '../../application/ports/clock.js';
 import { AdminError } from '../../domain/admin-errors.js';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
-import { randomToken, sameSecret, SESSION_MAX_AGE_MS, type AdminSession } from '../../domain/admin.js';
-import { readForm } from './form-body.js';
+import { checkForm, formToken } from './form-csrf.js';
 import { seeOther, sendPage } from './portal-answers.js';
 import { PORTAL_CSS, PORTAL_JS } from './portal-assets.js';
-import {
-  cookie, expiredCookie, FORM_COOKIE, NEW_KEY_COOKIE, NEW_KEY_COOKIE_SECONDS, openNewKey, readCookies, sealNewKey, SESSION_COOKIE,
-} from './portal-cookies.js';
-import { answerErrors, PortalRefusal } from './portal-errors.js';
+import { cookie, expiredCookie, NEW_KEY_COOKIE, NEW_KEY_COOKIE_SECONDS, openNewKey, readCookies, sealNewKey, SESSION_COOKIE } from './portal-cookies.js';
+import { answerErrors } from './portal-errors.js';
 import { apiKeysPage, ASSET_PATHS, auditLogPage, invitePage, loginPage, messagePage, newKeyPage, revokePage, viewerOf } from './portal-pages.js';
 import { PORTAL_PATHS } from './portal-paths.js';
+import { beginSession, replacedSession, requireSession, resolveSession } from './portal-session.js';
 import type { PortalContext, PortalState } from './portal-state.js';
+import { logRequests, named, type PortalRequestObserver } from './request-log.js';
+import { securityHeaders } from './security-headers.js';
 
 /** The use cases the portal drives: the same ones the CLI does for keys. */
 export interface PortalUseCases {
@@ -41,11 +40,6 @@ export interface PortalUseCases {
   readonly readAuditLog: ReadAuditLog;
 }
 
-/** Where portal requests are counted, by route template (never the path: an invitation's token is in it). */
-export interface PortalRequestObserver {
-  observeRequest(route: string, status: number, seconds: number): void;
-}
-
 export interface PortalOptions {
   readonly logger: Logger;
   /** Marks cookies `Secure`: the portal is reached over TLS. */
@@ -57,15 +51,6 @@ export interface PortalOptions {
   readonly clock?: Clock;
 }
 
-/**
- * Only the portal's own style sheet and script; no inline script or style, no frames, forms
- * posting only here, no referrer (an invitation's token is in its URL).
- */
-export const PORTAL_CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-/** A year: what HSTS preload lists ask of a site, and long enough that a visit every few months keeps it. */
-const HSTS_MAX_AGE_SECONDS = 31_536_000;
-
 /** The partner portal: server-rendered pages, forms that work without JavaScript, POST-redirect-GET. */
 export function createPortalApp(useCases: PortalUseCases, options: PortalOptions): Koa<PortalState> {
   const app = new Koa<PortalState>();
@@ -76,87 +61,15 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
   const clock = options.clock ?? systemClock;
   const clientAddress = options.clientAddress ?? peerAddress;
 
-  app.use(async (ctx, next) => {
-    const started = performance.now();
-    ctx.state.route = 'unmatched';
-    ctx.set('Content-Security-Policy', PORTAL_CSP);
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('X-Frame-Options', 'DENY');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
-    // Secure cookies mean admins come over TLS: browsers are told to come no other way.
-    if (options.secureCookies) ctx.set('Strict-Transport-Security', `max-age=${HSTS_MAX_AGE_SECONDS}`);
-    try {
-      await next();
-    } finally {
-      const { route } = ctx.state;
-      const ms = performance.now() - started;
-      // The route template, never the path: an invitation's token is part of its path.
-      options.logger.info({ portal: true, method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
-      options.metrics?.observeRequest(route, ctx.status, ms / 1000);
-    }
-  });
+  const signedIn = requireSession(useCases.resumeSession, cookieOptions);
+
+  app.use(logRequests(options.logger, options.metrics));
+  app.use(securityHeaders(options.secureCookies));
   app.use(answerErrors(options.logger));
   app.use(async (ctx, next) => {
     await next();
     if (ctx.status === 404 && ctx.body === undefined) sendPage(ctx, 404, messagePage('Page not found', 'There is no page at this address.', null, { href: PORTAL_PATHS.login, label: 'Go to the portal' }));
   });
-
-  const named = (route: string): Middleware<PortalState> => async (ctx, next) => {
-    ctx.state.route = route;
-    await next();
-  };
-
-  /** The signed-in session, if the cookie names a live one. */
-  const resume = async (ctx: PortalContext): Promise<AdminSession | null> => {
-    const sessionId = readCookies(ctx.get('cookie')).get(SESSION_COOKIE);
-    if (sessionId === undefined || sessionId === '') return null;
-    const session = await useCases.resumeSession.execute({ sessionId });
-    if (session === null) return null;
-    ctx.state.session = session;
-    ctx.state.sessionId = sessionId;
-    return session;
-  };
-
-  /** Pages for signed-in admins: a visitor without a session is sent to sign in; a POST without one is refused. */
-  const signedIn: Middleware<PortalState> = async (ctx, next) => {
-    if ((await resume(ctx)) === null) {
-      if (ctx.method === 'POST') throw new PortalRefusal('signed_out');
-      ctx.append('Set-Cookie', expiredCookie(SESSION_COOKIE, cookieOptions));
-      return ctx.redirect(PORTAL_PATHS.login);
-    }
-    await next();
-  };
-
-  /** Every signed-in form carries the session's CSRF token; without it, 403 and nothing done. */
-  const signedInForm = async (ctx: PortalContext): Promise<URLSearchParams> => {
-    const form = await readForm(ctx.req);
-    if (!sameSecret(form.get('csrf') ?? '', ctx.state.session!.csrfToken)) throw new PortalRefusal('csrf_failed');
-    return form;
-  };
-
-  /** The sign-in and invitation forms: their token must equal the form cookie's (there is no session yet). */
-  const anonymousForm = async (ctx: PortalContext): Promise<URLSearchParams> => {
-    const form = await readForm(ctx.req);
-    const expected = readCookies(ctx.get('cookie')).get(FORM_COOKIE) ?? '';
-    if (expected === '' || !sameSecret(form.get('csrf') ?? '', expected)) throw new PortalRefusal('csrf_failed');
-    return form;
-  };
-
-  const formToken = (ctx: PortalContext): string => {
-    const existing = readCookies(ctx.get('cookie')).get(FORM_COOKIE);
-    if (existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
-    const token = randomToken();
-    ctx.append('Set-Cookie', cookie(FORM_COOKIE, token, cookieOptions));
-    return token;
-  };
-
-  const beginSession = (ctx: PortalContext, started: StartedSession): void => {
-    ctx.append('Set-Cookie', cookie(SESSION_COOKIE, started.sessionId, { ...cookieOptions, maxAgeSeconds: SESSION_MAX_AGE_MS / 1000 }));
-    ctx.status = 303;
-    ctx.redirect(PORTAL_PATHS.apiKeys);
-  };
 
   router.get(ASSET_PATHS.css, named('asset'), (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
@@ -170,42 +83,37 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
   router.get('/portal', named('/portal'), (ctx) => ctx.redirect(PORTAL_PATHS.apiKeys));
   router.get('/portal/', named('/portal'), (ctx) => ctx.redirect(PORTAL_PATHS.apiKeys));
 
-  router.get(PORTAL_PATHS.login, named(PORTAL_PATHS.login), async (ctx) => {
-    if ((await resume(ctx)) !== null) return ctx.redirect(PORTAL_PATHS.apiKeys);
-    sendPage(ctx, 200, loginPage({ formToken: formToken(ctx), email: '', error: null }));
+  router.get(PORTAL_PATHS.login, named(PORTAL_PATHS.login), resolveSession(useCases.resumeSession), (ctx) => {
+    if (ctx.state.session !== undefined) return ctx.redirect(PORTAL_PATHS.apiKeys);
+    sendPage(ctx, 200, loginPage({ formToken: formToken(ctx, cookieOptions), email: '', error: null }));
   });
 
-  router.post(PORTAL_PATHS.login, named(PORTAL_PATHS.login), async (ctx) => {
-    const form = await anonymousForm(ctx);
+  router.post(PORTAL_PATHS.login, named(PORTAL_PATHS.login), checkForm, async (ctx) => {
+    const form = ctx.state.form!;
     const email = form.get('email') ?? '';
-    ctx.state.formAgain = (message) => loginPage({ formToken: formToken(ctx), email, error: message });
-    const replacingSession = readCookies(ctx.get('cookie')).get(SESSION_COOKIE);
-    beginSession(ctx, await useCases.signIn.execute({
-      email, password: form.get('password') ?? '', address: clientAddress(ctx.req), ...(replacingSession === undefined ? {} : { replacingSession }),
-    }));
+    ctx.state.formAgain = (message) => loginPage({ formToken: formToken(ctx, cookieOptions), email, error: message });
+    const started = await useCases.signIn.execute({ email, password: form.get('password') ?? '', address: clientAddress(ctx.req), ...replacedSession(ctx) });
+    beginSession(ctx, started, cookieOptions);
   });
 
   const invitePath = `${PORTAL_PATHS.invitePrefix}:token`;
   router.get(invitePath, named(invitePath), async (ctx) => {
     const invitation = await useCases.checkInvitation.execute({ token: ctx.params.token! });
-    sendPage(ctx, 200, invitePage({ formToken: formToken(ctx), email: invitation.email, action: ctx.path, error: null }));
+    sendPage(ctx, 200, invitePage({ formToken: formToken(ctx, cookieOptions), email: invitation.email, action: ctx.path, error: null }));
   });
 
-  router.post(invitePath, named(invitePath), async (ctx) => {
-    const form = await anonymousForm(ctx);
+  router.post(invitePath, named(invitePath), checkForm, async (ctx) => {
+    const form = ctx.state.form!;
     const token = ctx.params.token!;
     ctx.state.formAgain = async (message) => {
       const { email } = await useCases.checkInvitation.execute({ token });
-      return invitePage({ formToken: formToken(ctx), email, action: ctx.path, error: message });
+      return invitePage({ formToken: formToken(ctx, cookieOptions), email, action: ctx.path, error: message });
     };
-    const replacingSession = readCookies(ctx.get('cookie')).get(SESSION_COOKIE);
-    beginSession(ctx, await useCases.acceptInvitation.execute({
-      token, password: form.get('password') ?? '', confirmation: form.get('confirm') ?? '', ...(replacingSession === undefined ? {} : { replacingSession }),
-    }));
+    const started = await useCases.acceptInvitation.execute({ token, password: form.get('password') ?? '', confirmation: form.get('confirm') ?? '', ...replacedSession(ctx) });
+    beginSession(ctx, started, cookieOptions);
   });
 
-  router.post(PORTAL_PATHS.logout, named(PORTAL_PATHS.logout), signedIn, async (ctx) => {
-    await signedInForm(ctx);
+  router.post(PORTAL_PATHS.logout, named(PORTAL_PATHS.logout), signedIn, checkForm, async (ctx) => {
     await useCases.signOut.execute({ sessionId: ctx.state.sessionId! });
     ctx.append('Set-Cookie', expiredCookie(SESSION_COOKIE, cookieOptions));
     seeOther(ctx, PORTAL_PATHS.login);
@@ -240,10 +148,9 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
     seeOther(ctx, announceFailure === null ? PORTAL_PATHS.apiKeys : `${PORTAL_PATHS.apiKeys}?notice=not-announced`);
   };
 
-  router.post(PORTAL_PATHS.apiKeys, named(PORTAL_PATHS.apiKeys), signedIn, async (ctx) => {
-    const form = await signedInForm(ctx);
+  router.post(PORTAL_PATHS.apiKeys, named(PORTAL_PATHS.apiKeys), signedIn, checkForm, async (ctx) => {
     const session = ctx.state.session!;
-    const label = (form.get('label') ?? '').trim();
+    const label = (ctx.state.form!.get('label') ?? '').trim();
     ctx.state.formAgain = (message) => newKeyPage({ viewer: viewerOf(session), error: message, label });
     const { issued, announceFailure } = await useCases.issueKey.execute({ partnerId: session.partnerId, label: label === '' ? null : label, actor: { adminEmail: session.email } });
     showOnce(ctx, issued, announceFailure);
@@ -260,15 +167,13 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
     sendPage(ctx, 200, revokePage({ viewer: viewerOf(session), key }));
   });
 
-  router.post(`${keyPath}/revoke`, named(`${keyPath}/revoke`), signedIn, async (ctx) => {
-    await signedInForm(ctx);
+  router.post(`${keyPath}/revoke`, named(`${keyPath}/revoke`), signedIn, checkForm, async (ctx) => {
     const session = ctx.state.session!;
     await useCases.revokeKey.execute({ partnerId: session.partnerId, keyId: ctx.params.keyId!, actor: { adminEmail: session.email } });
     seeOther(ctx, `${PORTAL_PATHS.apiKeys}?notice=revoked`);
   });
 
-  router.post(`${keyPath}/replace`, named(`${keyPath}/replace`), signedIn, async (ctx) => {
-    await signedInForm(ctx);
+  router.post(`${keyPath}/replace`, named(`${keyPath}/replace`), signedIn, checkForm, async (ctx) => {
     const session = ctx.state.session!;
     const { issued, announceFailure } = await useCases.replaceKey.execute({ partnerId: session.partnerId, keyId: ctx.params.keyId!, actor: { adminEmail: session.email } });
     showOnce(ctx, issued, announceFailure);
