@@ -15,7 +15,7 @@ import type { RateLimiter } from './application/ports/rate-limiter.js';
 import type { ReadinessProbe } from './application/ports/readiness-probe.js';
 import { noMetrics, type ServiceMetrics } from './application/ports/service-metrics.js';
 import { ReadChanges } from './application/read-changes.js';
-import type { PortalUseCases } from './adapters/portal/portal-app.js';
+import type { PortalUseCases } from './adapters/portal/portal-parts.js';
 import { MemorySignInAddressBudget } from './adapters/memory/memory-sign-in-address-budget.js';
 import { AcceptInvitation } from './application/accept-invitation.js';
 import { CheckInvitation } from './application/check-invitation.js';

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/adapters/logging/logger.js';
-import { createPortalApp, type PortalUseCases } from '../../src/adapters/portal/portal-app.js';
+import { createPortalApp } from '../../src/adapters/portal/portal-app.js';
+import type { PortalUseCases } from '../../src/adapters/portal/portal-parts.js';
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
 import { KeyUsageRecorder } from '../../src/application/key-usage.js';
 import type { KeyChangeAnnouncer } from '../../src/application/ports/api-key-admin.js';

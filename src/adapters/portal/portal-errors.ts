@@ -75,7 +75,7 @@ const PORTAL_REFUSALS: Readonly<Record<PortalRefusalCode, { readonly status: num
 };
 
 /** How the portal answers a refusal, apart from Koa: the error middleware writes it. */
-export interface Refusal {
+interface Refusal {
   readonly status: number;
   /** For a refusal that passes: whole seconds after which trying again may succeed. */
   readonly retryAfterSeconds: number | null;
@@ -86,7 +86,7 @@ export interface Refusal {
 }
 
 /** The answer to a refusal, the portal's own or a use case's, shown to `viewer`; null for any other error: unexpected. */
-export function refusalFor(thrown: unknown, viewer: Viewer | null): Refusal | null {
+function refusalFor(thrown: unknown, viewer: Viewer | null): Refusal | null {
   if (thrown instanceof FormError) return { status: thrown.status, retryAfterSeconds: null, delayMs: 0, page: messagePage('Form refused', thrown.message, null) };
   if (thrown instanceof PortalRefusal) {
     const { status, page } = PORTAL_REFUSALS[thrown.code];
