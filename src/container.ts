@@ -16,7 +16,7 @@ import type { RateLimiter } from './application/access/rate-limiter.js';
 import type { ReadinessProbe } from './application/common/readiness-probe.js';
 import { noMetrics, type ServiceMetrics } from './adapters/service-metrics.js';
 import { ReadChanges } from './application/changes/read-changes.js';
-import type { PortalUseCases } from './adapters/portal/portal-app.js';
+import type { PortalUseCases } from './adapters/portal/portal-parts.js';
 import { MemorySignInAddressBudget } from './adapters/memory/memory-sign-in-address-budget.js';
 import { AcceptInvitation } from './application/admin-sign-in/accept-invitation.js';
 import { CheckInvitation } from './application/admin-sign-in/check-invitation.js';

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
+import { AcceptInvitation } from '../../src/application/admin-sign-in/accept-invitation.js';
 import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
 import { IssueApiKey } from '../../src/application/keys/issue-api-key.js';
-import { INVITATION_LIFETIME_MS } from '../../src/domain/admin.js';
+import { PasswordHashGate } from '../../src/application/admin-sign-in/password-hash-gate.js';
+import { INVITATION_LIFETIME_MS, SIGN_IN_BUSY_RETRY_AFTER_SECONDS } from '../../src/domain/admin.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { PortalClient, startTestPortal, type PortalResponse, type TestPortal } from '../support/portal-server.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
@@ -160,6 +162,25 @@ describe('the partner portal over HTTP', function () {
     expect((await again.post(late, { csrf: PortalClient.csrfOf(lateForm), password: PASSWORD, confirm: PASSWORD })).status).to.equal(410);
     expect(await world.admin.accounts.findByEmail('bea@acme.example')).to.equal(null);
     expect((await again.get('/portal/invite/made-up-token')).status).to.equal(410);
+  });
+
+  it('answers an invitation accepted while the hash gate is full 503 with Retry-After, as a busy sign-in, its form shown again and still good after', async function () {
+    const gate = new PasswordHashGate({ concurrent: 1, maxWaiting: 0, maxWaitMs: 10_000 });
+    let release = (): void => undefined;
+    const holding = gate.run(() => new Promise<void>((resolve) => { release = resolve; }));
+    const { invitations, accounts, sessions, audit } = world.admin;
+    await portal.close();
+    portal = await startTestPortal(world, { useCases: { acceptInvitation: new AcceptInvitation(invitations, accounts, sessions, audit, world.clock, gate) } });
+    const client = new PortalClient(portal.url);
+    const path = `/portal/invite/${await invite('ada@acme.example')}`;
+    const form = await client.get(path);
+    const busy = await client.post(path, { csrf: PortalClient.csrfOf(form), password: PASSWORD, confirm: PASSWORD });
+    expect([busy.status, busy.headers.get('retry-after')]).to.deep.equal([503, String(SIGN_IN_BUSY_RETRY_AFTER_SECONDS)]);
+    expect(busy.text).to.include('Signing in is busy. Try again in a few seconds.');
+    expect(busy.text).to.include('<button type="submit">Create account</button>');
+    release();
+    await holding;
+    expect((await client.post(path, { csrf: PortalClient.csrfOf(busy), password: PASSWORD, confirm: PASSWORD })).status).to.equal(303);
   });
 
   it('ends the session at sign-out: its cookie opens no page and changes nothing', async function () {

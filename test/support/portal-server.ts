@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { createPortalApp } from '../../src/adapters/portal/portal-app.js';
+import type { PortalUseCases } from '../../src/adapters/portal/portal-parts.js';
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
 import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
@@ -17,7 +18,8 @@ export interface TestPortal {
 /** The real portal on an ephemeral port, over a world's adapters, its log lines captured. */
 export async function startTestPortal(
   world: Pick<PortalWorld, 'clock' | 'keys' | 'admin'> & { announcer: KeyChangeAnnouncer },
-  options: { secureCookies?: boolean; publicUrl?: string } = {},
+  /** `useCases`: the use cases that stand in for the world's own, as a full hash gate's. */
+  options: { secureCookies?: boolean; publicUrl?: string; useCases?: Partial<PortalUseCases> } = {},
 ): Promise<TestPortal> {
   const logs: string[] = [];
   const logger = createLogger('info', new Writable({
@@ -28,7 +30,7 @@ export async function startTestPortal(
   }));
   const usage = new KeyUsageRecorder(world.clock);
   const infrastructure: AdminInfrastructure = { keys: world.keys, ...world.admin, announcer: world.announcer, usage, clock: world.clock };
-  const app = createPortalApp(createPortalUseCases(infrastructure), { logger, secureCookies: options.secureCookies ?? false, clock: world.clock });
+  const app = createPortalApp({ ...createPortalUseCases(infrastructure), ...options.useCases }, { logger, secureCookies: options.secureCookies ?? false, clock: world.clock });
   const server = await startPortalServer(app, { port: 0, host: '127.0.0.1', publicUrl: options.publicUrl ?? null });
   return { url: server.url, logs, usage, close: () => server.close(1_000) };
 }

@@ -1,5 +1,5 @@
 import type { ApiKeyRecord } from '../../application/keys/api-key-admin.js';
-import type { AuditEvent } from '../../domain/admin.js';
+import type { AdminSession, AuditEvent } from '../../domain/admin.js';
 import { html, type Html } from './html.js';
 import { PORTAL_PATHS } from './portal-paths.js';
 
@@ -10,6 +10,10 @@ export interface Viewer {
   readonly email: string;
   readonly partnerId: string;
   readonly csrfToken: string;
+}
+
+export function viewerOf(session: AdminSession): Viewer {
+  return { email: session.email, partnerId: session.partnerId, csrfToken: session.csrfToken };
 }
 
 type Section = 'api-keys' | 'audit-log';

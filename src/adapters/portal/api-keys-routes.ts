@@ -1,0 +1,82 @@
+import { AdminError } from '../../domain/admin-errors.js';
+import { checkForm } from './form-csrf.js';
+import { seeOther, sendPage } from './portal-answers.js';
+import { cookie, expiredCookie, NEW_KEY_COOKIE, NEW_KEY_COOKIE_SECONDS, openNewKey, readCookies, sealNewKey } from './portal-cookies.js';
+import { apiKeysPage, newKeyPage, revokePage, viewerOf } from './portal-pages.js';
+import type { PortalParts } from './portal-parts.js';
+import { PORTAL_PATHS } from './portal-paths.js';
+import type { PortalContext, PortalRouter } from './portal-state.js';
+import { named } from './request-log.js';
+
+const KEY_PATH = `${PORTAL_PATHS.apiKeys}/:keyId`;
+
+/** A map, not an object: `?notice=__proto__` must find nothing. */
+const NOTICES: ReadonlyMap<string, string> = new Map([
+  ['revoked', 'The key is revoked: requests with it are refused from now on.'],
+  ['not-announced', 'The change is saved, but the other servers could not be told at once: it may take up to a minute to apply everywhere.'],
+]);
+
+/** The partner's API keys: the list (the portal's home), create, replace and revoke, each new key shown once. */
+export function addApiKeyRoutes(router: PortalRouter, { useCases, cookies, signedIn, clock, logger }: PortalParts): void {
+  /** Hands the new key to the next page load only, sealed in a short-lived cookie, and redirects there. */
+  const showOnce = (ctx: PortalContext, issued: { id: string; key: string }, announceFailure: string | null): void => {
+    ctx.append('Set-Cookie', cookie(NEW_KEY_COOKIE, sealNewKey(ctx.state.sessionId!, `${issued.id}\n${issued.key}`, clock.now()), {
+      ...cookies, path: PORTAL_PATHS.apiKeys, maxAgeSeconds: NEW_KEY_COOKIE_SECONDS,
+    }));
+    if (announceFailure !== null) logger.warn({ keyId: issued.id, reason: announceFailure }, 'portal: key change not announced through Redis');
+    seeOther(ctx, announceFailure === null ? PORTAL_PATHS.apiKeys : `${PORTAL_PATHS.apiKeys}?notice=not-announced`);
+  };
+
+  router.get('/portal', named('/portal'), (ctx) => ctx.redirect(PORTAL_PATHS.apiKeys));
+  router.get('/portal/', named('/portal'), (ctx) => ctx.redirect(PORTAL_PATHS.apiKeys));
+
+  router.get(PORTAL_PATHS.apiKeys, named(PORTAL_PATHS.apiKeys), signedIn, async (ctx) => {
+    const session = ctx.state.session!;
+    const sealed = readCookies(ctx.get('cookie')).get(NEW_KEY_COOKIE);
+    let newKey: { key: string; id: string } | null = null;
+    if (sealed !== undefined) {
+      // Shown on this one page load: the cookie goes with this answer.
+      ctx.append('Set-Cookie', expiredCookie(NEW_KEY_COOKIE, { ...cookies, path: PORTAL_PATHS.apiKeys }));
+      const opened = openNewKey(ctx.state.sessionId!, sealed, clock.now());
+      const [id, key] = opened === null ? [] : opened.split('\n');
+      if (id !== undefined && key !== undefined) newKey = { id, key };
+    }
+    const keys = await useCases.listKeys.execute({ partnerId: session.partnerId });
+    const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) ?? null : null;
+    sendPage(ctx, 200, apiKeysPage({ viewer: viewerOf(session), keys, newKey, notice }));
+  });
+
+  router.get(`${PORTAL_PATHS.apiKeys}/new`, named(`${PORTAL_PATHS.apiKeys}/new`), signedIn, (ctx) => {
+    sendPage(ctx, 200, newKeyPage({ viewer: viewerOf(ctx.state.session!), error: null, label: '' }));
+  });
+
+  router.post(PORTAL_PATHS.apiKeys, named(PORTAL_PATHS.apiKeys), signedIn, checkForm, async (ctx) => {
+    const session = ctx.state.session!;
+    const label = (ctx.state.form!.get('label') ?? '').trim();
+    ctx.state.formAgain = (message) => newKeyPage({ viewer: viewerOf(session), error: message, label });
+    const { issued, announceFailure } = await useCases.issueKey.execute({ partnerId: session.partnerId, label: label === '' ? null : label, actor: { adminEmail: session.email } });
+    showOnce(ctx, issued, announceFailure);
+  });
+
+  router.get(`${KEY_PATH}/revoke`, named(`${KEY_PATH}/revoke`), signedIn, async (ctx) => {
+    const session = ctx.state.session!;
+    const keyId = ctx.params.keyId!;
+    const key = (await useCases.listKeys.execute({ partnerId: session.partnerId })).find((k) => k.id === keyId);
+    // Refused as revoking it would be: another partner's key is not found, as a missing one is.
+    if (key === undefined) throw new AdminError('key_not_found', `no API key with id ${JSON.stringify(keyId)}`);
+    if (key.revokedAt !== null) return seeOther(ctx, PORTAL_PATHS.apiKeys);
+    sendPage(ctx, 200, revokePage({ viewer: viewerOf(session), key }));
+  });
+
+  router.post(`${KEY_PATH}/revoke`, named(`${KEY_PATH}/revoke`), signedIn, checkForm, async (ctx) => {
+    const session = ctx.state.session!;
+    await useCases.revokeKey.execute({ partnerId: session.partnerId, keyId: ctx.params.keyId!, actor: { adminEmail: session.email } });
+    seeOther(ctx, `${PORTAL_PATHS.apiKeys}?notice=revoked`);
+  });
+
+  router.post(`${KEY_PATH}/replace`, named(`${KEY_PATH}/replace`), signedIn, checkForm, async (ctx) => {
+    const session = ctx.state.session!;
+    const { issued, announceFailure } = await useCases.replaceKey.execute({ partnerId: session.partnerId, keyId: ctx.params.keyId!, actor: { adminEmail: session.email } });
+    showOnce(ctx, issued, announceFailure);
+  });
+}
