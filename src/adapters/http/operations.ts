@@ -86,7 +86,8 @@ const statusAnswer = (status: number, value: string): Answer => jsonAnswer(statu
 /** The two lookups differ only in their parameter, its codes and the use case they run. */
 function lookupOperation(lookup: {
   operationId: string;
-  parameter: 'sku' | 'id';
+  /** Ends in the one parameter it looks up by. */
+  path: string;
   summary: string;
   description: string;
   parameterDescription: string;
@@ -96,16 +97,17 @@ function lookupOperation(lookup: {
   notFound: [DomainErrorCode, string];
   find: (useCases: ApiUseCases, partnerId: string, value: string) => Promise<LookupResult>;
 }): Operation<ApiUseCases> {
+  const parameter = /\{([^}]+)\}$/.exec(lookup.path)![1]!;
   return {
     operationId: lookup.operationId,
-    path: `${API}/${lookup.parameter === 'sku' ? 'sku' : 'products'}/{${lookup.parameter}}`,
+    path: lookup.path,
     tag: 'Lookup',
     summary: lookup.summary,
     description: lookup.description,
     key: true,
     emptyParameterPaths: true,
     parameters: [
-      { name: lookup.parameter, in: 'path', required: true, description: lookup.parameterDescription, schema: lookup.schema, example: lookup.example },
+      { name: parameter, in: 'path', required: true, description: lookup.parameterDescription, schema: lookup.schema, example: lookup.example },
       IF_NONE_MATCH,
     ],
     errors: {
@@ -114,7 +116,7 @@ function lookupOperation(lookup: {
     },
     responses: LOOKUP_RESPONSES,
     answer: async (useCases, request, principal) =>
-      lookupAnswer(await lookup.find(useCases, principal!.partnerId, request.params[lookup.parameter] ?? ''), request.header('if-none-match')),
+      lookupAnswer(await lookup.find(useCases, principal!.partnerId, request.params[parameter] ?? ''), request.header('if-none-match')),
   };
 }
 
@@ -122,7 +124,7 @@ function lookupOperation(lookup: {
 export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
   lookupOperation({
     operationId: 'getProductBySku',
-    parameter: 'sku',
+    path: `${API}/sku/{sku}`,
     summary: 'Get a product by SKU',
     description: 'Looks the SKU up in the calling key\'s partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`.',
     parameterDescription: '1 to 50 letters, digits, `-`, `_` or `.`. Anything else, malformed percent-encoding or an encoded `/` is 400 `invalid_sku`.',
@@ -134,7 +136,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
   }),
   lookupOperation({
     operationId: 'getProductById',
-    parameter: 'id',
+    path: `${API}/products/{id}`,
     summary: 'Get a product by ID',
     description: 'Looks a product up by its service-assigned ID (`data.product.id`). The answer is the same body as the SKU lookup, with `data.sku` the product\'s SKU in the caller\'s catalog.',
     parameterDescription: `A positive integer without leading zeros, at most ${MAX_PRODUCT_ID}. Anything else is 400 \`invalid_product_id\`.`,

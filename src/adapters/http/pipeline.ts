@@ -60,6 +60,11 @@ export function createPipeline<UseCases>(deps: PipelineDependencies<UseCases>, o
   const docsPaths = operations.filter((operation) => operation.headers === 'docs').map(({ path }) => path.replace(/\/\{[^}]+\}$/, ''));
   const isDocsPath = (path: string): boolean => docsPaths.some((docs) => path === docs || path.startsWith(`${docs}/`));
   const failures = failureLogOf(deps.logger);
+  const labels = new Map(operations.map((operation) => [operation, routeTemplate(operation.path)]));
+  const labelOf = (route: Route<UseCases>): string => {
+    if (route.kind === 'operation') return labels.get(route.operation) ?? routeTemplate(route.operation.path);
+    return route.kind === 'method_not_allowed' ? route.template : UNMATCHED_ROUTE;
+  };
 
   async function run(route: Route<UseCases>, request: PipelineRequest, state: Counted): Promise<Answer> {
     if (route.kind === 'not_found') return errorAnswer('not_found', 'No such endpoint.');
@@ -99,11 +104,6 @@ export function createPipeline<UseCases>(deps: PipelineDependencies<UseCases>, o
       return final;
     },
   };
-}
-
-function labelOf(route: Route<unknown>): string {
-  if (route.kind === 'operation') return routeTemplate(route.operation.path);
-  return route.kind === 'method_not_allowed' ? route.template : UNMATCHED_ROUTE;
 }
 
 /** Writes an answer on node:http's response; HEAD gets the headers alone. */
