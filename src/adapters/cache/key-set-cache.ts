@@ -33,7 +33,7 @@ export interface KeySetVersionReader {
   keyChangesSince(mark: number): Promise<AnnouncedKeyChanges | null>;
 }
 
-export interface HeldApiKeyStoreOptions {
+export interface KeySetCacheOptions {
   readonly watch: ChangesElsewhere;
   readonly versions: KeySetVersionReader;
   readonly clock: Clock;
@@ -91,7 +91,7 @@ export class KeySetCache implements ApiKeyStore {
 
   constructor(
     private readonly source: KeySetSource,
-    private readonly options: HeldApiKeyStoreOptions,
+    private readonly options: KeySetCacheOptions,
   ) {}
 
   /** Reads the key set now, so the first request does not wait for it. */

@@ -1,7 +1,7 @@
 import type { ServiceMetrics } from '../service-metrics.js';
 import { DomainError, RateLimitExceeded, TooManyFailedAuthentications } from '../../domain/errors.js';
 
-/** Counts a refusal by what refused it; the Koa app and the fast path call it with what they caught. */
+/** Counts a refusal by what refused it; the pipeline calls it with what it caught. */
 export function countRefusal(metrics: ServiceMetrics, thrown: unknown): void {
   if (!(thrown instanceof DomainError)) return;
   if (thrown instanceof TooManyFailedAuthentications) metrics.rateLimitRejected('auth_failures');

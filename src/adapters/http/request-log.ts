@@ -8,7 +8,7 @@ export function loggablePath(path: string): string {
   return path.replace(KEY_LIKE, 'pcat_live_[redacted]');
 }
 
-/** The one log line per request, written alike by the Koa app and the lookup fast path; never a header value or a key. */
+/** The one log line per request, which the pipeline writes however the request was routed; never a header value or a key. */
 export function logRequest(
   logger: Logger,
   request: { requestId: string; method: string | undefined; path: string; status: number; started: number; principal: Principal | undefined },
