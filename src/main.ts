@@ -112,7 +112,9 @@ async function main(): Promise<void> {
 
 /** The partner API's listener, within its share of the descriptors. */
 function startApi(container: Container, config: Config, share: ListenerShare, proxies: TrustedProxies, logger: Logger): Promise<RunningServer> {
-  const handler = createHttpHandler(container.get(TOKENS.HttpDependencies), { clientAddress: clientAddressResolver(proxies) });
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const publicBaseUrl = config.publicBaseUrl ?? `http://${host}:${config.port}`;
+  const handler = createHttpHandler(container.get(TOKENS.HttpDependencies), { clientAddress: clientAddressResolver(proxies), publicBaseUrl });
   return startHttpServer(handler, {
     port: config.port,
     host: config.host,

@@ -15,7 +15,7 @@ function errorOf(env: Record<string, string>): ConfigError {
 describe('configuration', function () {
   it('has the documented defaults (docs/decisions.md, configuration)', function () {
     expect(readConfig({})).to.deep.equal({
-      port: 3000, host: '127.0.0.1', storage: 'memory', catalogFile: null, databaseUrl: null,
+      port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null,
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],

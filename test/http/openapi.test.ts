@@ -48,6 +48,18 @@ describe('OpenAPI document', function () {
     expect(document.components.securitySchemes.apiKeyHeader).to.include({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
   });
 
+  it('works in generic tools as it is: a server, HEAD beside every GET, an integer product ID, each error code an enum', function () {
+    expect(document.servers).to.deep.equal([{ url: 'http://127.0.0.1:3000', description: 'This service, as partners reach it' }]);
+    for (const [template, item] of Object.entries(document.paths as Record<string, any>)) {
+      expect(item.head, `HEAD ${template}`).to.not.equal(undefined);
+      expect(Object.keys(item.head.responses as object), `HEAD ${template}`).to.deep.equal(Object.keys(item.get.responses as object));
+      for (const [status, response] of Object.entries(item.head.responses as Record<string, any>)) expect(response.content, `HEAD ${template} ${status}`).to.equal(undefined);
+    }
+    const id = (document.paths['/api/v1/public/products/{id}'].get.parameters as any[]).find((p) => p.name === 'id');
+    expect(id.schema).to.deep.equal({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+    expect(Object.keys(document.paths['/api/v1/public/sku/{sku}'].get.responses as object)).to.include('304');
+  });
+
   it('closes every object schema with additionalProperties: false', function () {
     for (const [pointer, node] of walk(document.components.schemas, '/components/schemas')) {
       if (node.type === 'object' && node.properties !== undefined) expect(node.additionalProperties, pointer).to.equal(false);
@@ -75,7 +87,7 @@ describe('OpenAPI document', function () {
 
   it('describes every route of the router, and the router serves every path it describes', function () {
     const deps = createContainer({ api: { ...memoryInfrastructure(), logger: createLogger('silent') } }).get(TOKENS.HttpDependencies);
-    const app = createHttpApp(OPERATIONS, createPipeline(deps, OPERATIONS), deps.logger);
+    const app = createHttpApp(OPERATIONS, createPipeline(deps, OPERATIONS, 'http://127.0.0.1:3000'), deps.logger);
     const router = app.middleware.map((m) => (m as { router?: Router }).router).find((r) => r !== undefined);
     expect(router, 'the router middleware').to.not.equal(undefined);
     const aliases = new Map<string, string>();
@@ -90,7 +102,7 @@ describe('OpenAPI document', function () {
     }
     const documented = new Map(Object.entries(document.paths as Record<string, any>).map(([template, item]) => [
       template,
-      Object.keys(item as object).filter((k) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(k)).concat(item.get ? ['head'] : []).sort(),
+      Object.keys(item as object).filter((k) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(k)).sort(),
     ]));
     expect(Object.fromEntries(routed)).to.deep.equal(Object.fromEntries(documented));
   });
@@ -127,6 +139,18 @@ describe('HTTP: /openapi.json and /docs', function () {
     await server.close();
   });
 
+  it('names PUBLIC_BASE_URL as the document\'s server, and sends HSTS on the API\'s answers when it is https', async function () {
+    const behind = await startTestServer(memoryInfrastructure(), { publicBaseUrl: 'https://api.example.com' });
+    try {
+      const served = await behind.request('/openapi.json');
+      expect((served.json() as { servers: unknown }).servers).to.deep.equal([{ url: 'https://api.example.com', description: 'This service, as partners reach it' }]);
+      expect((await behind.request('/healthz')).headers['strict-transport-security']).to.equal('max-age=31536000; includeSubDomains');
+      expect((await server.request('/healthz')).headers['strict-transport-security']).to.equal(undefined);
+    } finally {
+      await behind.close();
+    }
+  });
+
   it('serves the document at /openapi.json without a key', async function () {
     const response = await server.request('/openapi.json');
     expect(response.status).to.equal(200);
@@ -144,13 +168,13 @@ describe('HTTP: /openapi.json and /docs', function () {
     expect(page.text).to.not.match(/https?:\/\//);
   });
 
-  it('lets the docs load over plain HTTP on any host: the page and its files carry no upgrade-insecure-requests, the API\'s answers keep it', async function () {
+  it('lets the docs load over plain HTTP on any host: the page and its files carry no upgrade-insecure-requests, the API\'s answers a JSON API\'s policy', async function () {
     for (const path of ['/docs', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/docs.js']) {
       const csp = (await server.request(path)).headers['content-security-policy'];
       expect(csp, path).to.include("script-src 'self'").and.not.include('upgrade-insecure-requests');
     }
     for (const path of ['/api/v1/public/sku/TENT-2P', '/api/v1/public/products/1', '/healthz', '/openapi.json', '/no-such-path']) {
-      expect((await server.request(path)).headers['content-security-policy'], path).to.include('upgrade-insecure-requests');
+      expect((await server.request(path)).headers['content-security-policy'], path).to.equal("default-src 'none'; frame-ancestors 'none'");
     }
   });
 

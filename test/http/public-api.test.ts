@@ -290,7 +290,11 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: public API on 
         expect(response.status).to.be.oneOf([200, 404]);
         expect(response.headers['ratelimit-limit']).to.equal('100');
         expect(response.headers['ratelimit-remaining']).to.equal(String(100 - i));
-        expect(Number(response.headers['ratelimit-reset'])).to.be.within(1, 60);
+        const reset = Number(response.headers['ratelimit-reset']);
+        expect(reset).to.be.within(1, 60);
+        // The current IETF draft's fields carry the same numbers.
+        expect(response.headers['ratelimit-policy']).to.equal('"default";q=100;w=60');
+        expect(response.headers.ratelimit).to.equal(`"default";r=${100 - i};t=${reset}`);
       }
       const refused = await server.request(`${API}/sku/TENT-2P`, { headers: ACME });
       expectError(refused, 429, 'rate_limit_exceeded');
@@ -298,6 +302,7 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: public API on 
       expect(retryAfter).to.be.within(1, 60);
       expect((refused.json() as { message: string }).message).to.include(`${retryAfter} second`);
       expect(refused.headers['ratelimit-remaining']).to.equal('0');
+      expect([refused.headers['ratelimit-policy'], refused.headers.ratelimit]).to.deep.equal(['"default";q=100;w=60', `"default";r=0;t=${retryAfter}`]);
       // Rate limit comes before validation: an invalid SKU is refused with 429 too.
       expectError(await server.request(`${API}/sku/a*b`, { headers: ACME }), 429, 'rate_limit_exceeded');
       // Another key of the same partner has its own window.
@@ -383,10 +388,27 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: public API on 
       expect(ready.json()).to.deep.equal({ status: 'ready' });
     });
 
-    it('sends security headers and grants no cross-origin access', async function () {
-      const response = await server.request(`${API}/sku/TENT-2P`, { headers: { ...ACME, Origin: 'https://evil.example' } });
-      expect(response.headers['x-content-type-options']).to.equal('nosniff');
-      expect(response.headers['access-control-allow-origin']).to.equal(undefined);
+    it('sends a JSON API\'s security headers, not a page\'s, and grants no cross-origin access', async function () {
+      for (const path of [`${API}/sku/TENT-2P`, `${API}/sku/NOPE`, '/healthz', '/no-such-path']) {
+        const response = await server.request(path, { headers: { ...ACME, Origin: 'https://evil.example' } });
+        expect(response.headers['x-content-type-options'], path).to.equal('nosniff');
+        expect(response.headers['content-security-policy'], path).to.equal("default-src 'none'; frame-ancestors 'none'");
+        expect(response.headers['x-frame-options'], path).to.equal('DENY');
+        expect(response.headers['referrer-policy'], path).to.equal('no-referrer');
+        // Over plain HTTP (no https PUBLIC_BASE_URL) there is no HSTS, and none of a page's policies.
+        for (const name of ['strict-transport-security', 'x-download-options', 'cross-origin-opener-policy', 'origin-agent-cluster', 'x-xss-protection']) {
+          expect(response.headers[name], `${path} ${name}`).to.equal(undefined);
+        }
+        expect(response.headers['access-control-allow-origin']).to.equal(undefined);
+      }
+    });
+
+    it('writes a request\'s W3C trace id in its log line, and ignores a malformed traceparent', async function () {
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const sent = [`00-${traceId}-00f067aa0ba902b7-01`, `00-${traceId.toUpperCase()}-00f067aa0ba902b7-01`, `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`, 'garbage'];
+      for (const traceparent of sent) await server.request('/healthz', { headers: { traceparent } });
+      const lines = server.logs.slice(-4).map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.map((line) => line.trace_id)).to.deep.equal([traceId, undefined, undefined, undefined]);
     });
 
     it('echoes a sane X-Request-Id and replaces an unsafe one', async function () {

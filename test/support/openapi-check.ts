@@ -76,7 +76,7 @@ export function documentedTemplate(path: string): string | undefined {
 function promisedResponse(exchange: ObservedExchange): { pointer: string; node: Json } {
   const template = documentedTemplate(exchange.path);
   if (template === undefined) return expectStatus(exchange, 404, '/components/responses/UnknownPath');
-  const method = exchange.method === 'HEAD' ? 'get' : exchange.method.toLowerCase();
+  const method = exchange.method.toLowerCase();
   const operationPointer = `/paths/${escapePointer(template)}/${method}`;
   if (at(operationPointer) === undefined) return expectStatus(exchange, 405, '/components/responses/MethodNotAllowed');
   const responsePointer = `${operationPointer}/responses/${exchange.status}`;
@@ -116,7 +116,7 @@ function checkHeaders(exchange: ObservedExchange, response: { pointer: string; n
 
 function checkBody(exchange: ObservedExchange, response: { pointer: string; node: Json }): string[] {
   const content = response.node.content as Json | undefined;
-  if (exchange.method === 'HEAD' || content === undefined) {
+  if (content === undefined) {
     return exchange.text === '' ? [] : [`a body was sent where none is documented: ${exchange.text.slice(0, 200)}`];
   }
   const mediaType = (exchange.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';

@@ -20,7 +20,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Get a product by SKU (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headProductBySku"];
         patch?: never;
         trace?: never;
     };
@@ -40,7 +44,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Get a product by ID (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headProductById"];
         patch?: never;
         trace?: never;
     };
@@ -62,7 +70,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * What changed in your catalog since a cursor (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headChanges"];
         patch?: never;
         trace?: never;
     };
@@ -82,7 +94,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Process is up (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headHealth"];
         patch?: never;
         trace?: never;
     };
@@ -102,7 +118,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Storage is reachable (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headReadiness"];
         patch?: never;
         trace?: never;
     };
@@ -122,7 +142,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This OpenAPI document (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headOpenApiDocument"];
         patch?: never;
         trace?: never;
     };
@@ -142,7 +166,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Reference documentation (this page) (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headDocs"];
         patch?: never;
         trace?: never;
     };
@@ -162,7 +190,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * A script or style sheet of the docs page (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headDocsAsset"];
         patch?: never;
         trace?: never;
     };
@@ -366,6 +398,10 @@ export interface components {
         "RateLimit-Remaining": number;
         /** @description Whole seconds until the window ends. */
         "RateLimit-Reset": number;
+        /** @description The key's policy as the IETF draft writes it: `"default";q=<requests per window>;w=<window in seconds>`. */
+        "RateLimit-Policy": string;
+        /** @description What is left as the IETF draft writes it: `"default";r=<requests left>;t=<seconds until the window ends>`. */
+        RateLimit: string;
         /** @description Whole seconds to wait before retrying. */
         "Retry-After": number;
         /** @description Strong entity tag of the body. */
@@ -404,6 +440,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Vary: components["headers"]["Vary"];
@@ -420,6 +458,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Vary: components["headers"]["Vary"];
@@ -434,6 +474,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -469,6 +511,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -490,6 +534,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
@@ -512,6 +560,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -533,6 +585,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
@@ -544,6 +600,162 @@ export interface operations {
                         error?: "service_unavailable";
                     };
                 };
+            };
+        };
+    };
+    headProductBySku: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ETag` of a cached copy (or a list of them, or `*`). When it names the current one the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /**
+                 * @description 1 to 50 letters, digits, `-`, `_` or `.`. Anything else, malformed percent-encoding or an encoded `/` is 400 `invalid_sku`.
+                 * @example TENT-2P
+                 */
+                sku: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. Carries a strong `ETag`: send it back in `If-None-Match` to revalidate a cached copy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The `If-None-Match` header named the current `ETag`: the cached copy is still current. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The path parameter is malformed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not in the caller's catalog. A product of another partner is answered exactly as a missing one. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent when the address was held back before its key was checked. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was checked before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -559,7 +771,7 @@ export interface operations {
                  * @description A positive integer without leading zeros, at most 9007199254740991. Anything else is 400 `invalid_product_id`.
                  * @example 1
                  */
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -572,6 +784,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Vary: components["headers"]["Vary"];
@@ -588,6 +802,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Vary: components["headers"]["Vary"];
@@ -602,6 +818,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -637,6 +855,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -658,6 +878,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
@@ -680,6 +904,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -701,6 +929,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
@@ -712,6 +944,162 @@ export interface operations {
                         error?: "service_unavailable";
                     };
                 };
+            };
+        };
+    };
+    headProductById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `ETag` of a cached copy (or a list of them, or `*`). When it names the current one the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /**
+                 * @description A positive integer without leading zeros, at most 9007199254740991. Anything else is 400 `invalid_product_id`.
+                 * @example 1
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. Carries a strong `ETag`: send it back in `If-None-Match` to revalidate a cached copy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The `If-None-Match` header named the current `ETag`: the cached copy is still current. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The path parameter is malformed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not in the caller's catalog. A product of another partner is answered exactly as a missing one. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent when the address was held back before its key was checked. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was checked before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -736,6 +1124,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description A page is yours alone and true only now: never stored. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -751,6 +1141,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -786,6 +1178,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -807,6 +1201,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
@@ -829,6 +1227,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -850,6 +1252,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description See RateLimit-Limit. */
                     "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
@@ -861,6 +1267,141 @@ export interface operations {
                         error?: "service_unavailable";
                     };
                 };
+            };
+        };
+    };
+    headChanges: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of an earlier page, as it came: opaque, signed by the service and issued for your catalog only. Absent: from the beginning. Anything else, another partner's cursor or an altered one included, is 400 `invalid_cursor`. */
+                cursor?: string;
+                /** @description Most changes in one page: a whole number from 1 to 1000. Anything else is 400 `invalid_limit`. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes, and the cursor to continue from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description A page is yours alone and true only now: never stored. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A cursor this service did not issue for your catalog. A limit out of range. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The cursor is older than the feed keeps deleted products (at least 30 days): a deletion since then may be missing. Start again without a cursor. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent when the address was held back before its key was checked. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was checked before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -892,6 +1433,27 @@ export interface operations {
                         status: "ok";
                     };
                 };
+            };
+        };
+    };
+    headHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is up. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -946,6 +1508,37 @@ export interface operations {
             };
         };
     };
+    headReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Storage is reachable. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Storage is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getOpenApiDocument: {
         parameters: {
             query?: never;
@@ -975,6 +1568,25 @@ export interface operations {
             };
         };
     };
+    headOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getDocs: {
         parameters: {
             query?: never;
@@ -993,6 +1605,25 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+        };
+    };
+    headDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page rendering this document with Swagger UI, served from the service itself. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1020,6 +1651,36 @@ export interface operations {
                 };
             };
             404: components["responses"]["UnknownPath"];
+        };
+    };
+    headDocsAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The file's name. */
+                asset: "swagger-ui-bundle.js" | "swagger-ui.css" | "docs.js";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any path this document does not describe. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

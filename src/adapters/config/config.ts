@@ -5,6 +5,8 @@ import { parseAddressBlock } from '../../domain/address-block.js';
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /** The API's address as partners reach it (the OpenAPI document's server, HSTS when https); null means `http://HOST:PORT`. */
+  readonly publicBaseUrl: string | null;
   readonly storage: 'memory' | 'mysql';
   /** Null means the bundled demo catalog. */
   readonly catalogFile: string | null;
@@ -81,6 +83,7 @@ export function readConfig(env: Env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     host: text(env, 'HOST') ?? '127.0.0.1',
+    publicBaseUrl: httpUrl(env, 'PUBLIC_BASE_URL'),
     storage,
     catalogFile: text(env, 'CATALOG_FILE'),
     databaseUrl: storage === 'mysql' ? requiredUrl(env, 'DATABASE_URL', 'mysql:', 'STORAGE=mysql') : optionalUrl(env, 'DATABASE_URL', 'mysql:'),

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
-import { headerOf } from './app.js';
+import { DEFAULT_SITE, headerOf, type Site } from './app.js';
 import type { Operation } from './operation.js';
 import { writeAnswer, type Pipeline } from './pipeline.js';
 
@@ -22,9 +21,8 @@ interface Match<UseCases> {
  * whose one trailing parameter is a plain segment, by GET or HEAD. The request goes to the same
  * pipeline as Koa's routes; anything unusual (another method, an encoded or empty segment) is left to Koa.
  */
-export function createFastPath<UseCases>(
-  operations: readonly Operation<UseCases>[], pipeline: Pipeline<UseCases>, clientAddress: ClientAddressOf = peerAddress,
-): FastPath {
+export function createFastPath<UseCases>(operations: readonly Operation<UseCases>[], pipeline: Pipeline<UseCases>, site: Site = DEFAULT_SITE): FastPath {
+  const { clientAddress, publicBaseUrl } = site;
   const exact = new Map<string, Match<UseCases>>();
   const prefixes: { prefix: string; match: Match<UseCases> }[] = [];
   for (const operation of operations) {
@@ -56,6 +54,7 @@ export function createFastPath<UseCases>(
       query: (name) => (query ??= mark === -1 ? {} : parseQuery(url.slice(mark + 1)))[name],
       header: headerOf(req),
       clientAddress: clientAddress(req),
+      publicBaseUrl,
     }).then((answer) => writeAnswer(res, req.method, answer));
     return true;
   };

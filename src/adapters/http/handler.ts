@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createHttpApp } from './app.js';
+import { createHttpApp, DEFAULT_SITE } from './app.js';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { createFastPath } from './fast-path.js';
 import { OPERATIONS, type ApiUseCases } from './operations.js';
@@ -13,15 +13,20 @@ export interface HttpHandlerOptions {
   readonly fastPath?: boolean;
   /** Where a request comes from, for counting failed authentications (default: the peer's address). */
   readonly clientAddress?: ClientAddressOf;
+  /** The API's address as partners reach it (default: the default HOST and PORT). */
+  readonly publicBaseUrl?: string;
 }
+
+
 
 /** The API's request handler: the operations, routed by the fast path or by Koa, answered by one pipeline. */
 export function createHttpHandler(deps: PipelineDependencies<ApiUseCases>, options: HttpHandlerOptions = {}): HttpHandler {
   const clientAddress = options.clientAddress ?? peerAddress;
-  const pipeline = createPipeline(deps, OPERATIONS);
-  const koa = createHttpApp(OPERATIONS, pipeline, deps.logger, clientAddress).callback();
+  const publicBaseUrl = options.publicBaseUrl ?? DEFAULT_SITE.publicBaseUrl;
+  const pipeline = createPipeline(deps, OPERATIONS, publicBaseUrl);
+  const koa = createHttpApp(OPERATIONS, pipeline, deps.logger, { clientAddress, publicBaseUrl }).callback();
   if (options.fastPath === false) return (req, res) => void koa(req, res);
-  const fast = createFastPath(OPERATIONS, pipeline, clientAddress);
+  const fast = createFastPath(OPERATIONS, pipeline, { clientAddress, publicBaseUrl });
   return (req, res) => {
     if (!fast(req, res)) void koa(req, res);
   };

@@ -20,12 +20,20 @@ export const RATE_LIMIT = {
   'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
   'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
   'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
 };
+
+/** The draft's two fields: a quoted policy name, then its parameters. */
+const POLICY_PATTERN = '^"default";q=[1-9][0-9]*;w=[1-9][0-9]*$';
+const RATE_LIMIT_PATTERN = '^"default";r=[0-9]+;t=[1-9][0-9]*$';
 /** The RateLimit-* headers where an answer may come before any key was counted. */
 const optionalRateLimit = (limitDescription: string) => ({
   'RateLimit-Limit': header(limitDescription, { type: 'integer', minimum: 1 }, false),
   'RateLimit-Remaining': header('See RateLimit-Limit.', { type: 'integer', minimum: 0 }, false),
   'RateLimit-Reset': header('See RateLimit-Limit.', { type: 'integer', minimum: 1 }, false),
+  'RateLimit-Policy': header('See RateLimit-Limit.', { type: 'string', pattern: POLICY_PATTERN }, false),
+  RateLimit: header('See RateLimit-Limit.', { type: 'string', pattern: RATE_LIMIT_PATTERN }, false),
 });
 const ERROR_CACHING = { 'Cache-Control': header('Errors are never cached.', { type: 'string', const: 'no-store' }) };
 
@@ -124,33 +132,47 @@ function ownErrorResponses(operation: Operation<unknown>): Record<number, unknow
   ]));
 }
 
-/** An operation as the document's path item: only GET is described; HEAD answers alike without a body. */
+/** An operation as the document's path item: GET, and HEAD, which answers alike without a body. */
 function pathItem(operation: Operation<unknown>): Record<string, unknown> {
   const aliases = emptyParameterPaths(operation);
+  const get = {
+    operationId: operation.operationId,
+    tags: [operation.tag],
+    summary: operation.summary,
+    description: operation.description,
+    security: operation.key ? KEYED : [],
+    ...(operation.parameters === undefined ? {} : { parameters: operation.parameters.map((parameter) => plain(parameter)) }),
+    responses: {
+      ...operation.responses,
+      ...ownErrorResponses(operation),
+      ...(operation.key ? { 401: unauthorized, 429: rateLimited, 500: internalError, 503: serviceUnavailable } : {}),
+    } as Record<string, Record<string, unknown>>,
+  };
   return {
     // Routes that stand for this path with an empty parameter: they answer the parameter's 400.
     ...(aliases.length === 0 ? {} : { 'x-empty-parameter-paths': aliases }),
-    get: {
-      operationId: operation.operationId,
-      tags: [operation.tag],
-      summary: operation.summary,
-      description: operation.description,
-      security: operation.key ? KEYED : [],
-      ...(operation.parameters === undefined ? {} : { parameters: operation.parameters.map((parameter) => plain(parameter)) }),
-      responses: {
-        ...operation.responses,
-        ...ownErrorResponses(operation),
-        ...(operation.key ? { 401: unauthorized, 429: rateLimited, 500: internalError, 503: serviceUnavailable } : {}),
-      },
+    get,
+    head: {
+      ...get,
+      operationId: get.operationId.replace(/^get/, 'head'),
+      summary: `${get.summary} (headers only)`,
+      description: 'The GET\'s answer without its body: the same status and headers, `Content-Length` included.',
+      responses: Object.fromEntries(Object.entries(get.responses).map(([status, response]) => [status, withoutBody(response)])),
     },
   };
+}
+
+/** A response as HEAD gets it: its headers, no content. */
+function withoutBody(response: Record<string, unknown>): Record<string, unknown> {
+  if ('$ref' in response) return { description: 'Any path this document does not describe.', headers: REQUEST_ID };
+  return Object.fromEntries(Object.entries(response).filter(([key]) => key !== 'content'));
 }
 
 /** A declaration in plain JSON: TypeBox's own marks on a schema are not the document's. */
 const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
 
 /** The OpenAPI 3.1 document of the given operations. */
-export const describeOperations = (operations: readonly Operation<unknown>[]) => ({
+export const describeOperations = (operations: readonly Operation<unknown>[], serverUrl: string) => ({
   openapi: '3.1.0',
   info: {
     title: 'Partner Catalog Lookup API',
@@ -165,7 +187,7 @@ export const describeOperations = (operations: readonly Operation<unknown>[]) =>
       '',
       '**Keeping a copy current.** `getChanges` lists what changed in your catalog since a cursor: read it daily, then look up only the products it lists.',
       '',
-      '**Rate limit.** 100 requests per key in a fixed 60-second window that starts with the key\'s first request. Every authenticated answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
+      '**Rate limit.** 100 requests per key in a fixed 60-second window that starts with the key\'s first request. Every authenticated answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and the same numbers in the current IETF draft\'s fields: `RateLimit-Policy: "default";q=<limit>;w=60` and `RateLimit: "default";r=<remaining>;t=<seconds to reset>`.',
       '',
       '**Caching.** Every 200 lookup carries a strong `ETag`, `Cache-Control: private, max-age=0, must-revalidate` and `Vary: Authorization, X-API-Key`. Keep the body with its ETag (a daily cache is enough), and revalidate with `If-None-Match: <etag>`: 304 with no body means your copy is current. A revalidation counts against the rate limit like any request.',
       '',
@@ -174,7 +196,7 @@ export const describeOperations = (operations: readonly Operation<unknown>[]) =>
       '**Errors.** Every error is `{ "error": <code>, "message": <text> }` as `application/json`. Besides the codes of each operation: 404 `not_found` for any path not described here (`components/responses/UnknownPath`), 405 `method_not_allowed` with `Allow: GET, HEAD` for another method on a described path.',
     ].join('\n'),
   },
-  servers: [{ url: '/', description: 'This server' }],
+  servers: [{ url: serverUrl, description: 'This service, as partners reach it' }],
   tags: [
     { name: 'Lookup', description: 'The public API; every request needs a key.' },
     { name: 'Changes', description: 'What changed in your catalog, to keep a copy current; every request needs a key.' },
@@ -201,6 +223,8 @@ export const describeOperations = (operations: readonly Operation<unknown>[]) =>
       'RateLimit-Limit': header('Requests allowed per window for this key.', { type: 'integer', minimum: 1 }),
       'RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer', minimum: 0 }),
       'RateLimit-Reset': header('Whole seconds until the window ends.', { type: 'integer', minimum: 1 }),
+      'RateLimit-Policy': header('The key\'s policy as the IETF draft writes it: `"default";q=<requests per window>;w=<window in seconds>`.', { type: 'string', pattern: POLICY_PATTERN }),
+      RateLimit: header('What is left as the IETF draft writes it: `"default";r=<requests left>;t=<seconds until the window ends>`.', { type: 'string', pattern: RATE_LIMIT_PATTERN }),
       'Retry-After': header('Whole seconds to wait before retrying.', { type: 'integer', minimum: 1, maximum: 60 }),
       ETag: header('Strong entity tag of the body.', { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' }),
       'Cache-Control': header('Store privately, revalidate before each use.', { type: 'string', const: 'private, max-age=0, must-revalidate' }),

@@ -12,6 +12,8 @@ export interface OperationRequest {
   query(name: string): string | string[] | undefined;
   /** A request header, by its lower-case name; absent or empty is undefined. */
   header(name: string): string | undefined;
+  /** The API's address as partners reach it (PUBLIC_BASE_URL). */
+  readonly publicBaseUrl: string;
 }
 
 /** An operation's own error code: when it is answered, and an example of its message, for the OpenAPI document. */
@@ -27,7 +29,7 @@ export interface OperationParameter {
   readonly required: boolean;
   readonly description: string;
   readonly schema: TSchema | Readonly<Record<string, unknown>>;
-  readonly example?: string;
+  readonly example?: string | number;
 }
 
 /**
@@ -67,6 +69,9 @@ export function emptyParameterPaths(operation: Operation<unknown>): string[] {
   const prefix = operation.path.replace(/\/\{[^}]+\}$/, '');
   return [prefix, `${prefix}/`];
 }
+
+/** The API's address when PUBLIC_BASE_URL is not set and HOST and PORT are their defaults. */
+export const DEFAULT_PUBLIC_BASE_URL = 'http://127.0.0.1:3000';
 
 /** The methods every operation's path accepts. */
 export const ALLOWED_METHODS = 'GET, HEAD';

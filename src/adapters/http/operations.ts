@@ -7,7 +7,7 @@ import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from
 import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
 import type { DomainErrorCode } from '../../domain/errors.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
-import { ProductIdTextSchema } from '../../domain/product-id.js';
+import { ProductIdSchema } from '../../domain/product-id.js';
 import { SkuSchema } from '../../domain/sku.js';
 import { CHANGES_CACHE_CONTROL, changesAnswer, singleQueryValue } from './changes-response.js';
 import { DOCS_ASSETS, DOCS_PAGE } from './docs-page.js';
@@ -15,7 +15,7 @@ import { errorAnswer, jsonAnswer, type Answer } from './error-response.js';
 import { lookupAnswer } from './lookup-response.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
 import { demoTentLookupExample } from './openapi-examples.js';
-import type { Operation } from './operation.js';
+import { DEFAULT_PUBLIC_BASE_URL, type Operation } from './operation.js';
 
 /** What the API's operations run: its use cases, and the probe readiness answers from. */
 export interface ApiUseCases {
@@ -92,7 +92,7 @@ function lookupOperation(lookup: {
   description: string;
   parameterDescription: string;
   schema: TSchema;
-  example: string;
+  example: string | number;
   invalid: [DomainErrorCode, string];
   notFound: [DomainErrorCode, string];
   find: (useCases: ApiUseCases, partnerId: string, value: string) => Promise<LookupResult>;
@@ -140,8 +140,8 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     summary: 'Get a product by ID',
     description: 'Looks a product up by its service-assigned ID (`data.product.id`). The answer is the same body as the SKU lookup, with `data.sku` the product\'s SKU in the caller\'s catalog.',
     parameterDescription: `A positive integer without leading zeros, at most ${MAX_PRODUCT_ID}. Anything else is 400 \`invalid_product_id\`.`,
-    schema: ProductIdTextSchema,
-    example: '1',
+    schema: ProductIdSchema,
+    example: 1,
     invalid: ['invalid_product_id', `Product ID must be a positive integer without leading zeros, at most ${MAX_PRODUCT_ID}.`],
     notFound: ['product_not_found', 'No product with ID 999999 in your catalog.'],
     find: ({ lookupById }, partnerId, id) => lookupById.execute({ partnerId, id }),
@@ -250,7 +250,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     description: 'This document as JSON, for client generators and linters.',
     key: false,
     responses: { 200: { description: 'This document.', headers: REQUEST_ID, content: { 'application/json': { schema: OPENAPI_DOCUMENT_SCHEMA } } } },
-    answer: () => jsonAnswer(200, servedDocument()),
+    answer: (_useCases, request) => jsonAnswer(200, servedDocument(request.publicBaseUrl)),
   },
   {
     operationId: 'getDocs',
@@ -300,8 +300,16 @@ export function skuLookupPath(sku: string): string {
   return operation!.path.replace('{sku}', encodeURIComponent(sku));
 }
 
-/** The OpenAPI 3.1 document of these operations, as `/openapi.json` serves it. */
-export const openApiDocument = describeOperations(OPERATIONS);
+/** The OpenAPI 3.1 document of these operations, as `/openapi.json` serves it on the default address. */
+export const openApiDocument = describeOperations(OPERATIONS, DEFAULT_PUBLIC_BASE_URL);
 
-let served: Buffer | undefined;
-const servedDocument = (): Buffer => (served ??= Buffer.from(JSON.stringify(openApiDocument), 'utf8'));
+/** The document's bytes by the address it names: one deployment has one. */
+const served = new Map<string, Buffer>();
+function servedDocument(publicBaseUrl: string): Buffer {
+  let bytes = served.get(publicBaseUrl);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(describeOperations(OPERATIONS, publicBaseUrl)), 'utf8');
+    served.set(publicBaseUrl, bytes);
+  }
+  return bytes;
+}

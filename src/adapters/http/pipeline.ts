@@ -12,7 +12,8 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
 import { logRequest } from './request-log.js';
-import { helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
+import { apiSecurityHeaders, helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
+import { traceIdOf } from './trace-context.js';
 
 /** What the request pipeline needs besides the operations' use cases. */
 export interface PipelineDependencies<UseCases> {
@@ -54,8 +55,10 @@ interface Counted {
  * use case and answer), the error answer of whatever refused it, the log line and the metrics. Koa's
  * routes and the fast path both hand their requests here, so the two answer alike by construction.
  */
-export function createPipeline<UseCases>(deps: PipelineDependencies<UseCases>, operations: readonly Operation<UseCases>[]): Pipeline<UseCases> {
-  const security = { api: helmetHeaders(), docs: helmetHeaders(DOCS_HELMET_OPTIONS) };
+export function createPipeline<UseCases>(
+  deps: PipelineDependencies<UseCases>, operations: readonly Operation<UseCases>[], publicBaseUrl: string,
+): Pipeline<UseCases> {
+  const security = { api: apiSecurityHeaders(publicBaseUrl), docs: helmetHeaders(DOCS_HELMET_OPTIONS) };
   // Below a docs operation's path, even a path no operation serves is answered with the docs' headers.
   const docsPaths = operations.filter((operation) => operation.headers === 'docs').map(({ path }) => path.replace(/\/\{[^}]+\}$/, ''));
   const isDocsPath = (path: string): boolean => docsPaths.some((docs) => path === docs || path.startsWith(`${docs}/`));
@@ -99,7 +102,7 @@ export function createPipeline<UseCases>(deps: PipelineDependencies<UseCases>, o
       // Every answer after the key was counted, a refusal too, says how much of the window is left.
       const headers = [['X-Request-Id', requestId] as const, ...own, ...(state.limited ?? []), ...answer.headers];
       const final: Answer = answer.body === undefined ? { status: answer.status, headers } : { status: answer.status, headers, body: answer.body };
-      logRequest(deps.logger, { requestId, method: request.method, path: request.path, status: final.status, started, principal: state.principal });
+      logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: final.status, started, principal: state.principal });
       deps.metrics.observeRequest(labelOf(route), final.status, (performance.now() - started) / 1000);
       return final;
     },

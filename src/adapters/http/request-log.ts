@@ -11,11 +11,12 @@ export function loggablePath(path: string): string {
 /** The one log line per request, which the pipeline writes however the request was routed; never a header value or a key. */
 export function logRequest(
   logger: Logger,
-  request: { requestId: string; method: string | undefined; path: string; status: number; started: number; principal: Principal | undefined },
+  request: { requestId: string; traceId: string | undefined; method: string | undefined; path: string; status: number; started: number; principal: Principal | undefined },
 ): void {
-  const { requestId, method, path, status, started, principal } = request;
+  const { requestId, traceId, method, path, status, started, principal } = request;
   logger.info({
     reqId: requestId,
+    ...(traceId === undefined ? {} : { trace_id: traceId }),
     method,
     path: loggablePath(path),
     status,

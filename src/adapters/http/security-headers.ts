@@ -5,7 +5,7 @@ import helmet, { type HelmetOptions } from 'helmet';
  * Helmet's defaults less `upgrade-insecure-requests`, for the docs page and its files. On a plain-HTTP
  * host that is not loopback (a LAN address) that directive turns the page's own script and style
  * requests into https ones, which fail, and the page stays blank. HSTS stays: browsers ignore it over
- * plain HTTP. The API's answers keep all of helmet's defaults.
+ * plain HTTP. The API's own answers carry the short set below instead.
  */
 export const DOCS_HELMET_OPTIONS: Readonly<HelmetOptions> = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
@@ -35,4 +35,22 @@ export function helmetHeaders(options?: Readonly<HelmetOptions>): readonly (read
   // helmet is synchronous and cannot fail; if that ever changes, fail at start, not per request.
   if (state.outcome !== 'done') throw new Error(`helmet's headers could not be read (${state.outcome})`);
   return [...recorded.values()];
+}
+
+/** A year, as HSTS preload lists ask. */
+const HSTS = 'max-age=31536000; includeSubDomains';
+
+/**
+ * The headers of every API answer: JSON, never a page, so the short set a REST API needs (no
+ * sniffing, no framing, nothing loaded, no referrer) rather than a page's policy; HSTS when partners
+ * reach the API over https.
+ */
+export function apiSecurityHeaders(publicBaseUrl: string): readonly (readonly [string, string])[] {
+  return [
+    ['X-Content-Type-Options', 'nosniff'],
+    ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+    ['X-Frame-Options', 'DENY'],
+    ['Referrer-Policy', 'no-referrer'],
+    ...(new URL(publicBaseUrl).protocol === 'https:' ? [['Strict-Transport-Security', HSTS] as const] : []),
+  ];
 }
