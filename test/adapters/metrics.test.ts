@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { startMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
 import { exchangeOnce } from '../support/hostile-clients.js';
-import { MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
+import { LEFT_OUT_PROCESS_METRICS, MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { freePort, requireRedis, startRedisServer } from '../support/redis.js';
 
@@ -47,6 +47,15 @@ describe('PrometheusMetrics', function () {
     one.authenticationFailed('invalid_api_key');
     expect((await valuesOf(one, 'pcat_auth_failures_total')).find((v) => v.labels.code === 'invalid_api_key')?.value).to.equal(1);
     expect((await valuesOf(other, 'pcat_auth_failures_total')).find((v) => v.labels.code === 'invalid_api_key')?.value).to.equal(0);
+  });
+
+  it('names no gauge like a counter: prom-client\'s totals of live handles, requests and resources are left out, their gauges by type kept', async function () {
+    const exposed = await new PrometheusMetrics().registry.getMetricsAsJSON();
+    const names = exposed.map((m) => m.name);
+    // prom-client types `type` as a numeric enum; the registry's JSON holds the name, as the text format does.
+    expect(exposed.filter((m) => String(m.type) !== 'counter' && m.name.endsWith('_total')).map((m) => m.name)).to.deep.equal([]);
+    for (const name of LEFT_OUT_PROCESS_METRICS) expect(names).to.not.include(name);
+    expect(names).to.include('nodejs_active_handles').and.include('nodejs_active_requests');
   });
 
   it('counts the Redis counts given up as slow, as the limiter reports them when scraped', async function () {
