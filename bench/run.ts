@@ -16,13 +16,13 @@
  * --flood-connections <n> (the made-up-key flood's, default 256), --attack-seconds <s> (the
  * pipeline attack, default 20),
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
- * --baseline-dir <dir> (also run the memory row from another checkout, in the same alternating rounds,
- * and print the two rows' ratio: before and after a change in one run).
+ * --baseline-dir <dir>[,<dir>...] (also run the memory row from other checkouts, in the same alternating
+ * rounds, and print each one's ratio to this checkout's: before and after a change in one run).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chooseAttacks, runAttacks } from './attacks.js';
 import { writeBenchCatalog } from './bench-catalog.js';
@@ -52,8 +52,9 @@ const rounds = Number(values.rounds);
 const MEMORY_ROW = 'service, memory storage';
 /** The memory row without metrics: against it, what counting requests costs on the lookup path. */
 const METRICS_OFF_ROW = 'service, memory storage, metrics off';
-/** The memory row run from the --baseline-dir checkout. */
-const BASELINE_ROW = 'service, memory storage, baseline checkout';
+/** The memory row run from a --baseline-dir checkout. */
+const baselineRow = (dir: string): string => `service, memory storage, baseline ${basename(resolve(dir))}`;
+const BASELINE_DIRS = values['baseline-dir']?.split(',').filter((dir) => dir !== '') ?? [];
 
 interface Sample extends Load {
   readonly rssMb: number;
@@ -100,7 +101,7 @@ async function runTable(context: BenchContext, only: string[] | undefined): Prom
     { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
     { name: MEMORY_ROW, script: context.serviceScript, env: context.serviceEnv },
     { name: METRICS_OFF_ROW, script: context.serviceScript, env: { ...context.serviceEnv, METRICS_PORT: '0' } },
-    ...(values['baseline-dir'] === undefined ? [] : [{ name: BASELINE_ROW, script: resolve(values['baseline-dir'], 'src/main.ts'), env: context.serviceEnv }]),
+    ...BASELINE_DIRS.map((dir) => ({ name: baselineRow(dir), script: resolve(dir, 'src/main.ts'), env: context.serviceEnv })),
     ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context) : []),
   ];
   try {
@@ -163,10 +164,11 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
   if (ceiling !== undefined && memory !== undefined) {
     process.stdout.write(`\nservice on memory storage against the Koa ceiling (same rounds): ${against(memory, ceiling).toFixed(2)}\n`);
   }
-  const baseline = targets.find((t) => t.name === BASELINE_ROW);
-  if (memory !== undefined && baseline !== undefined) {
-    process.stdout.write(`\nservice on memory storage against the baseline checkout (same rounds): ${against(memory, baseline).toFixed(3)}; ` +
-      `to bare: ${ratioOf(memory).toFixed(3)} now, ${ratioOf(baseline).toFixed(3)} baseline\n`);
+  for (const dir of BASELINE_DIRS) {
+    const baseline = targets.find((t) => t.name === baselineRow(dir));
+    if (memory === undefined || baseline === undefined) continue;
+    process.stdout.write(`\nservice on memory storage against ${baseline.name} (same rounds): ${against(memory, baseline).toFixed(3)}; ` +
+      `to bare: ${ratioOf(memory).toFixed(3)} this checkout, ${ratioOf(baseline).toFixed(3)} baseline\n`);
   }
   const metricsOff = targets.find((t) => t.name === METRICS_OFF_ROW);
   if (memory !== undefined && metricsOff !== undefined) {

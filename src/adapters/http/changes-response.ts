@@ -12,7 +12,7 @@ export const CHANGES_CACHE_CONTROL = 'no-store';
 /** A page of the feed as its answer. */
 export function changesAnswer(page: ChangesPage): Answer {
   const body: ChangesResponse = { data: page.changes.map(toChangeView), next_cursor: page.nextCursor, has_more: page.hasMore };
-  return jsonAnswer(200, JSON.stringify(body), [['Cache-Control', CHANGES_CACHE_CONTROL]]);
+  return jsonAnswer(200, JSON.stringify(body), ['Cache-Control', CHANGES_CACHE_CONTROL]);
 }
 
 /**

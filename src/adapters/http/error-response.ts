@@ -32,10 +32,13 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   ...HTTP_ERROR_STATUS,
 };
 
-/** What the service answers, framework-free: status, headers as name/value pairs, and the body's bytes. */
+/** Headers as node:http writes them: name, value, name, value... (one array, no pair objects). */
+export type HeaderList = readonly string[];
+
+/** What the service answers, framework-free: status, headers, and the body's bytes. */
 export interface Answer {
   readonly status: number;
-  readonly headers: readonly (readonly [string, string])[];
+  readonly headers: HeaderList;
   /** Absent for an answer with no body (304); a HEAD request's body is dropped when written. */
   readonly body?: Buffer;
 }
@@ -43,8 +46,8 @@ export interface Answer {
 /** An error answer before it is written: its body, and how it is to be sent. */
 export interface ErrorAnswer {
   readonly status: number;
-  /** Headers besides Cache-Control and Content-Type, as name/value pairs. */
-  readonly headers: readonly (readonly [string, string])[];
+  /** Headers besides Cache-Control and Content-Type. */
+  readonly headers: HeaderList;
   readonly body: Readonly<ErrorBody & { error: ApiErrorCode }>;
   /** False for an unexpected error, which the caller logs. */
   readonly expected: boolean;
@@ -57,14 +60,14 @@ export const ERROR_CACHE_CONTROL = 'no-store';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A JSON answer: the body's bytes with their type and length. */
-export function jsonAnswer(status: number, body: Buffer | string, headers: readonly (readonly [string, string])[] = []): Answer {
+export function jsonAnswer(status: number, body: Buffer | string, headers: HeaderList = []): Answer {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  return { status, headers: [...headers, ['Content-Type', JSON_TYPE], ['Content-Length', String(bytes.length)]], body: bytes };
+  return { status, headers: [...headers, 'Content-Type', JSON_TYPE, 'Content-Length', String(bytes.length)], body: bytes };
 }
 
 /** The only error shape the service sends: `{ error, message }`, never cached. */
-export function errorAnswer(code: ApiErrorCode, message: string, headers: readonly (readonly [string, string])[] = []): Answer {
-  return jsonAnswer(STATUS_BY_CODE[code], JSON.stringify({ error: code, message } satisfies ErrorBody), [...headers, ['Cache-Control', ERROR_CACHE_CONTROL]]);
+export function errorAnswer(code: ApiErrorCode, message: string, headers: HeaderList = []): Answer {
+  return jsonAnswer(STATUS_BY_CODE[code], JSON.stringify({ error: code, message } satisfies ErrorBody), [...headers, 'Cache-Control', ERROR_CACHE_CONTROL]);
 }
 
 /** The answer to a thrown error: its status, body and headers. */
@@ -74,13 +77,13 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
   if (!(thrown instanceof DomainError)) {
     return { status: 500, headers: [], body: { error: 'internal_error', message: 'Unexpected server error; please retry later.' }, expected: false, delayMs: 0 };
   }
-  const headers: (readonly [string, string])[] = [];
+  const headers: string[] = [];
   if (thrown instanceof RateLimitExceeded) {
-    headers.push(...rateLimitHeaders(thrown.status), ['Retry-After', String(thrown.status.resetSeconds)]);
+    headers.push(...rateLimitHeaders(thrown.status), 'Retry-After', String(thrown.status.resetSeconds));
   }
   const heldBack = thrown instanceof TooManyFailedAuthentications;
-  if (heldBack || thrown instanceof ServiceUnavailable) headers.push(['Retry-After', String(thrown.retryAfterSeconds)]);
-  if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') headers.push(['WWW-Authenticate', 'Bearer']);
+  if (heldBack || thrown instanceof ServiceUnavailable) headers.push('Retry-After', String(thrown.retryAfterSeconds));
+  if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') headers.push('WWW-Authenticate', 'Bearer');
   return {
     status: STATUS_BY_CODE[thrown.code],
     headers,

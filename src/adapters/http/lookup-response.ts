@@ -34,7 +34,7 @@ export const LOOKUP_VARY = 'Authorization, X-API-Key';
  */
 export function lookupAnswer(result: LookupResult, ifNoneMatch: string | undefined): Answer {
   const { body, etag } = serialize(result);
-  const headers = [['ETag', etag], ['Cache-Control', LOOKUP_CACHE_CONTROL], ['Vary', LOOKUP_VARY]] as const;
+  const headers = ['ETag', etag, 'Cache-Control', LOOKUP_CACHE_CONTROL, 'Vary', LOOKUP_VARY];
   if (ifNoneMatchNames(ifNoneMatch ?? '', etag)) return { status: 304, headers };
   return jsonAnswer(200, body, headers);
 }

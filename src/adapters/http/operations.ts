@@ -11,7 +11,7 @@ import { ProductIdSchema } from '../../domain/product-id.js';
 import { SkuSchema } from '../../domain/sku.js';
 import { CHANGES_CACHE_CONTROL, changesAnswer, singleQueryValue } from './changes-response.js';
 import { DOCS_ASSETS, DOCS_PAGE } from './docs-page.js';
-import { errorAnswer, jsonAnswer, type Answer } from './error-response.js';
+import { errorAnswer, jsonAnswer, type Answer, type HeaderList } from './error-response.js';
 import { lookupAnswer } from './lookup-response.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
 import { demoTentLookupExample } from './openapi-examples.js';
@@ -81,7 +81,7 @@ const OPENAPI_DOCUMENT_SCHEMA = {
   },
 };
 
-const statusAnswer = (status: number, value: string): Answer => jsonAnswer(status, JSON.stringify({ status: value }), [['Cache-Control', 'no-store']]);
+const statusAnswer = (status: number, value: string): Answer => jsonAnswer(status, JSON.stringify({ status: value }), ['Cache-Control', 'no-store']);
 
 /** The two lookups differ only in their parameter, its codes and the use case they run. */
 function lookupOperation(lookup: {
@@ -285,13 +285,13 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     answer: async (_useCases, request) => {
       const asset = DOCS_ASSETS.get(request.params.asset ?? '');
       if (asset === undefined) return errorAnswer('not_found', 'No such endpoint.');
-      return fileAnswer(asset.type, await asset.load(), [['Cache-Control', 'public, max-age=3600']]);
+      return fileAnswer(asset.type, await asset.load(), ['Cache-Control', 'public, max-age=3600']);
     },
   },
 ];
 
-function fileAnswer(type: string, body: Buffer, headers: readonly (readonly [string, string])[]): Answer {
-  return { status: 200, headers: [...headers, ['Content-Type', type], ['Content-Length', String(body.length)]], body };
+function fileAnswer(type: string, body: Buffer, headers: HeaderList): Answer {
+  return { status: 200, headers: [...headers, 'Content-Type', type, 'Content-Length', String(body.length)], body };
 }
 
 /** The path that looks a SKU up, as the demo's banner shows it. */

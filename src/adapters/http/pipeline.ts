@@ -5,7 +5,7 @@ import type { AuthenticateKey } from '../../application/access/authenticate-key.
 import type { EnforceRateLimit } from '../../application/access/enforce-rate-limit.js';
 import { UNMATCHED_ROUTE, type ServiceMetrics } from '../service-metrics.js';
 import type { Principal } from '../../domain/api-key.js';
-import { errorAnswer, errorAnswerFor, type Answer } from './error-response.js';
+import { errorAnswer, errorAnswerFor, type Answer, type HeaderList } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
 import { ALLOWED_METHODS, routeTemplate, type Operation, type OperationRequest } from './operation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -47,7 +47,7 @@ export interface Pipeline<UseCases> {
 /** What the checks learnt of a request before it was answered. */
 interface Counted {
   principal?: Principal;
-  limited?: readonly (readonly [string, string])[];
+  limited?: HeaderList;
 }
 
 /**
@@ -72,7 +72,7 @@ export function createPipeline<UseCases>(
   async function run(route: Route<UseCases>, request: PipelineRequest, state: Counted): Promise<Answer> {
     if (route.kind === 'not_found') return errorAnswer('not_found', 'No such endpoint.');
     if (route.kind === 'method_not_allowed') {
-      return errorAnswer('method_not_allowed', `Method ${request.method} is not allowed here; use GET or HEAD.`, [['Allow', ALLOWED_METHODS]]);
+      return errorAnswer('method_not_allowed', `Method ${request.method} is not allowed here; use GET or HEAD.`, ['Allow', ALLOWED_METHODS]);
     }
     const { operation } = route;
     if (!operation.key) return operation.answer(deps.useCases, request, undefined);
@@ -100,7 +100,7 @@ export function createPipeline<UseCases>(
         answer = errorAnswer(problem.body.error, problem.body.message, problem.headers);
       }
       // Every answer after the key was counted, a refusal too, says how much of the window is left.
-      const headers = [['X-Request-Id', requestId] as const, ...own, ...(state.limited ?? []), ...answer.headers];
+      const headers = ['X-Request-Id', requestId, ...own, ...(state.limited ?? []), ...answer.headers];
       const final: Answer = answer.body === undefined ? { status: answer.status, headers } : { status: answer.status, headers, body: answer.body };
       logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: final.status, started, principal: state.principal });
       deps.metrics.observeRequest(labelOf(route), final.status, (performance.now() - started) / 1000);
@@ -115,7 +115,5 @@ export function writeAnswer(res: ServerResponse, method: string | undefined, ans
     res.destroy();
     return;
   }
-  const flat: string[] = [];
-  for (const [name, value] of answer.headers) flat.push(name, value);
-  res.writeHead(answer.status, flat).end(method === 'HEAD' ? undefined : answer.body);
+  res.writeHead(answer.status, answer.headers as string[]).end(method === 'HEAD' ? undefined : answer.body);
 }

@@ -1,18 +1,19 @@
 import { RATE_LIMIT_WINDOW_MS, type RateLimitStatus } from '../../domain/rate-limit.js';
+import type { HeaderList } from './error-response.js';
 
 const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 
 /**
- * The rate-limit fields every authenticated answer carries (docs/api.md, rate limit), as name/value
- * pairs: the three `RateLimit-*` headers partners have read since the start, and the same numbers as
- * the current IETF draft's `RateLimit-Policy` and `RateLimit`, which today's client libraries read.
+ * The rate-limit fields every authenticated answer carries (docs/api.md, rate limit): the three
+ * `RateLimit-*` headers partners have read since the start, and the same numbers as the current
+ * IETF draft's `RateLimit-Policy` and `RateLimit`, which today's client libraries read.
  */
-export function rateLimitHeaders(status: RateLimitStatus): readonly (readonly [string, string])[] {
+export function rateLimitHeaders(status: RateLimitStatus): HeaderList {
   return [
-    ['RateLimit-Limit', String(status.limit)],
-    ['RateLimit-Remaining', String(status.remaining)],
-    ['RateLimit-Reset', String(status.resetSeconds)],
-    ['RateLimit-Policy', `"default";q=${status.limit};w=${WINDOW_SECONDS}`],
-    ['RateLimit', `"default";r=${status.remaining};t=${status.resetSeconds}`],
+    'RateLimit-Limit', String(status.limit),
+    'RateLimit-Remaining', String(status.remaining),
+    'RateLimit-Reset', String(status.resetSeconds),
+    'RateLimit-Policy', `"default";q=${status.limit};w=${WINDOW_SECONDS}`,
+    'RateLimit', `"default";r=${status.remaining};t=${status.resetSeconds}`,
   ];
 }

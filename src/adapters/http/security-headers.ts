@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
+import type { HeaderList } from './error-response.js';
 
 /**
  * Helmet's defaults less `upgrade-insecure-requests`, for the docs page and its files. On a plain-HTTP
@@ -13,7 +14,7 @@ export const DOCS_HELMET_OPTIONS: Readonly<HelmetOptions> = { contentSecurityPol
  * The headers helmet sets on every answer with these options (its defaults without), read once by
  * running helmet against a recording response, so the pipeline writes them as plain pairs.
  */
-export function helmetHeaders(options?: Readonly<HelmetOptions>): readonly (readonly [string, string])[] {
+export function helmetHeaders(options?: Readonly<HelmetOptions>): HeaderList {
   const recorded = new Map<string, readonly [string, string]>();
   const response = {
     setHeader(name: string, value: unknown) {
@@ -34,7 +35,7 @@ export function helmetHeaders(options?: Readonly<HelmetOptions>): readonly (read
   });
   // helmet is synchronous and cannot fail; if that ever changes, fail at start, not per request.
   if (state.outcome !== 'done') throw new Error(`helmet's headers could not be read (${state.outcome})`);
-  return [...recorded.values()];
+  return [...recorded.values()].flat();
 }
 
 /** A year, as HSTS preload lists ask. */
@@ -45,12 +46,12 @@ const HSTS = 'max-age=31536000; includeSubDomains';
  * sniffing, no framing, nothing loaded, no referrer) rather than a page's policy; HSTS when partners
  * reach the API over https.
  */
-export function apiSecurityHeaders(publicBaseUrl: string): readonly (readonly [string, string])[] {
+export function apiSecurityHeaders(publicBaseUrl: string): HeaderList {
   return [
-    ['X-Content-Type-Options', 'nosniff'],
-    ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
-    ['X-Frame-Options', 'DENY'],
-    ['Referrer-Policy', 'no-referrer'],
-    ...(new URL(publicBaseUrl).protocol === 'https:' ? [['Strict-Transport-Security', HSTS] as const] : []),
+    'X-Content-Type-Options', 'nosniff',
+    'Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'",
+    'X-Frame-Options', 'DENY',
+    'Referrer-Policy', 'no-referrer',
+    ...(new URL(publicBaseUrl).protocol === 'https:' ? ['Strict-Transport-Security', HSTS] : []),
   ];
 }
