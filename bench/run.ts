@@ -98,7 +98,7 @@ async function runTable(context: BenchContext, only: string[] | undefined): Prom
   const rows: Target[] = [
     { name: 'bare node:http, pre-built bytes', script: 'bench/bare-server.ts', env: {}, reference: true },
     { name: 'bare node:http, JSON.stringify per request', script: 'bench/bare-server.ts', env: { MODE: 'stringify' } },
-    { name: 'koa + router + helmet, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
+    { name: 'koa + router + security headers, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
     { name: MEMORY_ROW, script: context.serviceScript, env: context.serviceEnv },
     { name: METRICS_OFF_ROW, script: context.serviceScript, env: { ...context.serviceEnv, METRICS_PORT: '0' } },
     ...BASELINE_DIRS.map((dir) => ({ name: baselineRow(dir), script: resolve(dir, 'src/main.ts'), env: context.serviceEnv })),
