@@ -1,7 +1,7 @@
 import type { ChangesPage } from '../../application/changes/read-changes.js';
 import { toChangeView, type ChangesResponse } from '../../domain/changes-view.js';
 import { DomainError } from '../../domain/errors.js';
-import { jsonAnswer, type Answer } from './error-response.js';
+import { jsonAnswer, type Answer } from './answer.js';
 
 /**
  * A page of the feed is the caller's alone and true only now; it carries no validator to

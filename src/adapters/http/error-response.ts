@@ -3,6 +3,7 @@ import { isStorageUnavailable } from '../../application/common/storage-unavailab
 import {
   DOMAIN_ERROR_KINDS, DomainError, RateLimitExceeded, ServiceUnavailable, TooManyFailedAuthentications, type DomainErrorCode, type ErrorBody, type ErrorKind,
 } from '../../domain/errors.js';
+import { jsonAnswer, type Answer, type HeaderList } from './answer.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
 /** The one table from a kind of domain failure to its HTTP status (docs/api.md, errors). */
@@ -32,17 +33,6 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   ...HTTP_ERROR_STATUS,
 };
 
-/** Headers as node:http writes them: name, value, name, value... (one array, no pair objects). */
-export type HeaderList = readonly string[];
-
-/** What the service answers, framework-free: status, headers, and the body's bytes. */
-export interface Answer {
-  readonly status: number;
-  readonly headers: HeaderList;
-  /** Absent for an answer with no body (304); a HEAD request's body is dropped when written. */
-  readonly body?: Buffer;
-}
-
 /** An error answer before it is written: its body, and how it is to be sent. */
 export interface ErrorAnswer {
   readonly status: number;
@@ -57,14 +47,6 @@ export interface ErrorAnswer {
 
 /** Errors are never cached. */
 export const ERROR_CACHE_CONTROL = 'no-store';
-export const JSON_TYPE = 'application/json; charset=utf-8';
-
-/** A JSON answer: the body's bytes with their type and length. */
-export function jsonAnswer(status: number, body: Buffer | string, headers: HeaderList = []): Answer {
-  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  return { status, headers: [...headers, 'Content-Type', JSON_TYPE, 'Content-Length', String(bytes.length)], body: bytes };
-}
-
 /** The only error shape the service sends: `{ error, message }`, never cached. */
 export function errorAnswer(code: ApiErrorCode, message: string, headers: HeaderList = []): Answer {
   return jsonAnswer(STATUS_BY_CODE[code], JSON.stringify({ error: code, message } satisfies ErrorBody), [...headers, 'Cache-Control', ERROR_CACHE_CONTROL]);

@@ -1,6 +1,6 @@
 import { etagOf, lookupBody } from '../../domain/lookup-body.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
-import { jsonAnswer, type Answer } from './error-response.js';
+import { jsonAnswer, type Answer } from './answer.js';
 
 interface Serialized {
   readonly body: Buffer;

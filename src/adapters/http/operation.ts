@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import type { Principal } from '../../domain/api-key.js';
 import type { DomainErrorCode } from '../../domain/errors.js';
-import type { Answer } from './error-response.js';
+import type { Answer } from './answer.js';
 
 /** A request as an operation sees it, whichever adapter received it. */
 export interface OperationRequest {

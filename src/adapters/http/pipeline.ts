@@ -5,7 +5,8 @@ import type { AuthenticateKey } from '../../application/access/authenticate-key.
 import type { EnforceRateLimit } from '../../application/access/enforce-rate-limit.js';
 import { UNMATCHED_ROUTE, type ServiceMetrics } from '../service-metrics.js';
 import type { Principal } from '../../domain/api-key.js';
-import { errorAnswer, errorAnswerFor, type Answer, type HeaderList } from './error-response.js';
+import type { Answer, HeaderList } from './answer.js';
+import { errorAnswer, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
 import { ALLOWED_METHODS, routeTemplate, type Operation, type OperationRequest } from './operation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';

@@ -1,5 +1,5 @@
 import { RATE_LIMIT_WINDOW_MS, type RateLimitStatus } from '../../domain/rate-limit.js';
-import type { HeaderList } from './error-response.js';
+import type { HeaderList } from './answer.js';
 
 const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
-import type { HeaderList } from './error-response.js';
+import type { HeaderList } from './answer.js';
 
 /**
  * Helmet's defaults less `upgrade-insecure-requests`, for the docs page and its files. On a plain-HTTP
