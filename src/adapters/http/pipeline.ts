@@ -45,12 +45,6 @@ export interface Pipeline<UseCases> {
   answer(route: Route<UseCases>, request: PipelineRequest): Promise<Answer>;
 }
 
-/** What the checks learnt of a request before it was answered. */
-interface Counted {
-  principal?: Principal;
-  limited?: HeaderList;
-}
-
 /**
  * The one request pipeline: request ID, security headers, key, rate limit, the operation (its input,
  * use case and answer), the error answer of whatever refused it, the log line and the metrics. Koa's
@@ -70,29 +64,33 @@ export function createPipeline<UseCases>(
     return route.kind === 'method_not_allowed' ? route.template : UNMATCHED_ROUTE;
   };
 
-  async function run(route: Route<UseCases>, request: PipelineRequest, state: Counted): Promise<Answer> {
-    if (route.kind === 'not_found') return errorAnswer('not_found', 'No such endpoint.');
-    if (route.kind === 'method_not_allowed') {
-      return errorAnswer('method_not_allowed', `Method ${request.method} is not allowed here; use GET or HEAD.`, ['Allow', ALLOWED_METHODS]);
-    }
-    const { operation } = route;
-    if (!operation.key) return operation.answer(deps.useCases, request, undefined);
-    // Check order (docs/api.md): the key, then the rate limit, then the operation's own work.
-    const principal = await deps.authenticateKey.execute({ authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress });
-    state.principal = principal;
-    state.limited = rateLimitHeaders(await deps.enforceRateLimit.execute(principal));
-    return operation.answer(deps.useCases, request, principal);
-  }
+  const unmatched = (route: Exclude<Route<UseCases>, { kind: 'operation' }>, request: PipelineRequest): Answer =>
+    route.kind === 'not_found'
+      ? errorAnswer('not_found', 'No such endpoint.')
+      : errorAnswer('method_not_allowed', `Method ${request.method} is not allowed here; use GET or HEAD.`, ['Allow', ALLOWED_METHODS]);
 
   return {
     async answer(route, request) {
       const started = performance.now();
       const requestId = requestIdFrom(request.header('x-request-id'));
       const own = (route.kind === 'operation' ? route.operation.headers === 'docs' : isDocsPath(request.path)) ? security.docs : security.api;
-      const state: Counted = {};
+      let principal: Principal | undefined;
+      let limited: HeaderList = NONE;
       let answer: Answer;
       try {
-        answer = await run(route, request, state);
+        if (route.kind !== 'operation') {
+          answer = unmatched(route, request);
+        } else {
+          const { operation } = route;
+          if (operation.key) {
+            // Check order (docs/api.md): the key, then the rate limit, then the operation's own work.
+            principal = await deps.authenticateKey.execute({
+              authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress,
+            });
+            limited = rateLimitHeaders(await deps.enforceRateLimit.execute(principal));
+          }
+          answer = await operation.answer(deps.useCases, request, principal);
+        }
       } catch (error) {
         countRefusal(deps.metrics, error);
         const problem = errorAnswerFor(error);
@@ -101,14 +99,16 @@ export function createPipeline<UseCases>(
         answer = errorAnswer(problem.body.error, problem.body.message, problem.headers);
       }
       // Every answer after the key was counted, a refusal too, says how much of the window is left.
-      const headers = ['X-Request-Id', requestId, ...own, ...(state.limited ?? []), ...answer.headers];
+      const headers = ['X-Request-Id', requestId, ...own, ...limited, ...answer.headers];
       const final: Answer = answer.body === undefined ? { status: answer.status, headers } : { status: answer.status, headers, body: answer.body };
-      logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: final.status, started, principal: state.principal });
+      logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: final.status, started, principal });
       deps.metrics.observeRequest(labelOf(route), final.status, (performance.now() - started) / 1000);
       return final;
     },
   };
 }
+
+const NONE: HeaderList = [];
 
 /** Writes an answer on node:http's response; HEAD gets the headers alone. */
 export function writeAnswer(res: ServerResponse, method: string | undefined, answer: Answer): void {

@@ -14,13 +14,11 @@ export function logRequest(
   request: { requestId: string; traceId: string | undefined; method: string | undefined; path: string; status: number; started: number; principal: Principal | undefined },
 ): void {
   const { requestId, traceId, method, path, status, started, principal } = request;
-  logger.info({
-    reqId: requestId,
-    ...(traceId === undefined ? {} : { trace_id: traceId }),
-    method,
-    path: loggablePath(path),
-    status,
-    ms: Math.round((performance.now() - started) * 100) / 100,
-    ...(principal === undefined ? {} : { partner: principal.partnerId, keyId: principal.keyId }),
-  }, 'request');
+  const line: Record<string, unknown> = { reqId: requestId, method, path: loggablePath(path), status, ms: Math.round((performance.now() - started) * 100) / 100 };
+  if (traceId !== undefined) line.trace_id = traceId;
+  if (principal !== undefined) {
+    line.partner = principal.partnerId;
+    line.keyId = principal.keyId;
+  }
+  logger.info(line, 'request');
 }
