@@ -1,19 +1,50 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { DEFAULT_SITE, headerOf, type Site } from './app.js';
+import { DEFAULT_SITE, type Site } from './app.js';
 import type { Operation } from './operation.js';
-import { writeAnswer, type Pipeline } from './pipeline.js';
+import { writeAnswer, type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 
 /** Answers the request and returns true, or returns false having touched nothing. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+const NO_PARAMS: Record<string, string> = {};
 
 /** Segments that need no percent-decoding and that the router would match as they are. */
 const PLAIN_SEGMENT = /^[A-Za-z0-9._~-]{1,200}$/;
 
 interface Match<UseCases> {
-  readonly operation: Operation<UseCases>;
+  readonly route: Route<UseCases>;
   /** The trailing parameter's name, for an operation whose path ends in one. */
   readonly parameter?: string;
+}
+
+/** A plain request as the pipeline reads it; methods on a prototype, so a request costs one object. */
+class PlainRequest implements PipelineRequest {
+  private parsedQuery: ReturnType<typeof parseQuery> | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly url: string,
+    private readonly mark: number,
+    readonly path: string,
+    readonly params: Readonly<Record<string, string>>,
+    readonly clientAddress: string,
+    readonly publicBaseUrl: string,
+  ) {}
+
+  get method(): string {
+    return this.req.method ?? 'GET';
+  }
+
+  header(name: string): string | undefined {
+    const value = this.req.headers[name];
+    return (Array.isArray(value) ? value.join(', ') : value) || undefined;
+  }
+
+  query(name: string): string | string[] | undefined {
+    this.parsedQuery ??= this.mark === -1 ? {} : parseQuery(this.url.slice(this.mark + 1));
+    return this.parsedQuery[name];
+  }
 }
 
 /**
@@ -27,8 +58,9 @@ export function createFastPath<UseCases>(operations: readonly Operation<UseCases
   const prefixes: { prefix: string; match: Match<UseCases> }[] = [];
   for (const operation of operations) {
     const trailing = /^([^{}]*\/)\{([^}]+)\}$/.exec(operation.path);
-    if (trailing !== null) prefixes.push({ prefix: trailing[1]!, match: { operation, parameter: trailing[2]! } });
-    else if (!operation.path.includes('{')) exact.set(operation.path, { operation });
+    const route = { kind: 'operation', operation } as const;
+    if (trailing !== null) prefixes.push({ prefix: trailing[1]!, match: { route, parameter: trailing[2]! } });
+    else if (!operation.path.includes('{')) exact.set(operation.path, { route });
   }
 
   return (req, res) => {
@@ -37,25 +69,23 @@ export function createFastPath<UseCases>(operations: readonly Operation<UseCases
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
     let match = exact.get(path);
-    let params: Record<string, string> = {};
+    let params: Record<string, string> = NO_PARAMS;
     if (match === undefined) {
-      const found = prefixes.find(({ prefix }) => path.startsWith(prefix));
+      let found: { prefix: string; match: Match<UseCases> } | undefined;
+      for (const candidate of prefixes) {
+        if (path.startsWith(candidate.prefix)) {
+          found = candidate;
+          break;
+        }
+      }
       if (found === undefined) return false;
       const segment = path.slice(found.prefix.length);
       if (!PLAIN_SEGMENT.test(segment)) return false;
       match = found.match;
       params = { [match.parameter!]: segment };
     }
-    let query: ReturnType<typeof parseQuery> | undefined;
-    void pipeline.answer({ kind: 'operation', operation: match.operation }, {
-      method: req.method,
-      path,
-      params,
-      query: (name) => (query ??= mark === -1 ? {} : parseQuery(url.slice(mark + 1)))[name],
-      header: headerOf(req),
-      clientAddress: clientAddress(req),
-      publicBaseUrl,
-    }).then((answer) => writeAnswer(res, req.method, answer));
+    const request = new PlainRequest(req, url, mark, path, params, clientAddress(req), publicBaseUrl);
+    void pipeline.answer(match.route, request).then((answer) => writeAnswer(res, req.method, answer));
     return true;
   };
 }
