@@ -11,8 +11,12 @@ export interface Answer {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** A JSON answer: the body's bytes with their type and length. */
+/** An answer with a body: the bytes with their type and length. */
+export function bodyAnswer(status: number, type: string, body: Buffer, headers: HeaderList = []): Answer {
+  return { status, headers: [...headers, 'Content-Type', type, 'Content-Length', String(body.length)], body };
+}
+
+/** A JSON answer. */
 export function jsonAnswer(status: number, body: Buffer | string, headers: HeaderList = []): Answer {
-  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  return { status, headers: [...headers, 'Content-Type', JSON_TYPE, 'Content-Length', String(bytes.length)], body: bytes };
+  return bodyAnswer(status, JSON_TYPE, typeof body === 'string' ? Buffer.from(body, 'utf8') : body, headers);
 }

@@ -3,33 +3,22 @@ import Koa, { type Context } from 'koa';
 import { Router } from '@koa/router';
 import type { Logger } from 'pino';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
-import { DEFAULT_PUBLIC_BASE_URL, emptyParameterPaths, routeTemplate, type Operation } from './operation.js';
+import { emptyParameterPaths, routeTemplate, type Operation } from './operation.js';
 import { writeAnswer, type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 
 /** A request header by its lower-case name, as the operations read them; empty is absent. */
-export const headerOf = (req: IncomingMessage) => (name: string): string | undefined => {
+export function headerValue(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return (Array.isArray(value) ? value.join(', ') : value) || undefined;
-};
-
-/** What a router tells the pipeline of every request besides the request itself. */
-export interface Site {
-  /** Where a request comes from, for counting failed authentications. */
-  readonly clientAddress: ClientAddressOf;
-  /** The API's address as partners reach it. */
-  readonly publicBaseUrl: string;
 }
-
-export const DEFAULT_SITE: Site = { clientAddress: peerAddress, publicBaseUrl: DEFAULT_PUBLIC_BASE_URL };
 
 /**
  * The Koa application: a route for each operation, and JSON errors for everything else. Koa only
  * routes (percent-decoding the path's parameters); every request is answered by the pipeline.
  */
 export function createHttpApp<UseCases>(
-  operations: readonly Operation<UseCases>[], pipeline: Pipeline<UseCases>, logger: Logger, site: Site = DEFAULT_SITE,
+  operations: readonly Operation<UseCases>[], pipeline: Pipeline<UseCases>, logger: Logger, clientAddress: ClientAddressOf = peerAddress,
 ): Koa {
-  const { clientAddress, publicBaseUrl } = site;
   const app = new Koa();
   app.proxy = false;
   // The pipeline answers every error; this only sees failures after the answer was sent.
@@ -38,7 +27,13 @@ export function createHttpApp<UseCases>(
   const answer = async (ctx: Context, route: Route<UseCases>, params: Record<string, string>): Promise<void> => {
     ctx.respond = false;
     const request: PipelineRequest = {
-      method: ctx.method, path: ctx.path, params, query: (name) => ctx.query[name], header: headerOf(ctx.req), clientAddress: clientAddress(ctx.req), publicBaseUrl,
+      method: ctx.method,
+      path: ctx.path,
+      params,
+      query: (name) => ctx.query[name],
+      header: (name) => headerValue(ctx.req, name),
+      clientAddress: clientAddress(ctx.req),
+      publicBaseUrl: pipeline.publicBaseUrl,
     };
     writeAnswer(ctx.res, ctx.method, await pipeline.answer(route, request));
   };

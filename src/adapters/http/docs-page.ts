@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 // Every script is a same-origin file, so the page runs under helmet's default CSP (script-src 'self'),
 // less upgrade-insecure-requests (security-headers.ts).
 /** The docs page: Swagger UI over `/openapi.json`, from the installed npm package (no CDN); no key needed. */
-export const DOCS_PAGE = `<!doctype html>
+export const DOCS_PAGE = Buffer.from(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -18,7 +18,7 @@ export const DOCS_PAGE = `<!doctype html>
 <script src="docs/docs.js"></script>
 </body>
 </html>
-`;
+`, 'utf8');
 
 // validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io.
 const DOCS_SCRIPT = `window.ui = SwaggerUIBundle({ url: 'openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });\n`;

@@ -33,12 +33,9 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   ...HTTP_ERROR_STATUS,
 };
 
-/** An error answer before it is written: its body, and how it is to be sent. */
+/** The answer to a thrown error, and how it is to be sent. */
 export interface ErrorAnswer {
-  readonly status: number;
-  /** Headers besides Cache-Control and Content-Type. */
-  readonly headers: HeaderList;
-  readonly body: Readonly<ErrorBody & { error: ApiErrorCode }>;
+  readonly answer: Answer;
   /** False for an unexpected error, which the caller logs. */
   readonly expected: boolean;
   /** How long to hold the answer back before sending it (0: at once). */
@@ -46,7 +43,8 @@ export interface ErrorAnswer {
 }
 
 /** Errors are never cached. */
-export const ERROR_CACHE_CONTROL = 'no-store';
+const ERROR_CACHE_CONTROL = 'no-store';
+
 /** The only error shape the service sends: `{ error, message }`, never cached. */
 export function errorAnswer(code: ApiErrorCode, message: string, headers: HeaderList = []): Answer {
   return jsonAnswer(STATUS_BY_CODE[code], JSON.stringify({ error: code, message } satisfies ErrorBody), [...headers, 'Cache-Control', ERROR_CACHE_CONTROL]);
@@ -57,7 +55,7 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
   // Storage that cannot be reached is a moment's unavailability, not a fault: 503 with a time to retry.
   if (isStorageUnavailable(thrown)) return { ...errorAnswerFor(new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds)), expected: false };
   if (!(thrown instanceof DomainError)) {
-    return { status: 500, headers: [], body: { error: 'internal_error', message: 'Unexpected server error; please retry later.' }, expected: false, delayMs: 0 };
+    return { answer: errorAnswer('internal_error', 'Unexpected server error; please retry later.'), expected: false, delayMs: 0 };
   }
   const headers: string[] = [];
   if (thrown instanceof RateLimitExceeded) {
@@ -67,9 +65,7 @@ export function errorAnswerFor(thrown: unknown): ErrorAnswer {
   if (heldBack || thrown instanceof ServiceUnavailable) headers.push('Retry-After', String(thrown.retryAfterSeconds));
   if (thrown.code === 'missing_api_key' || thrown.code === 'invalid_api_key') headers.push('WWW-Authenticate', 'Bearer');
   return {
-    status: STATUS_BY_CODE[thrown.code],
-    headers,
-    body: { error: thrown.code, message: thrown.message },
+    answer: errorAnswer(thrown.code, thrown.message, headers),
     expected: true,
     delayMs: heldBack ? TIMEOUTS.heldBackAnswerDelayMs : 0,
   };

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { DEFAULT_SITE, type Site } from './app.js';
+import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
+import { headerValue } from './app.js';
 import type { Operation } from './operation.js';
 import { writeAnswer, type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 
@@ -37,8 +38,7 @@ class PlainRequest implements PipelineRequest {
   }
 
   header(name: string): string | undefined {
-    const value = this.req.headers[name];
-    return (Array.isArray(value) ? value.join(', ') : value) || undefined;
+    return headerValue(this.req, name);
   }
 
   query(name: string): string | string[] | undefined {
@@ -52,8 +52,9 @@ class PlainRequest implements PipelineRequest {
  * whose one trailing parameter is a plain segment, by GET or HEAD. The request goes to the same
  * pipeline as Koa's routes; anything unusual (another method, an encoded or empty segment) is left to Koa.
  */
-export function createFastPath<UseCases>(operations: readonly Operation<UseCases>[], pipeline: Pipeline<UseCases>, site: Site = DEFAULT_SITE): FastPath {
-  const { clientAddress, publicBaseUrl } = site;
+export function createFastPath<UseCases>(
+  operations: readonly Operation<UseCases>[], pipeline: Pipeline<UseCases>, clientAddress: ClientAddressOf = peerAddress,
+): FastPath {
   const exact = new Map<string, Match<UseCases>>();
   const prefixes: { prefix: string; match: Match<UseCases> }[] = [];
   for (const operation of operations) {
@@ -84,7 +85,7 @@ export function createFastPath<UseCases>(operations: readonly Operation<UseCases
       match = found.match;
       params = { [match.parameter!]: segment };
     }
-    const request = new PlainRequest(req, url, mark, path, params, clientAddress(req), publicBaseUrl);
+    const request = new PlainRequest(req, url, mark, path, params, clientAddress(req), pipeline.publicBaseUrl);
     void pipeline.answer(match.route, request).then((answer) => writeAnswer(res, req.method, answer));
     return true;
   };

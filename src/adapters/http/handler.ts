@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createHttpApp, DEFAULT_SITE } from './app.js';
+import { createHttpApp } from './app.js';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { createFastPath } from './fast-path.js';
 import { OPERATIONS, type ApiUseCases } from './operations.js';
+import { DEFAULT_PUBLIC_BASE_URL } from './operation.js';
 import { createPipeline, type PipelineDependencies } from './pipeline.js';
 
 /** What node:http calls for each request. */
@@ -17,16 +18,13 @@ export interface HttpHandlerOptions {
   readonly publicBaseUrl?: string;
 }
 
-
-
 /** The API's request handler: the operations, routed by the fast path or by Koa, answered by one pipeline. */
 export function createHttpHandler(deps: PipelineDependencies<ApiUseCases>, options: HttpHandlerOptions = {}): HttpHandler {
   const clientAddress = options.clientAddress ?? peerAddress;
-  const publicBaseUrl = options.publicBaseUrl ?? DEFAULT_SITE.publicBaseUrl;
-  const pipeline = createPipeline(deps, OPERATIONS, publicBaseUrl);
-  const koa = createHttpApp(OPERATIONS, pipeline, deps.logger, { clientAddress, publicBaseUrl }).callback();
+  const pipeline = createPipeline(deps, OPERATIONS, options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL);
+  const koa = createHttpApp(OPERATIONS, pipeline, deps.logger, clientAddress).callback();
   if (options.fastPath === false) return (req, res) => void koa(req, res);
-  const fast = createFastPath(OPERATIONS, pipeline, { clientAddress, publicBaseUrl });
+  const fast = createFastPath(OPERATIONS, pipeline, clientAddress);
   return (req, res) => {
     if (!fast(req, res)) void koa(req, res);
   };

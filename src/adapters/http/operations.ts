@@ -11,7 +11,7 @@ import { ProductIdSchema } from '../../domain/product-id.js';
 import { SkuSchema } from '../../domain/sku.js';
 import { CHANGES_CACHE_CONTROL, changesAnswer, singleQueryValue } from './changes-response.js';
 import { DOCS_ASSETS, DOCS_PAGE } from './docs-page.js';
-import { jsonAnswer, type Answer, type HeaderList } from './answer.js';
+import { bodyAnswer, jsonAnswer, type Answer } from './answer.js';
 import { errorAnswer } from './error-response.js';
 import { lookupAnswer } from './lookup-response.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
@@ -264,7 +264,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     responses: {
       200: { description: 'An HTML page rendering this document with Swagger UI, served from the service itself.', headers: REQUEST_ID, content: { 'text/html': { schema: { type: 'string' } } } },
     },
-    answer: () => fileAnswer('text/html; charset=utf-8', Buffer.from(DOCS_PAGE, 'utf8'), []),
+    answer: () => bodyAnswer(200, 'text/html; charset=utf-8', DOCS_PAGE),
   },
   {
     operationId: 'getDocsAsset',
@@ -286,14 +286,10 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     answer: async (_useCases, request) => {
       const asset = DOCS_ASSETS.get(request.params.asset ?? '');
       if (asset === undefined) return errorAnswer('not_found', 'No such endpoint.');
-      return fileAnswer(asset.type, await asset.load(), ['Cache-Control', 'public, max-age=3600']);
+      return bodyAnswer(200, asset.type, await asset.load(), ['Cache-Control', 'public, max-age=3600']);
     },
   },
 ];
-
-function fileAnswer(type: string, body: Buffer, headers: HeaderList): Answer {
-  return { status: 200, headers: [...headers, 'Content-Type', type, 'Content-Length', String(body.length)], body };
-}
 
 /** The path that looks a SKU up, as the demo's banner shows it. */
 export function skuLookupPath(sku: string): string {

@@ -41,6 +41,8 @@ export type Route<UseCases> =
 
 /** One request through the service, framework-free, and how its answer is written. */
 export interface Pipeline<UseCases> {
+  /** The API's address as partners reach it, which the routers hand every operation. */
+  readonly publicBaseUrl: string;
   /** Answers the request (checks, operation, errors), logs it and counts it. */
   answer(route: Route<UseCases>, request: PipelineRequest): Promise<Answer>;
 }
@@ -58,10 +60,13 @@ export function createPipeline<UseCases>(
   const docsPaths = operations.filter((operation) => operation.headers === 'docs').map(({ path }) => path.replace(/\/\{[^}]+\}$/, ''));
   const isDocsPath = (path: string): boolean => docsPaths.some((docs) => path === docs || path.startsWith(`${docs}/`));
   const failures = failureLogOf(deps.logger);
-  const labels = new Map(operations.map((operation) => [operation, routeTemplate(operation.path)]));
-  const labelOf = (route: Route<UseCases>): string => {
-    if (route.kind === 'operation') return labels.get(route.operation) ?? routeTemplate(route.operation.path);
-    return route.kind === 'method_not_allowed' ? route.template : UNMATCHED_ROUTE;
+  // What each operation's answers carry and are counted under, worked out once.
+  const byOperation = new Map(operations.map((operation) => [
+    operation, { label: routeTemplate(operation.path), security: operation.headers === 'docs' ? security.docs : security.api },
+  ]));
+  const ofRoute = (route: Route<UseCases>, path: string): { label: string; security: HeaderList } => {
+    if (route.kind === 'operation') return byOperation.get(route.operation)!;
+    return { label: route.kind === 'method_not_allowed' ? route.template : UNMATCHED_ROUTE, security: isDocsPath(path) ? security.docs : security.api };
   };
 
   const unmatched = (route: Exclude<Route<UseCases>, { kind: 'operation' }>, request: PipelineRequest): Answer =>
@@ -70,10 +75,11 @@ export function createPipeline<UseCases>(
       : errorAnswer('method_not_allowed', `Method ${request.method} is not allowed here; use GET or HEAD.`, ['Allow', ALLOWED_METHODS]);
 
   return {
+    publicBaseUrl,
     async answer(route, request) {
       const started = performance.now();
       const requestId = requestIdFrom(request.header('x-request-id'));
-      const own = (route.kind === 'operation' ? route.operation.headers === 'docs' : isDocsPath(request.path)) ? security.docs : security.api;
+      const { label, security: own } = ofRoute(route, request.path);
       let principal: Principal | undefined;
       let limited: HeaderList = NONE;
       let answer: Answer;
@@ -96,13 +102,13 @@ export function createPipeline<UseCases>(
         const problem = errorAnswerFor(error);
         if (!problem.expected) failures.unexpected(error, requestId);
         if (problem.delayMs > 0) await setTimeout(problem.delayMs);
-        answer = errorAnswer(problem.body.error, problem.body.message, problem.headers);
+        answer = problem.answer;
       }
       // Every answer after the key was counted, a refusal too, says how much of the window is left.
       const headers = ['X-Request-Id', requestId, ...own, ...limited, ...answer.headers];
       const final: Answer = answer.body === undefined ? { status: answer.status, headers } : { status: answer.status, headers, body: answer.body };
       logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: final.status, started, principal });
-      deps.metrics.observeRequest(labelOf(route), final.status, (performance.now() - started) / 1000);
+      deps.metrics.observeRequest(label, final.status, (performance.now() - started) / 1000);
       return final;
     },
   };
