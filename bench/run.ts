@@ -29,7 +29,7 @@ import { writeBenchCatalog } from './bench-catalog.js';
 import { drive, LOAD_CONNECTIONS, loadGenerator, type Load } from './load.js';
 import { median } from './percentile.js';
 import { printQueriesPerRequest } from './queries-per-request.js';
-import { cores, peakRssMb, pinned, withServer } from './server-process.js';
+import { cores, cpuMicros, peakRssMb, pinned, withServer } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
 import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW } from './targets-mysql.js';
 
@@ -58,13 +58,16 @@ const BASELINE_DIRS = values['baseline-dir']?.split(',').filter((dir) => dir !==
 
 interface Sample extends Load {
   readonly rssMb: number;
+  /** The server's CPU time per answer, in microseconds. */
+  readonly cpuUs: number;
 }
 
 function measure(target: Target, context: BenchContext): Promise<Sample> {
   return withServer(target.script, { ...target.env, BODY_FILE: context.bodyFile }, async (base, pid) => {
     await drive(context.generator, base, context, 2, pinned); // warm-up: JIT, caches
+    const cpuBefore = cpuMicros(pid);
     const load = await drive(context.generator, base, context, durationS, pinned);
-    return { ...load, rssMb: peakRssMb(pid) };
+    return { ...load, rssMb: peakRssMb(pid), cpuUs: (cpuMicros(pid) - cpuBefore) / Math.max(1, load.requests) };
   });
 }
 
@@ -152,11 +155,12 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
   const against = (t: Target, other: Target): number => median(samples.get(t)!.map((s, round) => s.rps / samples.get(other)![round]!.rps));
   const bare = targets.find((t) => t.reference === true)!;
   const ratioOf = (t: Target): number => against(t, bare);
+  const cpuAgainst = (t: Target, other: Target): number => median(samples.get(t)!.map((s, round) => s.cpuUs / samples.get(other)![round]!.cpuUs));
   const rows = targets.map((t) => {
     const s = samples.get(t)!;
-    return [t.name, String(Math.round(median(s.map((x) => x.rps)))), ratioOf(t).toFixed(2), median(s.map((x) => x.p50Ms)).toFixed(2), median(s.map((x) => x.p99Ms)).toFixed(2), String(Math.max(...s.map((x) => x.rssMb)))];
+    return [t.name, String(Math.round(median(s.map((x) => x.rps)))), ratioOf(t).toFixed(2), median(s.map((x) => x.p50Ms)).toFixed(2), median(s.map((x) => x.p99Ms)).toFixed(2), String(Math.max(...s.map((x) => x.rssMb))), median(s.map((x) => x.cpuUs)).toFixed(1)];
   });
-  const header = ['server', 'req/s (median)', 'ratio to bare', 'p50 ms', 'p99 ms', 'peak RSS MB'];
+  const header = ['server', 'req/s (median)', 'ratio to bare', 'p50 ms', 'p99 ms', 'peak RSS MB', 'CPU µs/answer'];
   process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
   for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
   const ceiling = targets.find((t) => t.name.startsWith('koa'));
@@ -168,7 +172,8 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
     const baseline = targets.find((t) => t.name === baselineRow(dir));
     if (memory === undefined || baseline === undefined) continue;
     process.stdout.write(`\nservice on memory storage against ${baseline.name} (same rounds): ${against(memory, baseline).toFixed(3)}; ` +
-      `to bare: ${ratioOf(memory).toFixed(3)} this checkout, ${ratioOf(baseline).toFixed(3)} baseline\n`);
+      `to bare: ${ratioOf(memory).toFixed(3)} this checkout, ${ratioOf(baseline).toFixed(3)} baseline; ` +
+      `server CPU per answer ${cpuAgainst(memory, baseline).toFixed(3)} of the baseline's (median of rounds)\n`);
   }
   const metricsOff = targets.find((t) => t.name === METRICS_OFF_ROW);
   if (memory !== undefined && metricsOff !== undefined) {

@@ -4,7 +4,7 @@ import { Router } from '@koa/router';
 import type { Logger } from 'pino';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { emptyParameterPaths, routeTemplate, type Operation } from './operation.js';
-import { writeAnswer, type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
+import { type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 
 /** A request header by its lower-case name, as the operations read them; empty is absent. */
 export function headerValue(req: IncomingMessage, name: string): string | undefined {
@@ -35,7 +35,7 @@ export function createHttpApp<UseCases>(
       clientAddress: clientAddress(ctx.req),
       publicBaseUrl: pipeline.publicBaseUrl,
     };
-    writeAnswer(ctx.res, ctx.method, await pipeline.answer(route, request));
+    await pipeline.respond(route, request, ctx.res);
   };
 
   const router = new Router({ sensitive: true, strict: true });

@@ -3,7 +3,7 @@ import { parse as parseQuery } from 'node:querystring';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { headerValue } from './app.js';
 import type { Operation } from './operation.js';
-import { writeAnswer, type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
+import { type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 
 /** Answers the request and returns true, or returns false having touched nothing. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -86,7 +86,7 @@ export function createFastPath<UseCases>(
       params = { [match.parameter!]: segment };
     }
     const request = new PlainRequest(req, url, mark, path, params, clientAddress(req), pipeline.publicBaseUrl);
-    void pipeline.answer(match.route, request).then((answer) => writeAnswer(res, req.method, answer));
+    void pipeline.respond(match.route, request, res);
     return true;
   };
 }

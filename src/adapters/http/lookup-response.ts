@@ -1,10 +1,13 @@
 import { etagOf, lookupBody } from '../../domain/lookup-body.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
-import { jsonAnswer, type Answer } from './answer.js';
+import { jsonAnswer, type Answer, type HeaderList } from './answer.js';
 
 interface Serialized {
   readonly body: Buffer;
   readonly etag: string;
+  /** The answer's own headers, for 200 and for 304, made with the body rather than per request. */
+  readonly ok: HeaderList;
+  readonly notModified: HeaderList;
 }
 
 /**
@@ -18,7 +21,9 @@ export function serialize(result: LookupResult): Serialized {
   let entry = serialized.get(result);
   if (entry === undefined) {
     const body = Buffer.from(lookupBody(result), 'utf8');
-    entry = { body, etag: etagOf(body) };
+    const etag = etagOf(body);
+    const notModified = ['ETag', etag, 'Cache-Control', LOOKUP_CACHE_CONTROL, 'Vary', LOOKUP_VARY];
+    entry = { body, etag, notModified, ok: jsonAnswer(200, body, notModified).headers };
     serialized.set(result, entry);
   }
   return entry;
@@ -33,10 +38,9 @@ export const LOOKUP_VARY = 'Authorization, X-API-Key';
  * caller's If-None-Match already names it. Answers depend on the key, hence Vary.
  */
 export function lookupAnswer(result: LookupResult, ifNoneMatch: string | undefined): Answer {
-  const { body, etag } = serialize(result);
-  const headers = ['ETag', etag, 'Cache-Control', LOOKUP_CACHE_CONTROL, 'Vary', LOOKUP_VARY];
-  if (ifNoneMatchNames(ifNoneMatch ?? '', etag)) return { status: 304, headers };
-  return jsonAnswer(200, body, headers);
+  const { body, etag, ok, notModified } = serialize(result);
+  if (ifNoneMatch !== undefined && ifNoneMatchNames(ifNoneMatch, etag)) return { status: 304, headers: notModified };
+  return { status: 200, headers: ok, body };
 }
 
 /** RFC 9110 13.1.2: weak comparison, a list of tags, or `*`. */

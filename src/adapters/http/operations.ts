@@ -116,8 +116,8 @@ function lookupOperation(lookup: {
       [lookup.notFound[0]]: { when: 'Not in the caller\'s catalog. A product of another partner is answered exactly as a missing one.', example: lookup.notFound[1] },
     },
     responses: LOOKUP_RESPONSES,
-    answer: async (useCases, request, principal) =>
-      lookupAnswer(await lookup.find(useCases, principal!.partnerId, request.params[parameter] ?? ''), request.header('if-none-match')),
+    answer: (useCases, request, principal) =>
+      lookup.find(useCases, principal!.partnerId, request.params[parameter] ?? '').then((result) => lookupAnswer(result, request.header('if-none-match'))),
   };
 }
 

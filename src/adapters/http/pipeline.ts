@@ -39,12 +39,12 @@ export type Route<UseCases> =
   | { readonly kind: 'method_not_allowed'; readonly template: string }
   | { readonly kind: 'not_found' };
 
-/** One request through the service, framework-free, and how its answer is written. */
+/** One request through the service, framework-free, answered on node:http's response. */
 export interface Pipeline<UseCases> {
   /** The API's address as partners reach it, which the routers hand every operation. */
   readonly publicBaseUrl: string;
-  /** Answers the request (checks, operation, errors), logs it and counts it. */
-  answer(route: Route<UseCases>, request: PipelineRequest): Promise<Answer>;
+  /** Answers the request (checks, operation, errors) on `res`, then logs it and counts it. */
+  respond(route: Route<UseCases>, request: PipelineRequest, res: ServerResponse): Promise<void>;
 }
 
 /**
@@ -76,12 +76,14 @@ export function createPipeline<UseCases>(
 
   return {
     publicBaseUrl,
-    async answer(route, request) {
+    async respond(route, request, res) {
       const started = performance.now();
       const requestId = requestIdFrom(request.header('x-request-id'));
       const { label, security: own } = ofRoute(route, request.path);
+      // One list, appended to as the answer takes shape: no copies of the pieces.
+      const headers: string[] = ['X-Request-Id', requestId];
+      append(headers, own);
       let principal: Principal | undefined;
-      let limited: HeaderList = NONE;
       let answer: Answer;
       try {
         if (route.kind !== 'operation') {
@@ -93,9 +95,11 @@ export function createPipeline<UseCases>(
             principal = await deps.authenticateKey.execute({
               authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress,
             });
-            limited = rateLimitHeaders(await deps.enforceRateLimit.execute(principal));
+            // Every answer after the key was counted, a refusal too, says how much of the window is left.
+            append(headers, rateLimitHeaders(await deps.enforceRateLimit.execute(principal)));
           }
-          answer = await operation.answer(deps.useCases, request, principal);
+          const answered = operation.answer(deps.useCases, request, principal);
+          answer = answered instanceof Promise ? await answered : answered;
         }
       } catch (error) {
         countRefusal(deps.metrics, error);
@@ -104,23 +108,23 @@ export function createPipeline<UseCases>(
         if (problem.delayMs > 0) await setTimeout(problem.delayMs);
         answer = problem.answer;
       }
-      // Every answer after the key was counted, a refusal too, says how much of the window is left.
-      const headers = ['X-Request-Id', requestId, ...own, ...limited, ...answer.headers];
-      const final: Answer = answer.body === undefined ? { status: answer.status, headers } : { status: answer.status, headers, body: answer.body };
-      logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: final.status, started, principal });
-      deps.metrics.observeRequest(label, final.status, (performance.now() - started) / 1000);
-      return final;
+      append(headers, answer.headers);
+      writeAnswer(res, request.method, answer.status, headers, answer.body);
+      logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, started, principal });
+      deps.metrics.observeRequest(label, answer.status, (performance.now() - started) / 1000);
     },
   };
 }
 
-const NONE: HeaderList = [];
+function append(headers: string[], more: HeaderList): void {
+  for (let i = 0; i < more.length; i += 1) headers.push(more[i]!);
+}
 
 /** Writes an answer on node:http's response; HEAD gets the headers alone. */
-export function writeAnswer(res: ServerResponse, method: string | undefined, answer: Answer): void {
+function writeAnswer(res: ServerResponse, method: string, status: number, headers: string[], body: Buffer | undefined): void {
   if (res.headersSent || res.destroyed) {
     res.destroy();
     return;
   }
-  res.writeHead(answer.status, answer.headers as string[]).end(method === 'HEAD' ? undefined : answer.body);
+  res.writeHead(status, headers).end(method === 'HEAD' ? undefined : body);
 }
