@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
 import { clientAddressResolver, trustedProxies } from '../../src/adapters/listening/client-address.js';
+import { RAW_ANSWER_HEADERS } from '../../src/adapters/listening/guarded-server.js';
 import { MAX_IN_FLIGHT_PER_CONNECTION, OVERFLOWS_PER_PENALTY_WINDOW, PENALTY_WINDOW_MS } from '../../src/adapters/listening/connection-guard.js';
 import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
 import { systemClock } from '../../src/application/common/clock.js';
@@ -167,6 +168,13 @@ describe('HTTP: hostile clients', function () {
         expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).to.deep.equal({ error: 'bad_request', message: 'Malformed HTTP request: more than one Host header.' });
         expect(closedByServer).to.equal(true);
       }
+    });
+
+    it('carries the security headers every answer of the listener carries, and is never stored', async function () {
+      const { data } = await exchange(server.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n');
+      const head = data.slice(0, data.indexOf('\r\n\r\n')).split('\r\n').slice(1);
+      expect(head).to.include.members([...RAW_ANSWER_HEADERS]);
+      expect(head.find((line) => line.toLowerCase().startsWith('cache-control:'))).to.equal('Cache-Control: no-store');
     });
   });
 

@@ -58,6 +58,19 @@ const MESSAGES = {
   misdirected: 'This server does not answer to that host name.',
 } as const;
 
+/**
+ * What every answer a listener writes itself carries besides its own fields: an error, never a
+ * page, so nothing in it may be sniffed, framed, loaded, referred from or stored. The same for every
+ * listener; each listener's handler adds its own (HSTS among them) to the answers it writes.
+ */
+export const RAW_ANSWER_HEADERS = [
+  'X-Content-Type-Options: nosniff',
+  "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'",
+  'X-Frame-Options: DENY',
+  'Referrer-Policy: no-referrer',
+  'Cache-Control: no-store',
+] as const;
+
 /** An answer written straight to the socket, for requests the handler never sees; always closing. */
 function answerRaw(socket: Duplex, status: string, answer: { contentType: string; body: string }, options: { head?: boolean; allow?: string; retryAfter?: number } = {}): void {
   if (!socket.writable) {
@@ -69,6 +82,7 @@ function answerRaw(socket: Duplex, status: string, answer: { contentType: string
     `Content-Type: ${answer.contentType}`,
     `Content-Length: ${Buffer.byteLength(answer.body)}`,
     `X-Request-Id: ${randomUUID()}`,
+    ...RAW_ANSWER_HEADERS,
     ...(options.allow === undefined ? [] : [`Allow: ${options.allow}`]),
     ...(options.retryAfter === undefined ? [] : [`Retry-After: ${options.retryAfter}`]),
     'Connection: close',
