@@ -56,10 +56,23 @@ local function statusesJson()
 end
 `;
 
+/** For a script that does not count answers by status. */
+export const NO_STATUSES_LUA = 'local function statusesJson() return "" end';
+
+/** wrk's `done`: the figures as one JSON line after `RESULT`, which runWrk reads. Needs a `statusesJson` function. */
+const RESULT_LUA = `
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('\\nRESULT {"requests":%d,"us":%d,"p50":%d,"p99":%d,"errors":%d%s}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.timeout + e.status, statusesJson()))
+end
+`;
+
 async function driveWrk(base: string, context: BenchContext, seconds: number, pinned: boolean, { countStatuses = false }: DriveOptions): Promise<Load> {
   const { paths, keys } = rotation(context);
   const script = join(context.dir, 'rotate.lua');
-  writeFileSync(script, `${countStatuses ? COUNT_STATUSES_LUA : 'local function statusesJson() return "" end'}
+  return runWrk(base, script, `${countStatuses ? COUNT_STATUSES_LUA : NO_STATUSES_LUA}
 local paths = {${paths.map((p) => `"${p}"`).join(',')}}
 local keys = {${keys.map((k) => `"Bearer ${k}"`).join(',')}}
 local i = 0
@@ -67,13 +80,16 @@ request = function()
   i = i + 1
   return wrk.format("GET", paths[(i % #paths) + 1], { ["Authorization"] = keys[(i % #keys) + 1] })
 end
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('\\nRESULT {"requests":%d,"us":%d,"p50":%d,"p99":%d,"errors":%d%s}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    e.connect + e.read + e.write + e.timeout + e.status, statusesJson()))
-end
-`);
+`, seconds, pinned);
+}
+
+/**
+ * wrk at LOAD_CONNECTIONS connections (on the load core when pinned), with `lua` written to `script`
+ * and the `done` that reports the figures after it: `lua` makes each request and defines
+ * `statusesJson` (COUNT_STATUSES_LUA, or NO_STATUSES_LUA).
+ */
+export async function runWrk(base: string, script: string, lua: string, seconds: number, pinned: boolean): Promise<Load> {
+  writeFileSync(script, `${lua}${RESULT_LUA}`);
   const wrk = ['wrk', '-t1', `-c${LOAD_CONNECTIONS}`, `-d${seconds}s`, '-s', script, base];
   const output = await outputOf(pinned ? ['taskset', '-c', '1', ...wrk] : wrk);
   const json = /RESULT (\{.*\})/.exec(output)?.[1];

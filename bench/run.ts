@@ -18,6 +18,10 @@
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
  * --baseline-dir <dir>[,<dir>...] (also run the memory row from other checkouts, in the same alternating
  * rounds, and print each one's ratio to this checkout's: before and after a change in one run).
+ * The cold rows (cold-rows.ts; `--only cold` runs just them): the production settings on random SKUs
+ * of a --cold-products catalog (default 1000000, seeded once into a database of its own and kept),
+ * uniform and Zipf, beside their limit, with the cache hit rate and the pool's waiting callers;
+ * --cpu-prof <dir> writes a CPU profile of the service's cold uniform run in the last round there.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -26,6 +30,7 @@ import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chooseAttacks, runAttacks } from './attacks.js';
 import { writeBenchCatalog } from './bench-catalog.js';
+import { runColdRows } from './cold-rows.js';
 import { drive, LOAD_CONNECTIONS, loadGenerator, type Load } from './load.js';
 import { median } from './percentile.js';
 import { printQueriesPerRequest } from './queries-per-request.js';
@@ -45,6 +50,8 @@ const { values } = parseArgs({
     'flood-connections': { type: 'string', default: '256' },
     'service-dir': { type: 'string', default: '.' },
     'baseline-dir': { type: 'string' },
+    'cold-products': { type: 'string', default: '1000000' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const durationS = Number(values.duration);
@@ -88,6 +95,10 @@ async function main(): Promise<void> {
 
   const only = values.only?.split(',').filter((text) => text !== '');
   await runTable(context, only);
+  if (only === undefined || only.includes('cold')) {
+    const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
+    await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir });
+  }
   if (only === undefined) spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
   const attacks = chooseAttacks(only);
   if (attacks.flood || attacks.pipeline) {

@@ -35,8 +35,8 @@ export async function waitUntilUp(url: string): Promise<void> {
  * on a free port of their own unless `env` says otherwise (METRICS_PORT=0 turns them off); the
  * partner portal, which no bench drives, is off, so its fixed default port is never contended.
  */
-export async function startServer(script: string, env: Record<string, string>): Promise<ChildProcess> {
-  const node = [process.execPath, '--import', 'tsx', script];
+export async function startServer(script: string, env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ChildProcess> {
+  const node = [process.execPath, ...nodeArgs, '--import', 'tsx', script];
   const [command, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
   const metricsPort = env.METRICS_PORT ?? String(await freePort());
   return spawn(command!, args, { env: { ...process.env, METRICS_PORT: metricsPort, PORTAL_PORT: '0', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -78,18 +78,33 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().t
 export const rssMb = (pid: number): number => Math.round(statusKb(pid, 'VmRSS') / 1024);
 export const peakRssMb = (pid: number): number => Math.round(statusKb(pid, 'VmHWM') / 1024);
 
+export interface ServerOptions {
+  /** Options for node before the script, e.g. `--cpu-prof`. */
+  readonly nodeArgs?: readonly string[];
+  /**
+   * Stop with SIGTERM and wait for the process to exit (the service's own shutdown), so that what
+   * node writes at exit (a `--cpu-prof` profile) is written; else SIGKILL.
+   */
+  readonly stopGracefully?: boolean;
+}
+
 /**
  * Starts a server script on a free port, waits until it answers `/healthz`, gives `use` its base
  * URL and pid, and kills it when `use` is done.
  */
-export async function withServer<T>(script: string, env: Record<string, string>, use: (base: string, pid: number) => Promise<T>): Promise<T> {
+export async function withServer<T>(script: string, env: Record<string, string>, use: (base: string, pid: number) => Promise<T>, options: ServerOptions = {}): Promise<T> {
   const port = await freePort();
-  const child = await startServer(script, { ...env, PORT: String(port) });
+  const child = await startServer(script, { ...env, PORT: String(port) }, options.nodeArgs);
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitUntilUp(`${base}/healthz`);
     return await use(base, child.pid!);
   } finally {
+    if (options.stopGracefully === true && child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+    }
     child.kill('SIGKILL');
   }
 }

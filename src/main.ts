@@ -1,4 +1,4 @@
-import { withResponseCache } from './adapters/cache/cached-product-catalog.js';
+import { CachedProductCatalog, withResponseCache } from './adapters/cache/cached-product-catalog.js';
 import { KeySetCache, type KeySetVersionReader } from './adapters/cache/key-set-cache.js';
 import { clientAddressResolver, trustedProxies, type TrustedProxies } from './adapters/listening/client-address.js';
 import { openFileLimit, shareDescriptors, type ListenerShare } from './adapters/listening/descriptor-budget.js';
@@ -201,9 +201,11 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
       });
       keys = held;
     }
+    const catalog = withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, watch: changes?.watch, metrics: serviceMetrics });
+    if (catalog instanceof CachedProductCatalog) metrics?.watchResponseCache(() => catalog.entries);
     return {
       infrastructure: {
-        catalog: withResponseCache(storage.catalog, { ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, watch: changes?.watch, metrics: serviceMetrics }),
+        catalog,
         changes: storage.changes,
         cursorKeys: storage.cursorKeys,
         keys,

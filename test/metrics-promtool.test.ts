@@ -54,7 +54,8 @@ describe('metrics (/metrics) under `promtool check metrics`', function () {
   it('finds nothing to report in a scrape of a service that answered 200, 401 and 429, every figure present', async function () {
     const metrics = new PrometheusMetrics();
     // What the MySQL storage and the Redis limiter would report, so their figures are in the scrape too.
-    metrics.watchDatabasePool(() => ({ inUse: 1, idle: 2, waiting: 0 }));
+    metrics.watchDatabasePool(() => ({ inUse: 1, idle: 2, waiting: 0, waitedSeconds: 0.5 }));
+    metrics.watchResponseCache(() => 3);
     metrics.watchRedisFallback(() => false);
     metrics.watchRedisSlowCounts(() => 0);
     // Two a window, so the third request of a key is refused.

@@ -90,6 +90,19 @@ describe('response cache', function () {
     for (const s of ['TENT-2P', 'abc-1', 'ABC-1']) await cache.findBySku('acme', sku(s));
     await cache.findBySku('acme', sku('TENT-2P'));
     expect(backing.calls).to.equal(4);
+    expect(cache.entries).to.equal(2);
+  });
+
+  it('says how many answers it holds, a remembered miss included and a failure not', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    expect(cache.entries).to.equal(0);
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('NOPE'));
+    expect(cache.entries).to.equal(2);
+    backing.fail = true;
+    await cache.findBySku('acme', sku('abc-1')).catch(() => undefined);
+    expect(cache.entries).to.equal(2);
   });
 
   it('shares answers frozen, so no caller can change what the next one sees', async function () {

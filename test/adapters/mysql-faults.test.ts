@@ -6,7 +6,7 @@ import { createConnection } from 'mysql2/promise';
 import { DatabaseError } from '../../src/adapters/mysql/database-error.js';
 import { importCatalog } from '../support/import.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
-import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
+import { createMysqlDatabase, openMeasuredMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
 import { openMysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
 import { MysqlReadinessProbe } from '../../src/adapters/mysql/mysql-readiness-probe.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
@@ -159,6 +159,29 @@ describe('MySQL pool bounds and statement secrecy', function () {
       // Refused while the two sleeps still held both connections, so without waiting for one.
       for (const statement of [...busy, ...queued]) expect(await pending(statement)).to.equal(true);
       await Promise.all([...busy, ...queued]);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('adds up the seconds callers wait for a connection, those still waiting included', async function () {
+    const { db, poolUse } = openMeasuredMysqlDatabase(testDb.url, { connectionLimit: 1, queryTimeoutMs: 10_000 });
+    try {
+      expect(poolUse().waitedSeconds).to.equal(0);
+      const busy = sql`select sleep(1)`.execute(db);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const queued = [1, 2].map(() => sql`select 1`.execute(db));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const during = poolUse();
+      expect(during.waiting).to.equal(2);
+      // Two callers, each waiting 200 ms so far.
+      expect(during.waitedSeconds).to.be.within(0.38, 1.5);
+      await Promise.all([busy, ...queued]);
+      const after = poolUse();
+      expect(after.waiting).to.equal(0);
+      // Each waited from 50 ms in until the one-second sleep was answered, and no longer.
+      expect(after.waitedSeconds).to.be.within(1.8, 10);
+      expect(poolUse().waitedSeconds).to.equal(after.waitedSeconds);
     } finally {
       await db.destroy();
     }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import parsePrometheusTextFormat, { type ParsedFamily, type ParsedSample } from 'parse-prometheus-text-format';
-import { withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
+import { CachedProductCatalog } from '../../src/adapters/cache/cached-product-catalog.js';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { startMetricsServer, type RunningMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
@@ -99,8 +99,10 @@ describe('metrics (/metrics)', function () {
       const storage: MysqlStorage = await openMysqlStorage({ url: testDb.url });
       running.push(storage);
       metrics.watchDatabasePool(storage.poolUse);
+      const catalog = new CachedProductCatalog(storage.catalog, { ttlMs: 30_000, metrics });
+      metrics.watchResponseCache(() => catalog.entries);
       const server: TestServer = await startTestServer({
-        catalog: withResponseCache(storage.catalog, { ttlMs: 30_000, metrics }),
+        catalog,
         changes: storage.changes,
         keys: storage.keys,
         // Three a window, so the fourth request of a key is refused.
@@ -143,6 +145,11 @@ describe('metrics (/metrics)', function () {
       expect(pool['state=in_use']).to.equal(0);
       expect(pool['state=idle']).to.be.at.least(1);
       expect(samples(scraped, 'pcat_db_pool_waiting')).to.deep.equal({ '': 0 });
+      // One request at a time: no caller ever waited for a connection.
+      expect(samples(scraped, 'pcat_db_pool_wait_seconds_total')).to.deep.equal({ '': 0 });
+      expect(family(scraped, 'pcat_db_pool_wait_seconds_total').type).to.equal('COUNTER');
+      // TENT-2P and NO-SUCH-SKU of acme, GLOBEX-ONLY of globex: the miss is held too.
+      expect(samples(scraped, 'pcat_response_cache_entries')).to.deep.equal({ '': 3 });
       expect(family(scraped, 'process_cpu_seconds_total').type).to.equal('COUNTER');
       expect(family(scraped, 'nodejs_heap_size_used_bytes').type).to.equal('GAUGE');
       expect(family(scraped, 'nodejs_eventloop_lag_seconds').type).to.equal('GAUGE');

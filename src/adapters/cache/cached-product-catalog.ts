@@ -50,6 +50,11 @@ export class CachedProductCatalog implements ProductCatalog {
     this.metrics = options.metrics ?? noMetrics;
   }
 
+  /** Answers held now, misses and those past their TTL not yet evicted included. */
+  get entries(): number {
+    return this.answers.size;
+  }
+
   findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
     return this.remember(partnerId, `s${sku}`, () => this.inner.findBySku(partnerId, sku));
   }

@@ -20,6 +20,8 @@ export interface DatabasePoolUse {
   readonly idle: number;
   /** Callers waiting for a connection. */
   readonly waiting: number;
+  /** Seconds callers have spent waiting for a connection, all together, since the pool was made. */
+  readonly waitedSeconds: number;
 }
 
 /**
@@ -155,6 +157,27 @@ export class PrometheusMetrics implements ServiceMetrics {
       registers: [this.registry],
       collect() {
         this.set(use().waiting);
+      },
+    });
+    new Counter({
+      name: `${METRIC_PREFIX}db_pool_wait_seconds_total`,
+      help: 'Seconds callers have spent waiting for a database connection, all together: its rate is the mean number of callers waiting.',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(use().waitedSeconds);
+      },
+    });
+  }
+
+  /** Answers the response cache holds now (MySQL storage with CACHE_TTL_MS above 0). */
+  watchResponseCache(entries: () => number): void {
+    new Gauge({
+      name: `${METRIC_PREFIX}response_cache_entries`,
+      help: 'Lookup answers held in the response cache now, misses included (at most CACHE_MAX_ENTRIES).',
+      registers: [this.registry],
+      collect() {
+        this.set(entries());
       },
     });
   }

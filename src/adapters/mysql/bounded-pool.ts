@@ -35,6 +35,12 @@ export interface PoolUse {
   readonly idle: number;
   /** Callers waiting for a connection. */
   readonly waiting: number;
+  /**
+   * Seconds callers have spent waiting for a connection since the pool was made, all together
+   * (the wait ends when a connection is handed on, the caller's deadline passes or the pool
+   * closes). Its growth over a span, divided by the span, is the mean number of callers waiting.
+   */
+  readonly waitedSeconds: number;
 }
 
 /** A pool that can say what it is doing. */
@@ -43,6 +49,8 @@ export interface MeasuredPool extends MysqlPool {
 }
 
 interface Waiter {
+  /** When it began to wait, by performance.now(). */
+  readonly since: number;
   readonly deadline: number;
   readonly callback: Callback;
   readonly timer: NodeJS.Timeout;
@@ -73,6 +81,7 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
   const opening = new Set<Promise<void>>();
   let taken = 0;
   let failures = 0;
+  let waitedMs = 0;
   let closed = false;
 
   const timeout = (failure: 'no connection in time' | 'no answer in time'): DatabaseError => new DatabaseError(failure);
@@ -90,6 +99,7 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
     if (next === undefined) return;
     waiting.delete(next);
     clearTimeout(next.timer);
+    waitedMs += performance.now() - next.since;
     taken += 1;
     obtain(next.deadline, next.callback);
   }
@@ -240,7 +250,12 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
   }
 
   return {
-    use: () => ({ inUse: taken, idle: idleConnections(pool), waiting: waiting.size }),
+    use: () => {
+      const now = performance.now();
+      let stillWaitingMs = 0;
+      for (const waiter of waiting) stillWaitingMs += now - waiter.since;
+      return { inUse: taken, idle: idleConnections(pool), waiting: waiting.size, waitedSeconds: (waitedMs + stillWaitingMs) / 1000 };
+    },
     getConnection: (callback) => {
       const deadline = Date.now() + bounds.queryTimeoutMs;
       if (closed) {
@@ -252,10 +267,12 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
         process.nextTick(() => callback(new DatabaseError('queue full'), undefined as never));
       } else {
         const waiter: Waiter = {
+          since: performance.now(),
           deadline,
           callback,
           timer: setTimeout(() => {
             waiting.delete(waiter);
+            waitedMs += performance.now() - waiter.since;
             callback(timeout('no connection in time'), undefined as never);
           }, bounds.queryTimeoutMs),
         };
@@ -266,6 +283,7 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
       closed = true;
       for (const waiter of waiting) {
         clearTimeout(waiter.timer);
+        waitedMs += performance.now() - waiter.since;
         waiter.callback(new DatabaseError('pool closed'), undefined as never);
       }
       waiting.clear();
