@@ -8,7 +8,7 @@
  * response cache answered, and how many callers waited for a database connection: the mean from
  * pcat_db_pool_wait_seconds_total, the peak from pcat_db_pool_waiting sampled every 250 ms.
  */
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { openBenchRedis } from './bench-redis.js';
 import { bufferPoolAndAnswersMb, openColdCatalog, type ColdCatalog } from './cold-catalog.js';
 import { LOAD_CONNECTIONS, NO_STATUSES_LUA, runWrk, type Load } from './load.js';
@@ -51,6 +51,8 @@ export interface ColdOptions {
   readonly keys: number;
   /** Profile the service's uniform row in its last round (`node --cpu-prof`) into this directory. */
   readonly cpuProfDir?: string | undefined;
+  /** Also run the cold uniform service row from these checkouts (`--baseline-dir`), in the same rounds. */
+  readonly baselineDirs?: readonly string[];
 }
 
 const SKU_PATH = '/api/v1/public/sku/';
@@ -170,6 +172,9 @@ export async function runColdRows(context: BenchContext, options: ColdOptions): 
       { name: 'service, MySQL + Redis, production settings, cold uniform SKUs', script: context.serviceScript, env: serviceEnv, distribution: 'uniform', limit: limitUniform },
       limitZipf,
       { name: 'service, MySQL + Redis, production settings, Zipf (s = 1) SKUs', script: context.serviceScript, env: serviceEnv, distribution: 'zipf', limit: limitZipf },
+      ...(options.baselineDirs ?? []).map((dir): ColdRow => ({
+        name: `service, production settings, cold uniform SKUs, baseline ${basename(resolve(dir))}`, script: resolve(dir, 'src/main.ts'), env: serviceEnv, distribution: 'uniform', limit: limitUniform,
+      })),
     ];
     const sizes = await bufferPoolAndAnswersMb(catalog);
     process.stdout.write(`\nbench: cold rows, ${rows.length} rows x ${options.rounds} rounds x ${options.durationS}s, ${catalog.products.toLocaleString('en-US')} products of one partner, ` +

@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   await runTable(context, only);
   if (only === undefined || only.includes('cold')) {
     const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
-    await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir });
+    await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir, baselineDirs: BASELINE_DIRS });
   }
   if (only === undefined) spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
   const attacks = chooseAttacks(only);

@@ -24,11 +24,13 @@ export class MysqlProductCatalog implements ProductCatalog {
       db,
       (partnerId: string, sku: string) => answers().where('products.partner_id', '=', partnerId).where('products.sku', '=', sku),
       ['<partner>', '<sku>'],
+      { onServer: true },
     );
     this.byId = prepareQuery(
       db,
       (partnerId: string, id: number) => answers().where('products.id', '=', id).where('products.partner_id', '=', partnerId),
       ['<partner>', -1],
+      { onServer: true },
     );
   }
 
