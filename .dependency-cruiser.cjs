@@ -3,10 +3,10 @@ module.exports = {
   forbidden: [
     {
       name: 'domain-is-pure',
-      comment: 'src/domain imports only itself, Node built-ins and TypeBox, in which the response contract is declared.',
+      comment: 'src/domain imports only itself, Node built-ins, TypeBox, in which the response contract is declared, and ipaddr.js, which classifies webhook target addresses (pure functions, no I/O).',
       severity: 'error',
       from: { path: '^src/domain/' },
-      to: { pathNot: '^(src/domain/|node_modules/typebox/)', dependencyTypesNot: ['core'] },
+      to: { pathNot: '^(src/domain/|node_modules/typebox/|node_modules/ipaddr\\.js/)', dependencyTypesNot: ['core'] },
     },
     {
       name: 'application-needs-only-domain',

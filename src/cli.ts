@@ -9,6 +9,7 @@ import { createContainer, nobodyToTell, TOKENS } from './container.js';
 import { mysqlAdminStore } from './adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from './adapters/mysql/mysql-api-key-admin.js';
 import { MysqlCatalogStore } from './adapters/mysql/mysql-catalog-store.js';
+import { MysqlWebhookEndpoints } from './adapters/mysql/mysql-webhook-endpoints.js';
 import { migrateToLatest } from './adapters/mysql/migrate.js';
 import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
 import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
@@ -20,7 +21,7 @@ import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js'
  * also announced to the running instances.
  */
 function openOperatorCommands(): Promise<OperatorCommands> {
-  const { databaseUrl, redisUrl } = readConfig(process.env);
+  const { databaseUrl, redisUrl, webhookAllowPrivateTargets } = readConfig(process.env);
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
   const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl });
@@ -28,6 +29,7 @@ function openOperatorCommands(): Promise<OperatorCommands> {
   const container = createContainer({
     admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },
     catalog: new MysqlCatalogStore(db),
+    webhooks: { endpoints: new MysqlWebhookEndpoints(db), allowPrivateTargets: webhookAllowPrivateTargets },
   });
   const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);
   const commands: OperatorCommands = {
@@ -45,6 +47,7 @@ function openOperatorCommands(): Promise<OperatorCommands> {
     listKeys: async (partnerId) => (await listKeys.execute({ partnerId }))
       .map((key) => ({ id: key.id, label: key.label, created_at: key.createdAt, revoked_at: key.revokedAt })),
     inviteAdmin: (partnerId, email) => container.get(TOKENS.InviteAdmin).execute({ partnerId, email }),
+    webhooks: container.get(TOKENS.WebhookUseCases),
     close: () => db.destroy(),
   };
   if (versions === null) return Promise.resolve(commands);

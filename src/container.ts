@@ -41,6 +41,15 @@ import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
 import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
 import { ImportCatalog } from './application/catalog-import/import-catalog.js';
 import type { CatalogStore } from './application/catalog-import/catalog-store.js';
+import { AddWebhookEndpoint } from './application/webhooks/add-webhook-endpoint.js';
+import { ListWebhookEndpoints } from './application/webhooks/list-webhook-endpoints.js';
+import { RemoveWebhookEndpoint } from './application/webhooks/remove-webhook-endpoint.js';
+import { RevealWebhookSecret } from './application/webhooks/reveal-webhook-secret.js';
+import { RotateWebhookSecret } from './application/webhooks/rotate-webhook-secret.js';
+import { SetWebhookEndpointStatus } from './application/webhooks/set-webhook-endpoint-status.js';
+import type { WebhookEndpointStore } from './application/webhooks/webhook-endpoint-store.js';
+import type { WebhookUseCases } from './application/webhooks/webhook-use-cases.js';
+import type { WebhookUrlOptions } from './domain/webhook-url.js';
 
 /** The adapters a deployment chose for the partner API, one per port. */
 export interface Infrastructure {
@@ -91,6 +100,9 @@ export const TOKENS = {
   PruneAdminRecords: Symbol.for('PruneAdminRecords') as ServiceIdentifier<PruneAdminRecords>,
   CatalogStore: Symbol.for('CatalogStore') as ServiceIdentifier<CatalogStore>,
   ImportCatalog: Symbol.for('ImportCatalog') as ServiceIdentifier<ImportCatalog>,
+  WebhookEndpointStore: Symbol.for('WebhookEndpointStore') as ServiceIdentifier<WebhookEndpointStore>,
+  WebhookUrlOptions: Symbol.for('WebhookUrlOptions') as ServiceIdentifier<WebhookUrlOptions>,
+  WebhookUseCases: Symbol.for('WebhookUseCases') as ServiceIdentifier<WebhookUseCases>,
 };
 
 /** The adapters behind partner admins and their keys: the portal's, and the operator commands'. */
@@ -111,12 +123,21 @@ export interface AdminInfrastructure {
 /** Without Redis there are no other instances to tell of a key change: each reads its keys from the database. */
 export const nobodyToTell: KeyChangeAnnouncer = { keysChanged: () => Promise.resolve() };
 
+/** Where partners' webhook endpoints are kept, and which targets they may name. */
+export interface WebhookInfrastructure {
+  readonly endpoints: WebhookEndpointStore;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: `http` and non-public addresses too (development and tests). */
+  readonly allowPrivateTargets: boolean;
+}
+
 /** What a process serves: the API, the portal and the CLI each bring the parts they run. */
 export interface Parts {
   readonly api?: Infrastructure;
   readonly admin?: AdminInfrastructure;
   /** Where a catalog import writes. */
   readonly catalog?: CatalogStore;
+  /** Webhook endpoints; their actions are audited, so they come with `admin`. */
+  readonly webhooks?: WebhookInfrastructure;
 }
 
 /**
@@ -130,6 +151,10 @@ export function createContainer(parts: Parts): Container {
   if (parts.catalog !== undefined) {
     container.bind(TOKENS.CatalogStore).toConstantValue(parts.catalog);
     container.bind(TOKENS.ImportCatalog).toResolvedValue((store: CatalogStore) => new ImportCatalog(store, systemClock), [TOKENS.CatalogStore]);
+  }
+  if (parts.webhooks !== undefined) {
+    if (parts.admin === undefined) throw new Error('webhook endpoints need the admin parts: their audit log and clock');
+    bindWebhooks(container, parts.webhooks);
   }
   return container;
 }
@@ -208,6 +233,22 @@ function bindAdmin(container: Container, admin: AdminInfrastructure): void {
       TOKENS.ApiKeyAdmin, TOKENS.AdminAccounts, TOKENS.Invitations, TOKENS.AdminSessions, TOKENS.SignInThrottle, TOKENS.AuditLog,
       TOKENS.KeyChangeAnnouncer, TOKENS.UnwrittenKeyUsage, TOKENS.Clock, TOKENS.PasswordHashGate,
     ],
+  );
+}
+
+function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): void {
+  container.bind(TOKENS.WebhookEndpointStore).toConstantValue(webhooks.endpoints);
+  container.bind(TOKENS.WebhookUrlOptions).toConstantValue({ allowPrivateTargets: webhooks.allowPrivateTargets });
+  container.bind(TOKENS.WebhookUseCases).toResolvedValue(
+    (store: WebhookEndpointStore, audit: AuditLog, clock: Clock, urls: WebhookUrlOptions): WebhookUseCases => ({
+      add: new AddWebhookEndpoint(store, audit, clock, urls),
+      list: new ListWebhookEndpoints(store),
+      revealSecret: new RevealWebhookSecret(store),
+      rotateSecret: new RotateWebhookSecret(store, audit, clock),
+      setStatus: new SetWebhookEndpointStatus(store, audit, clock),
+      remove: new RemoveWebhookEndpoint(store, audit, clock),
+    }),
+    [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock, TOKENS.WebhookUrlOptions],
   );
 }
 

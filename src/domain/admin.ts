@@ -72,9 +72,11 @@ export interface AdminSession {
   readonly lastSeenAt: Date;
 }
 
-export type AuditAction = 'key.created' | 'key.revoked' | 'key.replaced' | 'admin.signed_in' | 'admin.sign_in_failed';
+export type AuditAction =
+  | 'key.created' | 'key.revoked' | 'key.replaced' | 'admin.signed_in' | 'admin.sign_in_failed'
+  | 'webhook.created' | 'webhook.deleted' | 'webhook.secret_rotated' | 'webhook.disabled' | 'webhook.enabled';
 
-/** One line of the audit log: never a key, a hash or a password. */
+/** One line of the audit log: never a key, a hash, a password or a webhook secret. */
 export interface AuditEvent {
   readonly at: Date;
   /** Always a partner: the log is read per partner, so a failed sign-in for an email no admin has is not recorded. */
@@ -83,6 +85,8 @@ export interface AuditEvent {
   readonly adminEmail: string | null;
   readonly action: AuditAction;
   readonly keyId: string | null;
+  /** The webhook endpoint a `webhook.*` event is about; absent on every other event. */
+  readonly endpointId?: string;
 }
 
 /** Emails compare without case or surrounding blanks. */

@@ -20,7 +20,7 @@ describe('configuration', function () {
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
       portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
-      metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null,
+      metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null, webhookAllowPrivateTargets: false,
     });
   });
 
@@ -97,6 +97,12 @@ describe('configuration', function () {
     expect(message).to.satisfy((m: string) => m.startsWith('CURSOR_SECRET: must be at least 32 characters'));
     expect(message).to.not.include(secret.slice(1, 12));
     expect(message.split('\n')).to.have.length(1);
+  });
+
+  it('lets webhook endpoints name http and non-public addresses only with WEBHOOK_ALLOW_PRIVATE_TARGETS=true', function () {
+    expect(readConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).webhookAllowPrivateTargets).to.equal(true);
+    expect(readConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).webhookAllowPrivateTargets).to.equal(false);
+    expect(errorOf({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }).message).to.equal('WEBHOOK_ALLOW_PRIVATE_TARGETS: must be one of true, false; got "yes"');
   });
 
   it('never echoes a connection URL, which may hold a password', function () {

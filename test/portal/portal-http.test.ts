@@ -3,6 +3,8 @@ import { connect } from 'node:net';
 import { AcceptInvitation } from '../../src/application/admin-sign-in/accept-invitation.js';
 import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
 import { IssueApiKey } from '../../src/application/keys/issue-api-key.js';
+import { AddWebhookEndpoint } from '../../src/application/webhooks/add-webhook-endpoint.js';
+import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
 import { PasswordHashGate } from '../../src/application/admin-sign-in/password-hash-gate.js';
 import { INVITATION_LIFETIME_MS, SIGN_IN_BUSY_RETRY_AFTER_SECONDS } from '../../src/domain/admin.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
@@ -101,6 +103,17 @@ describe('the partner portal over HTTP', function () {
     const refused = await stranger.post('/portal/login', { csrf: PortalClient.csrfOf(form), email: 'ada@acme.example', password: PASSWORD });
     expect(refused.status).to.equal(403);
     expect(refused.setCookies).to.deep.equal([]);
+  });
+
+  it('shows the endpoint a webhook action was about in the audit log, with no secret', async function () {
+    const endpoints = new MemoryWebhookEndpoints(world.store);
+    const { endpoint, secret } = await new AddWebhookEndpoint(endpoints, world.admin.audit, world.clock, { allowPrivateTargets: false })
+      .execute({ partnerId: 'acme', url: 'https://hooks.acme.example/in', description: null, actor: null });
+    const page = await (await admin('ada@acme.example')).get('/portal/settings/audit-log');
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('<th scope="col">Key or endpoint</th>');
+    expect(page.text).to.include(`<td><code>webhook.created</code></td><td><code>${endpoint.id}</code></td>`);
+    expect(page.text).to.not.include(secret.slice('whsec_'.length, 20));
   });
 
   it('answers another partner\'s key id exactly as a missing one: 404, and the key keeps working', async function () {

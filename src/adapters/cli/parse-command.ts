@@ -9,7 +9,14 @@ export type Command =
   | { readonly name: 'keys revoke'; readonly json: boolean; readonly keyId: string }
   | { readonly name: 'keys list'; readonly json: boolean; readonly partner: string }
   | { readonly name: 'keys generate'; readonly json: boolean }
-  | { readonly name: 'admins invite'; readonly json: boolean; readonly partner: string; readonly email: string };
+  | { readonly name: 'admins invite'; readonly json: boolean; readonly partner: string; readonly email: string }
+  | { readonly name: 'webhooks add'; readonly json: boolean; readonly partner: string; readonly url: string; readonly description: string | null }
+  | { readonly name: 'webhooks list'; readonly json: boolean; readonly partner: string }
+  | { readonly name: EndpointCommand; readonly json: boolean; readonly endpointId: string };
+
+/** The webhook commands that act on one endpoint, named by its id. */
+export type EndpointCommand = 'webhooks secret' | 'webhooks rotate' | 'webhooks enable' | 'webhooks disable' | 'webhooks remove';
+const ENDPOINT_COMMANDS: readonly string[] = ['webhooks secret', 'webhooks rotate', 'webhooks enable', 'webhooks disable', 'webhooks remove'] satisfies EndpointCommand[];
 
 export const USAGE = `Usage: npm run cli -- <command> [--json]
 
@@ -24,6 +31,14 @@ Commands:
   keys generate                               print a fresh key and its sha256 for a catalog file; stores nothing
   admins invite --partner <id> --email <email>
                                               invite a partner admin to the portal: prints a one-time link, valid 72 hours
+  webhooks add --partner <id> --url <url> [--description <text>]
+                                              register a webhook endpoint (https, at most 10 per partner); prints its signing secret
+  webhooks list --partner <id>                list a partner's webhook endpoints (never a secret)
+  webhooks secret <endpoint-id>               print an endpoint's current signing secret
+  webhooks rotate <endpoint-id>               a new signing secret; the old one keeps signing beside it for 24 hours
+  webhooks enable <endpoint-id>               send the endpoint messages again
+  webhooks disable <endpoint-id>              send the endpoint no messages until it is enabled
+  webhooks remove <endpoint-id>               delete an endpoint and its secrets
 
 --json prints one JSON document instead of text.
 `;
@@ -32,6 +47,9 @@ Commands:
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
+
+type Option = 'partner' | 'label' | 'email' | 'url' | 'description';
+const OPTIONS: readonly Option[] = ['partner', 'label', 'email', 'url', 'description'];
 
 export function parseCommand(argv: readonly string[]): Command {
   let parsed;
@@ -44,6 +62,8 @@ export function parseCommand(argv: readonly string[]): Command {
         partner: { type: 'string' },
         label: { type: 'string' },
         email: { type: 'string' },
+        url: { type: 'string' },
+        description: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -54,12 +74,12 @@ export function parseCommand(argv: readonly string[]): Command {
   if (values.help || positionals.length === 0 || positionals[0] === 'help') return { name: 'help' };
   const json = values.json;
   const [first = '', second = ''] = positionals;
-  const grouped = first === 'keys' || first === 'admins';
+  const grouped = first === 'keys' || first === 'admins' || first === 'webhooks';
   const name = grouped ? `${first} ${second}` : first;
   const operands = positionals.slice(grouped ? 2 : 1);
   /** Checks the options and the one operand (named like `<file>`) the command takes, if any. */
-  const allow = (options: readonly ('partner' | 'label' | 'email')[], operand?: string): void => {
-    for (const option of ['partner', 'label', 'email'] as const) {
+  const allow = (options: readonly Option[], operand?: string): void => {
+    for (const option of OPTIONS) {
       if (values[option] !== undefined && !options.includes(option)) throw new UsageError(`${name} takes no --${option}`);
     }
     if (operand === undefined && operands.length > 0) throw new UsageError(`${name} takes no argument; got ${JSON.stringify(operands.join(' '))}`);
@@ -95,7 +115,24 @@ export function parseCommand(argv: readonly string[]): Command {
       if (values.email === undefined || values.email === '') throw new UsageError(`${name} needs --email <email>`);
       return { name, json, partner: partnerId, email: values.email };
     }
+    case 'webhooks add': {
+      allow(['partner', 'url', 'description']);
+      const partnerId = partner();
+      if (values.url === undefined || values.url === '') throw new UsageError(`${name} needs --url <url>`);
+      return { name, json, partner: partnerId, url: values.url, description: values.description ?? null };
+    }
+    case 'webhooks list':
+      allow(['partner']);
+      return { name, json, partner: partner() };
     default:
+      if (isEndpointCommand(name)) {
+        allow([], '<endpoint-id>');
+        return { name, json, endpointId: operands[0]! };
+      }
       throw new UsageError(`unknown command ${JSON.stringify(positionals.slice(0, grouped ? 2 : 1).join(' '))}`);
   }
+}
+
+function isEndpointCommand(name: string): name is EndpointCommand {
+  return ENDPOINT_COMMANDS.includes(name);
 }

@@ -80,6 +80,39 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       if (command.json) return json(invited);
       return `invited ${invited.email} as an admin of partner ${invited.partner}; this link works once, until ${invited.expires_at}:\n${invited.invite_url}\n`;
     }
+    case 'webhooks add': {
+      const { endpoint, secret } = await withCommands(io, (commands) =>
+        commands.webhooks.add.execute({ partnerId: command.partner, url: command.url, description: command.description, actor: null }));
+      const added = { id: endpoint.id, partner: endpoint.partnerId, url: endpoint.url, description: endpoint.description, secret, created_at: endpoint.createdAt.toISOString() };
+      if (command.json) return json(added);
+      return `added webhook endpoint ${added.id} for partner ${added.partner}: ${added.url}\nits signing secret (webhooks secret ${added.id} shows it again):\n${secret}\n`;
+    }
+    case 'webhooks list': {
+      const endpoints = (await withCommands(io, (commands) => commands.webhooks.list.execute({ partnerId: command.partner })))
+        .map((e) => ({ id: e.id, url: e.url, description: e.description, status: e.status, created_at: e.createdAt.toISOString() }));
+      if (command.json) return json(endpoints);
+      if (endpoints.length === 0) return `partner ${command.partner} has no webhook endpoints\n`;
+      return endpoints.map((e) => `${e.id}\t${e.status}\t${e.url}\t${e.description ?? '-'}\tcreated ${e.created_at}\n`).join('');
+    }
+    case 'webhooks secret': {
+      const revealed = await withCommands(io, (commands) => commands.webhooks.revealSecret.execute({ partnerId: null, endpointId: command.endpointId }));
+      return command.json ? json(revealed) : `${revealed.secret}\n`;
+    }
+    case 'webhooks rotate': {
+      const rotated = await withCommands(io, (commands) => commands.webhooks.rotateSecret.execute({ partnerId: null, endpointId: command.endpointId, actor: null }));
+      if (command.json) return json(rotated);
+      return `rotated the signing secret of webhook endpoint ${rotated.id}; the previous one keeps signing beside it for 24 hours. The new one:\n${rotated.secret}\n`;
+    }
+    case 'webhooks enable':
+    case 'webhooks disable': {
+      const status = command.name === 'webhooks enable' ? 'enabled' : 'disabled';
+      const changed = await withCommands(io, (commands) => commands.webhooks.setStatus.execute({ partnerId: null, endpointId: command.endpointId, status, actor: null }));
+      return command.json ? json(changed) : `webhook endpoint ${changed.id} is ${changed.status}\n`;
+    }
+    case 'webhooks remove': {
+      const removed = await withCommands(io, (commands) => commands.webhooks.remove.execute({ partnerId: null, endpointId: command.endpointId, actor: null }));
+      return command.json ? json({ id: removed.id, removed: true }) : `removed webhook endpoint ${removed.id}\n`;
+    }
     case 'keys list': {
       const keys = (await withCommands(io, (commands) => commands.listKeys(command.partner))).map(listing);
       if (command.json) return json(keys);

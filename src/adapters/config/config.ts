@@ -45,6 +45,8 @@ export interface Config {
   readonly metricsHost: string;
   /** Signs changes-feed cursors; null means a secret the storage keeps (MySQL) or makes at start (memory). */
   readonly cursorSecret: string | null;
+  /** Webhook endpoints may be `http` and name loopback, private and other non-public addresses: development and tests only. */
+  readonly webhookAllowPrivateTargets: boolean;
 }
 
 export type Role = 'all' | 'api' | 'portal';
@@ -107,6 +109,7 @@ export function readConfig(env: Env): Config {
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65_535),
     metricsHost: text(env, 'METRICS_HOST') ?? '127.0.0.1',
     cursorSecret: secret(env, 'CURSOR_SECRET', MIN_SECRET_LENGTH),
+    webhookAllowPrivateTargets: oneOf(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', ['true', 'false'] as const, 'false') === 'true',
   };
 }
 

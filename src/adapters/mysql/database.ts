@@ -129,6 +129,20 @@ export interface AuditEventsTable {
   admin_email: string | null;
   action: string;
   key_id: string | null;
+  endpoint_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A partner's webhook endpoint; its secrets are kept as they are, since messages are signed with them. */
+export interface WebhookEndpointsTable {
+  id: string;
+  partner_id: string;
+  url: string;
+  description: string | null;
+  status: 'enabled' | 'disabled';
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+  created_at: Date;
 }
 
 /** A secret of the deployment, made once by the first instance that needs it (base64url). */
@@ -153,4 +167,5 @@ export interface Database {
   admin_sign_in_locks: AdminSignInLocksTable;
   audit_events: AuditEventsTable;
   service_secrets: ServiceSecretsTable;
+  webhook_endpoints: WebhookEndpointsTable;
 }

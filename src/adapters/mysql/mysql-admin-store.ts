@@ -151,13 +151,17 @@ export class MysqlAuditLog implements AuditLog {
   async record(event: AuditEvent): Promise<void> {
     await this.db.insertInto('audit_events').values({
       at: event.at, partner_id: event.partnerId, admin_email: event.adminEmail, action: event.action, key_id: event.keyId,
+      endpoint_id: event.endpointId ?? null,
     }).execute();
   }
 
   async list(partnerId: string, limit: number): Promise<AuditEvent[]> {
-    const rows = await this.db.selectFrom('audit_events').select(['at', 'admin_email', 'action', 'key_id'])
+    const rows = await this.db.selectFrom('audit_events').select(['at', 'admin_email', 'action', 'key_id', 'endpoint_id'])
       .where('partner_id', '=', partnerId).orderBy('id', 'desc').limit(limit).execute();
-    return rows.map((row) => ({ at: row.at, partnerId, adminEmail: row.admin_email, action: row.action as AuditAction, keyId: row.key_id }));
+    return rows.map((row) => ({
+      at: row.at, partnerId, adminEmail: row.admin_email, action: row.action as AuditAction, keyId: row.key_id,
+      ...(row.endpoint_id === null ? {} : { endpointId: row.endpoint_id }),
+    }));
   }
 
   async prune(before: Date): Promise<void> {

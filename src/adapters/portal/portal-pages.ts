@@ -171,16 +171,22 @@ export function revokePage(options: { viewer: Viewer; key: ApiKeyRecord }): stri
 </form>`, viewer, 'api-keys');
 }
 
+/** What an event is about: a key's id, a webhook endpoint's, or nothing (a sign-in). */
+function subjectOf(event: AuditEvent) {
+  const id = event.keyId ?? event.endpointId ?? null;
+  return id === null ? '—' : html`<code>${id}</code>`;
+}
+
 export function auditLogPage(options: { viewer: Viewer; events: readonly AuditEvent[] }): string {
   const rows = options.events.map((event) => html`
-    <tr><td>${when(event.at)}</td><td>${event.adminEmail ?? 'operator (command line)'}</td><td><code>${event.action}</code></td><td>${event.keyId === null ? '—' : html`<code>${event.keyId}</code>`}</td></tr>`);
+    <tr><td>${when(event.at)}</td><td>${event.adminEmail ?? 'operator (command line)'}</td><td><code>${event.action}</code></td><td>${subjectOf(event)}</td></tr>`);
   return layout('Audit log', html`
 <h1>Audit log</h1>
 <p>What admins of ${options.viewer.partnerId} and the service's operators did, newest first.</p>
 ${rows.length === 0 ? html`<p>Nothing yet.</p>` : html`
 <div class="table-wrap">
 <table>
-  <thead><tr><th scope="col">Time</th><th scope="col">Admin</th><th scope="col">Action</th><th scope="col">Key</th></tr></thead>
+  <thead><tr><th scope="col">Time</th><th scope="col">Admin</th><th scope="col">Action</th><th scope="col">Key or endpoint</th></tr></thead>
   <tbody>${rows}</tbody>
 </table>
 </div>`}`, options.viewer, 'audit-log');

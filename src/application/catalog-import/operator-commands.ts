@@ -1,6 +1,7 @@
 import type { CatalogPieces } from '../../domain/catalog-source.js';
 import type { IssuedInvitation } from '../admin-sign-in/invite-admin.js';
 import type { KeyChanges } from '../instances/change-versions.js';
+import type { WebhookUseCases } from '../webhooks/webhook-use-cases.js';
 
 /** A key just issued: the key itself is handed to the operator once, never stored. */
 export interface IssuedApiKey {
@@ -53,5 +54,7 @@ export interface OperatorCommands {
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;
   /** A one-use invitation for a partner admin (`InviteAdmin`); its token is handed out once. */
   inviteAdmin(partnerId: string, email: string): Promise<IssuedInvitation>;
+  /** Partners' webhook endpoints, through the same use cases the portal will drive; an operator acts with `partnerId` null. */
+  readonly webhooks: WebhookUseCases;
   close(): Promise<void>;
 }

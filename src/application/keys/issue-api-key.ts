@@ -3,7 +3,7 @@ import { AdminError } from '../../domain/admin-errors.js';
 import { MAX_KEY_LABEL_LENGTH, randomHex } from '../../domain/admin.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer, NewApiKey } from './api-key-admin.js';
 import type { KeyChanges } from '../instances/change-versions.js';
-import type { AuditLog } from '../admin-sign-in/audit-log.js';
+import type { Actor, AuditLog } from '../admin-sign-in/audit-log.js';
 import type { Clock } from '../common/clock.js';
 import type { IssuedApiKey } from '../catalog-import/operator-commands.js';
 
@@ -13,9 +13,6 @@ export interface KeyIssue {
   /** Null when every instance was told; else the reason, and the key may be refused elsewhere for up to CACHE_TTL_MS. */
   readonly announceFailure: string | null;
 }
-
-/** Who acted: an admin of the portal, or an operator at the command line (null). */
-export type Actor = { readonly adminEmail: string } | null;
 
 /** A new key for the partner: the key itself in the answer, only its hash stored. */
 export function newKey(partnerId: string, label: string | null, now: Date): { key: string; record: NewApiKey } {

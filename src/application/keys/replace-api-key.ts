@@ -1,7 +1,7 @@
 import { AdminError } from '../../domain/admin-errors.js';
-import { announce, newKey, type Actor, type KeyIssue } from './issue-api-key.js';
+import { announce, newKey, type KeyIssue } from './issue-api-key.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './api-key-admin.js';
-import type { AuditLog } from '../admin-sign-in/audit-log.js';
+import type { Actor, AuditLog } from '../admin-sign-in/audit-log.js';
 import type { Clock } from '../common/clock.js';
 
 /**

@@ -1,7 +1,7 @@
 import { AdminError } from '../../domain/admin-errors.js';
-import { announce, type Actor } from './issue-api-key.js';
+import { announce } from './issue-api-key.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './api-key-admin.js';
-import type { AuditLog } from '../admin-sign-in/audit-log.js';
+import type { Actor, AuditLog } from '../admin-sign-in/audit-log.js';
 import type { Clock } from '../common/clock.js';
 
 /**

@@ -1,0 +1,16 @@
+import type { AddWebhookEndpoint } from './add-webhook-endpoint.js';
+import type { ListWebhookEndpoints } from './list-webhook-endpoints.js';
+import type { RemoveWebhookEndpoint } from './remove-webhook-endpoint.js';
+import type { RevealWebhookSecret } from './reveal-webhook-secret.js';
+import type { RotateWebhookSecret } from './rotate-webhook-secret.js';
+import type { SetWebhookEndpointStatus } from './set-webhook-endpoint-status.js';
+
+/** The endpoint use cases, one set for the CLI and (later) the portal. */
+export interface WebhookUseCases {
+  readonly add: AddWebhookEndpoint;
+  readonly list: ListWebhookEndpoints;
+  readonly revealSecret: RevealWebhookSecret;
+  readonly rotateSecret: RotateWebhookSecret;
+  readonly setStatus: SetWebhookEndpointStatus;
+  readonly remove: RemoveWebhookEndpoint;
+}
