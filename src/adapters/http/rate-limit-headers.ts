@@ -10,10 +10,32 @@ const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
  */
 export function rateLimitHeaders(status: RateLimitStatus): HeaderList {
   return [
-    'RateLimit-Limit', String(status.limit),
+    'RateLimit-Limit', limitText(status.limit),
     'RateLimit-Remaining', String(status.remaining),
     'RateLimit-Reset', String(status.resetSeconds),
-    'RateLimit-Policy', `"default";q=${status.limit};w=${WINDOW_SECONDS}`,
+    'RateLimit-Policy', policyText(status.limit),
     'RateLimit', `"default";r=${status.remaining};t=${status.resetSeconds}`,
   ];
+}
+
+// The limit is the same for every key of a deployment: its two texts are made once, not per answer.
+let lastLimit = Number.NaN;
+let lastLimitText = '';
+let lastPolicyText = '';
+
+function remember(limit: number): void {
+  if (limit === lastLimit) return;
+  lastLimit = limit;
+  lastLimitText = String(limit);
+  lastPolicyText = `"default";q=${limit};w=${WINDOW_SECONDS}`;
+}
+
+function limitText(limit: number): string {
+  remember(limit);
+  return lastLimitText;
+}
+
+function policyText(limit: number): string {
+  remember(limit);
+  return lastPolicyText;
 }
