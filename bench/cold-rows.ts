@@ -13,7 +13,7 @@ import { openBenchRedis } from './bench-redis.js';
 import { bufferPoolAndAnswersMb, openColdCatalog, type ColdCatalog } from './cold-catalog.js';
 import { LOAD_CONNECTIONS, NO_STATUSES_LUA, runWrk, type Load } from './load.js';
 import { median } from './percentile.js';
-import { cores, freePort, pinned, withServer, type ServerOptions } from './server-process.js';
+import { cores, cpuMicros, freePort, pinned, withServer, type ServerOptions } from './server-process.js';
 import type { BenchContext } from './target.js';
 
 type Distribution = 'uniform' | 'zipf';
@@ -42,6 +42,8 @@ interface ServiceFigures {
 
 interface ColdSample extends Load {
   readonly service?: ServiceFigures;
+  /** The server's CPU time per answer, in microseconds: whether it was busy or waiting. */
+  readonly cpuUs: number;
 }
 
 export interface ColdOptions {
@@ -118,9 +120,14 @@ async function measure(row: ColdRow, context: BenchContext, catalog: ColdCatalog
   const isService = row.limit !== undefined;
   const metricsPort = isService ? await freePort() : 0;
   const env = isService ? { ...row.env, METRICS_PORT: String(metricsPort) } : row.env;
-  return withServer(row.script, env, async (base) => {
+  return withServer(row.script, env, async (base, pid) => {
     await drive(base, context, catalog, row.distribution, 2); // warm-up: JIT, connections, the cache's first answers
-    if (!isService) return drive(base, context, catalog, row.distribution, options.durationS);
+    const cpuBefore = cpuMicros(pid);
+    const perAnswer = (load: Load): number => (cpuMicros(pid) - cpuBefore) / Math.max(1, load.requests);
+    if (!isService) {
+      const load = await drive(base, context, catalog, row.distribution, options.durationS);
+      return { ...load, cpuUs: perAnswer(load) };
+    }
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     const before = await scrape(metricsUrl);
     const startedAt = performance.now();
@@ -134,6 +141,7 @@ async function measure(row: ColdRow, context: BenchContext, catalog: ColdCatalog
       }
     })();
     const load = await drive(base, context, catalog, row.distribution, options.durationS);
+    const cpuUs = perAnswer(load);
     done.abort();
     await sampler;
     const after = await scrape(metricsUrl);
@@ -143,6 +151,7 @@ async function measure(row: ColdRow, context: BenchContext, catalog: ColdCatalog
     const waited = delta('pcat_db_pool_wait_seconds_total');
     return {
       ...load,
+      cpuUs,
       service: {
         hits: delta('pcat_response_cache_lookups_total:hit'), misses, meanWaiting: waited / seconds, maxWaiting,
         waitPerMiss: misses === 0 ? 0 : waited / misses, entries: after.get('pcat_response_cache_entries') ?? 0,
@@ -204,7 +213,7 @@ const hitRate = (s: ServiceFigures): string => `${((100 * s.hits) / Math.max(1, 
 
 /** Medians over the rounds; ratios taken round by round against the limit of the same distribution, then the median. */
 function printColdTable(rows: ColdRow[], samples: Map<ColdRow, ColdSample[]>): void {
-  const header = ['server', 'req/s (median)', 'p50 ms', 'p99 ms', 'req/s / limit', 'p99 / limit', 'cache hit rate', 'pool waiting, mean (max sampled)', 'queue wait per miss ms', 'errors'];
+  const header = ['server', 'req/s (median)', 'p50 ms', 'p99 ms', 'req/s / limit', 'p99 / limit', 'cache hit rate', 'pool waiting, mean (max sampled)', 'queue wait per miss ms', 'CPU µs/answer', 'errors'];
   process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
   for (const row of rows) {
     const s = samples.get(row)!;
@@ -221,7 +230,7 @@ function printColdTable(rows: ColdRow[], samples: Map<ColdRow, ColdSample[]>): v
         figures.map((f) => (f.waitPerMiss * 1000).toFixed(2)).join(', '),
       );
     }
-    cells.push(String(s.reduce((n, x) => n + x.errors, 0)));
+    cells.push(median(s.map((x) => x.cpuUs)).toFixed(1), String(s.reduce((n, x) => n + x.errors, 0)));
     process.stdout.write(`| ${cells.join(' | ')} |\n`);
   }
   process.stdout.write('(hit rate, pool waiting and queue wait: each round in turn; the targets of issue 27: cold uniform at 0.85 of the limit\'s req/s or more, p99 at most 1.5 times the limit\'s)\n');
