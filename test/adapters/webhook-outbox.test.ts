@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { sql } from 'kysely';
+import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
 import { MemoryWebhookOutbox } from '../../src/adapters/memory/memory-webhook-outbox.js';
@@ -35,6 +37,11 @@ describe('webhook outbox storage', function () {
     webhookOutboxContract('mysql', async () => {
       await fresh();
       return { endpoints: new MysqlWebhookEndpoints(testDb.db), outbox: new MysqlWebhookOutbox(testDb.db) };
+    });
+
+    it('migration 0011 runs again over its own tables', async function () {
+      await sql`delete from kysely_migration where name = '0011_webhook_outbox'`.execute(testDb.db);
+      expect(await migrateToLatest(testDb.db)).to.deep.equal(['0011_webhook_outbox']);
     });
 
     it('never gives one delivery to two claimers at once, and gives every due one to some claimer', async function () {
