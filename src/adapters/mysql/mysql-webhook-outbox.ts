@@ -47,7 +47,7 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
       .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select([
-        'd.id', 'd.attempts', 'd.claim_expires_at', 'd.next_attempt_at', 'm.id as message_id', 'm.type', 'm.body', 'm.created_at',
+        'd.id', 'd.attempts', 'd.claim_expires_at', 'm.id as message_id', 'm.type', 'm.body', 'm.created_at',
         'e.id as endpoint_id', 'e.url', 'e.status', 'e.secret', 'e.previous_secret', 'e.previous_secret_until',
       ])
       .where('d.claim_token', '=', token)

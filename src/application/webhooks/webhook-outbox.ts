@@ -82,6 +82,3 @@ export interface WebhookOutbox {
   /** Forgets attempts made before `before`; returns how many. */
   pruneAttempts(before: Date): Promise<number>;
 }
-
-/** Attempts are kept this long in the delivery log. */
-export const ATTEMPT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
