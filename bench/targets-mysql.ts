@@ -1,6 +1,7 @@
 import { createConnection } from 'mysql2/promise';
 import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.js';
 import { MysqlCatalogStore } from '../src/adapters/mysql/mysql-catalog-store.js';
+import { MysqlCursorKeys } from '../src/adapters/mysql/mysql-cursor-keys.js';
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
 import { ImportCatalog } from '../src/application/catalog-import/import-catalog.js';
@@ -34,7 +35,7 @@ export async function openMysqlBenchDatabase(context: BenchContext, purpose: str
   const db = createMysqlDatabase(url, { queryTimeoutMs: 600_000 });
   try {
     await migrateToLatest(db);
-    await new ImportCatalog(new MysqlCatalogStore(db), systemClock).execute(catalogFilePieces(context.catalog.file));
+    await new ImportCatalog(new MysqlCatalogStore(db), systemClock, new MysqlCursorKeys(db, { secret: null })).execute(catalogFilePieces(context.catalog.file));
   } finally {
     await db.destroy();
   }

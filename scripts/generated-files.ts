@@ -9,6 +9,7 @@ import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.j
 import { STATUS_BY_CODE } from '../src/adapters/http/error-response.js';
 import { openApiDocument } from '../src/adapters/http/operations.js';
 import { MemoryCatalogStore } from '../src/adapters/memory/memory-catalog-store.js';
+import { processCursorKeys } from '../src/adapters/memory/process-cursor-keys.js';
 import { ImportCatalog } from '../src/application/catalog-import/import-catalog.js';
 import { systemClock } from '../src/application/common/clock.js';
 import { parseSku } from '../src/domain/sku.js';
@@ -24,7 +25,7 @@ const header = (...lines: string[]) => ['/*', ...lines.map((line) => ` * ${line}
 /** The demo catalog's TENT-2P as the API answers it, for the document's example. */
 async function lookupExample(): Promise<GeneratedFile> {
   const catalog = new MemoryCatalogStore();
-  await new ImportCatalog(catalog, systemClock).execute(catalogFilePieces(DEMO_CATALOG_FILE));
+  await new ImportCatalog(catalog, systemClock, processCursorKeys()).execute(catalogFilePieces(DEMO_CATALOG_FILE));
   const answer = { data: await catalog.findBySku(DEMO_PARTNER_ID, parseSku('TENT-2P')) };
   return {
     path: 'src/adapters/http/openapi-examples.ts',

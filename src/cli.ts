@@ -9,6 +9,7 @@ import { createContainer, nobodyToTell, TOKENS } from './container.js';
 import { mysqlAdminStore } from './adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from './adapters/mysql/mysql-api-key-admin.js';
 import { MysqlCatalogStore } from './adapters/mysql/mysql-catalog-store.js';
+import { MysqlCursorKeys } from './adapters/mysql/mysql-cursor-keys.js';
 import { MysqlWebhookEndpoints } from './adapters/mysql/mysql-webhook-endpoints.js';
 import { migrateToLatest } from './adapters/mysql/migrate.js';
 import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
@@ -21,14 +22,15 @@ import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js'
  * also announced to the running instances.
  */
 function openOperatorCommands(): Promise<OperatorCommands> {
-  const { databaseUrl, redisUrl, webhookAllowPrivateTargets } = readConfig(process.env);
+  const { databaseUrl, redisUrl, webhookAllowPrivateTargets, cursorSecret } = readConfig(process.env);
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
   const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl });
   const announcer = versions ?? nobodyToTell;
   const container = createContainer({
     admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },
-    catalog: new MysqlCatalogStore(db),
+    // The instances' cursor key, so an import's webhook messages carry cursors the feed takes.
+    catalog: { store: new MysqlCatalogStore(db), cursorKeys: new MysqlCursorKeys(db, { secret: cursorSecret }) },
     webhooks: { endpoints: new MysqlWebhookEndpoints(db), allowPrivateTargets: webhookAllowPrivateTargets },
   });
   const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);

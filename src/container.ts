@@ -130,12 +130,18 @@ export interface WebhookInfrastructure {
   readonly allowPrivateTargets: boolean;
 }
 
+/** Where a catalog import writes, and the key its webhook messages' feed cursors are signed with. */
+export interface CatalogInfrastructure {
+  readonly store: CatalogStore;
+  readonly cursorKeys: CursorKeys;
+}
+
 /** What a process serves: the API, the portal and the CLI each bring the parts they run. */
 export interface Parts {
   readonly api?: Infrastructure;
   readonly admin?: AdminInfrastructure;
-  /** Where a catalog import writes. */
-  readonly catalog?: CatalogStore;
+  /** Where a catalog import writes, its webhook messages included. */
+  readonly catalog?: CatalogInfrastructure;
   /** Webhook endpoints; their actions are audited, so they come with `admin`. */
   readonly webhooks?: WebhookInfrastructure;
 }
@@ -149,8 +155,9 @@ export function createContainer(parts: Parts): Container {
   if (parts.api !== undefined) bindApi(container, parts.api);
   if (parts.admin !== undefined) bindAdmin(container, parts.admin);
   if (parts.catalog !== undefined) {
-    container.bind(TOKENS.CatalogStore).toConstantValue(parts.catalog);
-    container.bind(TOKENS.ImportCatalog).toResolvedValue((store: CatalogStore) => new ImportCatalog(store, systemClock), [TOKENS.CatalogStore]);
+    const { cursorKeys } = parts.catalog;
+    container.bind(TOKENS.CatalogStore).toConstantValue(parts.catalog.store);
+    container.bind(TOKENS.ImportCatalog).toResolvedValue((store: CatalogStore) => new ImportCatalog(store, systemClock, cursorKeys), [TOKENS.CatalogStore]);
   }
   if (parts.webhooks !== undefined) {
     if (parts.admin === undefined) throw new Error('webhook endpoints need the admin parts: their audit log and clock');

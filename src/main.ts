@@ -14,6 +14,8 @@ import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from './adapters/catalog-file/cata
 import { CatalogFileReloader } from './adapters/catalog-file/catalog-file-reloader.js';
 import { MemoryAuthFailureGuard } from './adapters/memory/memory-auth-failure-guard.js';
 import { MemoryCatalogStore } from './adapters/memory/memory-catalog-store.js';
+import { MemoryWebhookEndpoints } from './adapters/memory/memory-webhook-endpoints.js';
+import { MemoryWebhookOutbox } from './adapters/memory/memory-webhook-outbox.js';
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
 import { processCursorKeys } from './adapters/memory/process-cursor-keys.js';
 import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
@@ -224,10 +226,12 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
       },
     };
   }
-  const store = new MemoryCatalogStore();
-  const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, createContainer({ catalog: store }).get(TOKENS.ImportCatalog), logger);
-  await reloader.load();
+  // This process's endpoints and outbox: a reload of the file queues its webhook messages there.
+  const webhookEndpoints: MemoryWebhookEndpoints = new MemoryWebhookEndpoints({ hasPartner: (partnerId: string): boolean => store.hasPartner(partnerId) });
+  const store: MemoryCatalogStore = new MemoryCatalogStore(new MemoryWebhookOutbox(webhookEndpoints));
   const cursorKeys = processCursorKeys({ secret: config.cursorSecret });
+  const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, createContainer({ catalog: { store, cursorKeys } }).get(TOKENS.ImportCatalog), logger);
+  await reloader.load();
   const deployment: Deployment = {
     infrastructure: { catalog: store, changes: store, cursorKeys, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics, keyUsage },
     // One process: a key issued or revoked in the store is in force for its next request, with no one else to tell.

@@ -1,13 +1,21 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MysqlChangesFeed } from '../src/adapters/mysql/mysql-changes-feed.js';
+import { MysqlCursorKeys } from '../src/adapters/mysql/mysql-cursor-keys.js';
 import { MysqlWebhookEndpoints } from '../src/adapters/mysql/mysql-webhook-endpoints.js';
+import { MysqlWebhookOutbox } from '../src/adapters/mysql/mysql-webhook-outbox.js';
+import { ReadChanges } from '../src/application/changes/read-changes.js';
+import type { CatalogChangedMessage } from '../src/domain/webhook-messages.js';
 import { signingSecrets } from '../src/domain/webhook-endpoint.js';
 import { webhookBody, webhookTestMessage } from '../src/domain/webhook-messages.js';
 import { newWebhookMessageId, signWebhook } from '../src/domain/webhook-signature.js';
 import { fixtureCatalog } from './fixtures/catalog-fixture.js';
 import { cli as runCli, type CliRun } from './support/cli-process.js';
-import { importCatalog } from './support/import.js';
+import { catalogDocument, importCatalog } from './support/import.js';
 import { useTestDatabase } from './support/mariadb.js';
 import type { CliScript } from './support/script-command.js';
 
@@ -141,6 +149,33 @@ describe('webhooks commands (npm run cli:prod; npm run cli once)', function () {
     }
     const unknown = await cli(['webhooks', 'list', '--partner', 'nobody']);
     expect([unknown.code, unknown.stderr]).to.deep.equal([1, 'error: no partner with id "nobody"; import its catalog first\n']);
+  });
+
+  it('an import from the CLI queues one catalog.changed message to each enabled endpoint, its cursor one the feed takes', async function () {
+    const enabled = await add('https://hooks.acme.example/a');
+    const disabled = await add('https://hooks.acme.example/b');
+    expect((await cli(['webhooks', 'disable', disabled.id])).code).to.equal(0);
+    const catalog = fixtureCatalog();
+    const acme = catalog.partners.find((partner) => partner.id === 'acme')!;
+    const changed = { ...catalog, partners: catalog.partners.map((partner) => partner !== acme ? partner : { ...partner, products: partner.products.map((product, i) => i === 0 ? { ...product, title: 'Changed by the CLI' } : product) }) };
+    const dir = await mkdtemp(join(tmpdir(), 'pcat-webhooks-'));
+    try {
+      const file = join(dir, 'catalog.json');
+      await writeFile(file, JSON.stringify(catalogDocument(changed)));
+      const run = await cli(['import', file]);
+      expect(run.code, run.stderr).to.equal(0);
+      const claimed = await new MysqlWebhookOutbox(testDb.db).claimDue(new Date(Date.now() + 1_000), 10, 60_000);
+      expect(claimed.map((c) => c.endpoint.id)).to.deep.equal([enabled.id]);
+      const body = JSON.parse(claimed[0]!.message.body) as CatalogChangedMessage;
+      expect(body.data).to.include({ changes: 1, upserted: 1, deleted: 0 });
+      const read = await new ReadChanges(new MysqlChangesFeed(testDb.db), new MysqlCursorKeys(testDb.db), { now: () => Date.now() })
+        .execute({ partnerId: 'acme', cursor: body.data.cursor, limit: '10' });
+      expect(read.changes.map((change) => change.sku)).to.deep.equal([acme.products[0]!.sku]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await importCatalog(testDb.db, fixtureCatalog());
+      await testDb.db.deleteFrom('webhook_messages').execute();
+    }
   });
 
   it('refuses a malformed command line with exit 2, and knows no test or deliveries command yet', async function () {

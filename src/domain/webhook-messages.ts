@@ -28,15 +28,48 @@ export interface WebhookTestMessage {
 
 export type WebhookMessage = CatalogChangedMessage | WebhookTestMessage;
 
+/**
+ * One import's changes to one partner's catalog, as its message needs them: every change counted,
+ * and listed only while they fit in a message, so an import of millions holds no list of them.
+ */
+export class ChangeTally {
+  upserted = 0;
+  deleted = 0;
+  private listed: ProductChange[] | null = [];
+
+  add(change: ProductChange): void {
+    if (change.change === 'upserted') this.upserted += 1;
+    else this.deleted += 1;
+    if (this.listed === null) return;
+    if (this.listed.length === MAX_LISTED_CHANGES) this.listed = null;
+    else this.listed.push(change);
+  }
+
+  get count(): number {
+    return this.upserted + this.deleted;
+  }
+
+  /** The changes in the order added; null past `MAX_LISTED_CHANGES`. */
+  get items(): readonly ProductChange[] | null {
+    return this.listed;
+  }
+}
+
 /** The message of one import that changed a partner's catalog: its changes as the feed lists them. */
-export function catalogChangedMessage(input: { readonly at: Date; readonly cursor: string; readonly changes: readonly ProductChange[] }): CatalogChangedMessage {
-  const { changes, cursor } = input;
-  const upserted = changes.filter((change) => change.change === 'upserted').length;
-  const data: CatalogChangedData = { changes: changes.length, upserted, deleted: changes.length - upserted, cursor };
+export function catalogChangedMessage(input: { readonly at: Date; readonly cursor: string; readonly changes: readonly ProductChange[] | ChangeTally }): CatalogChangedMessage {
+  const { cursor } = input;
+  let tally = input.changes;
+  if (!(tally instanceof ChangeTally)) {
+    const changes = tally;
+    tally = new ChangeTally();
+    for (const change of changes) tally.add(change);
+  }
+  const data: CatalogChangedData = { changes: tally.count, upserted: tally.upserted, deleted: tally.deleted, cursor };
+  const { items } = tally;
   return {
     type: 'catalog.changed',
     timestamp: messageTimestamp(input.at),
-    data: changes.length <= MAX_LISTED_CHANGES ? { ...data, items: changes.map(toChangeView) } : data,
+    data: items === null ? data : { ...data, items: items.map(toChangeView) },
   };
 }
 

@@ -5,6 +5,7 @@ import { memoryAdminStore } from '../../src/adapters/memory/memory-admin-store.j
 import { MemorySignInAddressBudget } from '../../src/adapters/memory/memory-sign-in-address-budget.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
+import { migrationsFrom } from '../support/migrations.js';
 import { mysqlAdminStore } from '../../src/adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from '../../src/adapters/mysql/mysql-api-key-admin.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
@@ -114,7 +115,7 @@ describe('the portal\'s storage', function () {
           (${T}, 'acme', 'ada@acme.example', 'admin.sign_in_failed')`.execute(db);
         // Kysely runs migrations in order only: the ones after 0009 are forgotten with it, and run again too.
         await sql`delete from kysely_migration where name >= '0009_admin_records_retention'`.execute(db);
-        expect(await migrateToLatest(db)).to.deep.equal(['0009_admin_records_retention', '0010_webhook_endpoints']);
+        expect(await migrateToLatest(db)).to.deep.equal(await migrationsFrom('0009_admin_records_retention'));
         expect((await mysqlAdminStore(db).audit.list('acme', 10)).map((e) => e.adminEmail)).to.deep.equal(['ada@acme.example']);
         expect(await rows('audit_events')).to.equal(1);
       });

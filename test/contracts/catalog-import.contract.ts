@@ -295,7 +295,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       const calls: KeyChanges[] = [];
       const told = async (d: unknown): Promise<{ withdrawn: string[]; added: string[] } | undefined> => {
         calls.length = 0;
-        await new ImportCatalog(s.store, systemClock).execute(piecesOfDocument(d), (c) => calls.push(c));
+        await new ImportCatalog(s.store, systemClock, processCursorKeys()).execute(piecesOfDocument(d), (c) => calls.push(c));
         expect(calls).to.have.length(1);
         return { withdrawn: [...calls[0]!.withdrawn].sort(), added: [...calls[0]!.added].sort() };
       };
@@ -401,7 +401,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       it('keeps deleted products 30 days, then expires the cursors from before them', async function () {
         const day = 24 * 60 * 60 * 1000;
         let now = Date.parse('2026-01-01T00:00:00Z');
-        const importAt = (d: unknown) => new ImportCatalog(s.store, { now: () => now }).execute(piecesOfDocument(d));
+        const importAt = (d: unknown) => new ImportCatalog(s.store, { now: () => now }, processCursorKeys()).execute(piecesOfDocument(d));
         const clock = { now: () => now };
         const cursorKeys = processCursorKeys({ clock });
         const read = (cursor: string | undefined) => new ReadChanges(s.feed, cursorKeys, clock).execute({ partnerId: 'acme', cursor, limit: '1000' });
@@ -436,7 +436,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       async function* grouped() {
         for (let i = 0; i < pieces.length; i += 3) yield await Promise.resolve(pieces.slice(i, i + 3));
       }
-      await new ImportCatalog(s.store, systemClock).execute(grouped());
+      await new ImportCatalog(s.store, systemClock, processCursorKeys()).execute(grouped());
       expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
     });
   });

@@ -375,7 +375,7 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
 
   it('answers 410 cursor_expired to a cursor older than a deletion the feed no longer keeps, and serves a fresh start', async function () {
     const now = Date.now();
-    const at = (ms: number) => new ImportCatalog(store, { now: () => ms });
+    const at = (ms: number) => new ImportCatalog(store, { now: () => ms }, served.cursorKeys);
     ({ store, served, signingBegan } = await storage.fresh());
     await serveAgain();
     const all = catalogOf(FIFTY.map((sku) => product(sku)));

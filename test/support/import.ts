@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/mysql/database.js';
 import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
+import { MysqlCursorKeys } from '../../src/adapters/mysql/mysql-cursor-keys.js';
+import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
+import type { CursorKeys } from '../../src/application/changes/cursor-keys.js';
 import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
 import type { CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
 import { systemClock } from '../../src/application/common/clock.js';
@@ -34,11 +37,11 @@ export function catalogDocument(catalog: Catalog): Record<string, unknown> {
 }
 
 /** Imports a document (or a validated catalog) through the use case, as the CLI and a reload do. */
-export function importDocument(store: CatalogStore, document: unknown): Promise<ImportReport> {
-  return new ImportCatalog(store, systemClock).execute(piecesOfDocument(document));
+export function importDocument(store: CatalogStore, document: unknown, cursorKeys: CursorKeys = processCursorKeys()): Promise<ImportReport> {
+  return new ImportCatalog(store, systemClock, cursorKeys).execute(piecesOfDocument(document));
 }
 
 /** Imports a validated catalog into a MySQL database. */
 export function importCatalog(db: Kysely<Database>, catalog: Catalog): Promise<ImportReport> {
-  return importDocument(new MysqlCatalogStore(db), catalogDocument(catalog));
+  return importDocument(new MysqlCatalogStore(db), catalogDocument(catalog), new MysqlCursorKeys(db, { secret: null }));
 }

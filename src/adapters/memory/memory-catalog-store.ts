@@ -2,12 +2,14 @@ import type { ApiKeyStore } from '../../application/access/api-key-store.js';
 import type { ChangesFeed, FeedPage } from '../../application/changes/changes-feed.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
+import type { OutboxMessage } from '../../application/webhooks/webhook-outbox.js';
 import type { Principal } from '../../domain/api-key.js';
 import type { FeedEntry, ProductChange } from '../../domain/changes.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
+import type { MemoryWebhookOutbox } from './memory-webhook-outbox.js';
 
 interface ProductRow extends StoredProduct {
   readonly partnerId: string;
@@ -61,18 +63,24 @@ function copyOf(state: State): State {
  * The whole catalog held in process, for small and demo deployments and for tests: products and
  * their answers, and the keys. An import builds the next state on a copy and publishes it in one
  * assignment, so a lookup sees the old catalog or the new one, never a mix; a failed import
- * publishes nothing. IDs follow identities across imports, as on MySQL.
+ * publishes nothing. IDs follow identities across imports, as on MySQL. The webhook messages an
+ * import queues go to the outbox when it publishes, and only then; without an outbox this process
+ * has no endpoints, and an import queues none.
  */
 export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyStore, ChangesFeed {
   private state: State = emptyState();
   private importing_: Promise<unknown> = Promise.resolve();
 
+  constructor(private readonly outbox?: MemoryWebhookOutbox) {}
+
   importing<T>(work: (session: CatalogImportSession) => Promise<T>): Promise<T> {
     // Imports take turns: each starts from what the one before it published.
     const run = this.importing_.catch(() => undefined).then(async () => {
       const next = copyOf(this.state);
-      const result = await work(new MemoryImportSession(next));
+      const session = new MemoryImportSession(next, this.outbox);
+      const result = await work(session);
       this.state = next;
+      for (const message of session.messages) await this.outbox?.enqueue(message);
       return result;
     });
     this.importing_ = run;
@@ -143,7 +151,26 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
 }
 
 class MemoryImportSession implements CatalogImportSession {
-  constructor(private readonly state: State) {}
+  /** Queued by the import, for the outbox once it publishes. */
+  readonly messages: OutboxMessage[] = [];
+
+  constructor(
+    private readonly state: State,
+    private readonly outbox: MemoryWebhookOutbox | undefined,
+  ) {}
+
+  feedPosition(partnerId: string): Promise<number> {
+    return Promise.resolve(this.state.feeds.get(partnerId)?.seq ?? 0);
+  }
+
+  enabledWebhookEndpoints(partnerId: string): Promise<string[]> {
+    return Promise.resolve(this.outbox?.enabledEndpoints(partnerId) ?? []);
+  }
+
+  queueWebhookMessages(messages: readonly OutboxMessage[]): Promise<void> {
+    this.messages.push(...messages);
+    return Promise.resolve();
+  }
 
   partnerName(partnerId: string): Promise<string | null> {
     return Promise.resolve(this.state.partners.get(partnerId) ?? null);

@@ -49,6 +49,16 @@ export class MemoryWebhookEndpoints implements WebhookEndpointStore {
     return Promise.resolve(this.endpoints.delete(endpointId));
   }
 
+  /** The endpoint now, for the outbox of this process. */
+  held(endpointId: string): WebhookEndpoint | undefined {
+    return this.endpoints.get(endpointId);
+  }
+
+  /** Ids of the partner's enabled endpoints, for an import's messages. */
+  enabledIds(partnerId: string): string[] {
+    return this.mine(partnerId).filter((endpoint) => endpoint.status === 'enabled').map((endpoint) => endpoint.id);
+  }
+
   private mine(partnerId: string): WebhookEndpoint[] {
     return [...this.endpoints.values()].filter((endpoint) => endpoint.partnerId === partnerId)
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));

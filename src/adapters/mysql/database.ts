@@ -145,6 +145,41 @@ export interface WebhookEndpointsTable {
   created_at: Date;
 }
 
+/** A webhook message: the exact body every attempt of it signs and sends. */
+export interface WebhookMessagesTable {
+  id: string;
+  partner_id: string;
+  type: 'catalog.changed' | 'webhook.test';
+  body: string;
+  created_at: Date;
+}
+
+/** A message's delivery to one endpoint; a worker holds it by its claim until the claim expires. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  message_id: string;
+  endpoint_id: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  state: 'pending' | 'delivered' | 'failed';
+  next_attempt_at: Date;
+  claim_token: string | null;
+  claim_expires_at: Date | null;
+  created_at: Date;
+}
+
+/** One attempt, for the delivery log; `excerpt` holds at most the first 1 KiB of the answer. */
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  endpoint_id: string;
+  attempt: number;
+  at: Date;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+  excerpt: Buffer;
+}
+
 /** A secret of the deployment, made once by the first instance that needs it (base64url). */
 export interface ServiceSecretsTable {
   name: string;
@@ -168,4 +203,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   service_secrets: ServiceSecretsTable;
   webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

@@ -9,6 +9,7 @@ import { feedOnAnswers } from './migrations/0007_feed_on_answers.js';
 import { serviceSecrets } from './migrations/0008_service_secrets.js';
 import { adminRecordsRetention } from './migrations/0009_admin_records_retention.js';
 import { webhookEndpoints } from './migrations/0010_webhook_endpoints.js';
+import { webhookOutbox } from './migrations/0011_webhook_outbox.js';
 
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
@@ -23,5 +24,6 @@ export const migrationProvider: MigrationProvider = {
     '0008_service_secrets': serviceSecrets,
     '0009_admin_records_retention': adminRecordsRetention,
     '0010_webhook_endpoints': webhookEndpoints,
+    '0011_webhook_outbox': webhookOutbox,
   }),
 };

@@ -1,10 +1,12 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
+import type { OutboxMessage } from '../../application/webhooks/webhook-outbox.js';
 import { TIMEOUTS } from '../timeouts.js';
 import { batches } from './batches.js';
 import type { Database } from './database.js';
 import { checkPacketSize } from './packet-size.js';
 import { deleteByIds, upsertRows } from './upsert.js';
+import { enabledEndpointIds, insertOutboxMessage } from './mysql-webhook-outbox.js';
 
 /**
  * The import lock's name, for the database the connection uses: MariaDB's named locks are
@@ -139,8 +141,17 @@ class MysqlImportSession implements CatalogImportSession {
     }
   }
 
+  enabledWebhookEndpoints(partnerId: string): Promise<string[]> {
+    return enabledEndpointIds(this.trx, partnerId);
+  }
+
+  /** In the import's transaction: they commit with it, or roll back with it. */
+  async queueWebhookMessages(messages: readonly OutboxMessage[]): Promise<void> {
+    for (const message of messages) await insertOutboxMessage(this.trx, message);
+  }
+
   /** The partner's feed position as this import has moved it; read once, as imports take turns (the lock). */
-  private async feedPosition(partnerId: string): Promise<number> {
+  async feedPosition(partnerId: string): Promise<number> {
     const known = this.feedPositions.get(partnerId);
     if (known !== undefined) return known;
     const { feed_seq: seq } = await this.trx.selectFrom('partners').select('feed_seq').where('id', '=', partnerId).executeTakeFirstOrThrow();

@@ -1,4 +1,5 @@
 import type { LookupResult } from '../../domain/lookup-result.js';
+import type { ImportMessageSession } from '../webhooks/catalog-changed-messages.js';
 
 /**
  * What an import needs of a storage (docs/architecture.md, one import): the identities and
@@ -60,8 +61,11 @@ export interface StoredLookup {
   readonly changed: boolean;
 }
 
-/** The reads and writes of one import, inside its unit of work. Lists may be empty. */
-export interface CatalogImportSession {
+/**
+ * The reads and writes of one import, inside its unit of work. Lists may be empty. The webhook
+ * messages it queues are in that unit of work too: they land with the import or not at all.
+ */
+export interface CatalogImportSession extends ImportMessageSession {
   partnerName(partnerId: string): Promise<string | null>;
   savePartner(partnerId: string, name: string): Promise<void>;
 
@@ -93,6 +97,8 @@ export interface CatalogImportSession {
 
   /** Lists deleted products in the partner's feed, each at the next position, deleted at `at`. */
   recordDeletions(partnerId: string, products: readonly { readonly sku: string; readonly productId: number }[], at: Date): Promise<void>;
+  /** The partner's feed position now: that of its latest change, 0 before any. */
+  feedPosition(partnerId: string): Promise<number>;
   /** Drops the partner's deleted products changed before `before`; cursors from before the newest dropped expire. */
   dropTombstones(partnerId: string, before: Date): Promise<void>;
 

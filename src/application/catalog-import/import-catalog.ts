@@ -1,11 +1,14 @@
 import type { ApiKeyRecord, Product } from '../../domain/catalog.js';
 import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type ListedIdentities, type PartnerHeader } from '../../domain/catalog-source.js';
 import { TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
+import { ChangeTally } from '../../domain/webhook-messages.js';
 import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../../domain/content-hashes.js';
 import { generateJsonLd } from '../../domain/json-ld.js';
 import { etagOf, lookupBodyOfText } from '../../domain/lookup-body.js';
 import { toLookupResult } from '../../domain/lookup-result.js';
 import type { KeyChanges } from '../instances/change-versions.js';
+import type { CursorKeys } from '../changes/cursor-keys.js';
+import { CatalogChangedMessages } from '../webhooks/catalog-changed-messages.js';
 import type { Clock } from '../common/clock.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey } from './catalog-store.js';
 import type { ImportCounts, ImportReport } from './operator-commands.js';
@@ -28,6 +31,9 @@ const SWEEP_PAGE = 5_000;
  * - Only what changed is written, and JSON-LD is generated only for entries one of whose
  *   sources changed.
  *
+ * - A partner whose catalog the import changed gets one `catalog.changed` webhook message, to each
+ *   of its enabled endpoints, queued in the same unit of work (`CatalogChangedMessages`).
+ *
  * The catalog is read piece by piece and written in batches as it is read, so memory holds one
  * batch and the identities seen, whatever the file's size. A file with any problem is refused
  * with every problem listed by JSON path, and nothing it held is kept.
@@ -36,14 +42,17 @@ export class ImportCatalog {
   constructor(
     private readonly store: CatalogStore,
     private readonly clock: Clock,
+    private readonly cursorKeys: CursorKeys,
   ) {}
 
   /** Imports the file; once it has committed, `keysChanged` is told what it did to the keys, for the instances to be told. */
   async execute(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void): Promise<ImportReport> {
     let keyChanges: KeyChanges | undefined;
+    // Read before the unit of work starts, so the import holds no second connection for it.
+    const messages = new CatalogChangedMessages(await this.cursorKeys.cursorKey());
     const report = await this.store.importing(async (session) => {
       const reader = new CatalogSourceReader();
-      const run = new ImportRun(session, new Date(this.clock.now()));
+      const run = new ImportRun(session, new Date(this.clock.now()), messages);
       keyChanges = run.keyChanges;
       const take = async (piece: CatalogPiece): Promise<void> => {
         const units = reader.read(piece);
@@ -82,6 +91,10 @@ const entryKey = (productId: number, urlHash: string): string => `${String(produ
 interface CurrentPartner {
   readonly header: PartnerHeader;
   readonly batch: Product[];
+  /** The partner's feed position before this import listed any of its changes. */
+  readonly positionBefore: number;
+  /** Its changes as the feed lists them, for its webhook message. */
+  readonly changes: ChangeTally;
 }
 
 class ImportRun {
@@ -101,6 +114,7 @@ class ImportRun {
   constructor(
     private readonly session: CatalogImportSession,
     private readonly now: Date,
+    private readonly messages: CatalogChangedMessages,
   ) {}
 
   /** The file is refused: drop what waits to be written. */
@@ -126,6 +140,7 @@ class ImportRun {
         await this.writeBatch(partner);
         await this.sweep(partner, unit.listed);
         await this.session.dropTombstones(unit.partner.id, new Date(this.now.getTime() - TOMBSTONE_RETENTION_MS));
+        await this.messages.queue(this.session, { partnerId: unit.partner.id, positionBefore: partner.positionBefore, changes: partner.changes, at: this.now });
         this.keys.push({ partnerId: unit.partner.id, keys: unit.partner.apiKeys });
         this.partner = null;
         return;
@@ -150,7 +165,7 @@ class ImportRun {
     else if (stored === header.name) counts.unchanged += 1;
     else counts.updated += 1;
     if (stored !== header.name) await this.session.savePartner(header.id, header.name);
-    this.partner = { header, batch: [] };
+    this.partner = { header, batch: [], positionBefore: await this.session.feedPosition(header.id), changes: new ChangeTally() };
   }
 
   /** Writes a batch of one partner's products: rows, then entries' JSON-LD, then answers, each only where changed. */
@@ -228,6 +243,9 @@ class ImportRun {
       return [{ productId, sku: product.sku, lookupHash: hash, lookup, lookupText, etag, changed: etag !== storedProducts.get(product.sku)?.etag }];
     });
     await session.saveLookups(partnerId, lookups, this.now);
+    for (const row of lookups) {
+      if (row.changed) partner.changes.add({ sku: row.sku, productId: row.productId, change: 'upserted', etag: row.etag, changedAt: this.now });
+    }
   }
 
   /**
@@ -251,6 +269,7 @@ class ImportRun {
       report.pdp_entries.deleted += await session.deleteProducts(gone.map((row) => row.id));
       report.products.deleted += gone.length;
       await session.recordDeletions(partnerId, gone.map((row) => ({ sku: row.sku, productId: row.id })), this.now);
+      for (const row of gone) partner.changes.add({ sku: row.sku, productId: row.id, change: 'deleted', etag: null, changedAt: this.now });
       if (page.length < SWEEP_PAGE) break;
       after = page[page.length - 1]!.sku;
     }

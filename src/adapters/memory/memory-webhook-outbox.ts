@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
+import type { WebhookEndpoint } from '../../domain/webhook-endpoint.js';
+
+/** The endpoints of this process, read as they are now. */
+export interface HeldEndpoints {
+  held(endpointId: string): WebhookEndpoint | undefined;
+  enabledIds(partnerId: string): string[];
+}
+
+interface Delivery {
+  readonly id: number;
+  readonly messageId: string;
+  readonly endpointId: string;
+  attempts: number;
+  state: 'pending' | 'delivered' | 'failed';
+  nextAttemptAt: Date;
+  claim: { readonly token: string; readonly expiresAt: Date } | null;
+}
+
+interface Attempt extends AttemptRecord {
+  readonly deliveryId: number;
+  readonly attempt: number;
+}
+
+/**
+ * The outbox of one process (memory storage): what is not delivered when it stops is lost. Each
+ * method is one synchronous step, so a claim cannot be split by another.
+ */
+export class MemoryWebhookOutbox implements WebhookOutbox {
+  private readonly messages = new Map<string, Omit<OutboxMessage, 'endpointIds'>>();
+  private readonly deliveryRows = new Map<number, Delivery>();
+  private attempts: Attempt[] = [];
+  private nextDelivery = 1;
+
+  constructor(private readonly endpoints: HeldEndpoints) {}
+
+  /** Ids of the partner's enabled endpoints now. */
+  enabledEndpoints(partnerId: string): string[] {
+    return this.endpoints.enabledIds(partnerId);
+  }
+
+  enqueue(message: OutboxMessage): Promise<void> {
+    const { endpointIds, ...stored } = message;
+    if (this.messages.has(message.id)) return Promise.reject(new Error(`webhook message id ${message.id} is taken`));
+    this.messages.set(message.id, stored);
+    for (const endpointId of endpointIds) this.addDelivery(message.id, endpointId, message.createdAt);
+    return Promise.resolve();
+  }
+
+  claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const due = [...this.deliveryRows.values()]
+      .filter((d) => d.state === 'pending' && d.nextAttemptAt <= now && (d.claim === null || d.claim.expiresAt <= now))
+      .sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || a.id - b.id);
+    const claimed: ClaimedDelivery[] = [];
+    for (const delivery of due) {
+      if (claimed.length === limit) break;
+      const endpoint = this.endpoints.held(delivery.endpointId);
+      // An endpoint removed takes its deliveries with it, as MySQL's foreign key does.
+      if (endpoint === undefined) {
+        this.deliveryRows.delete(delivery.id);
+        continue;
+      }
+      const message = this.messages.get(delivery.messageId)!;
+      delivery.claim = { token: randomBytes(16).toString('hex'), expiresAt: new Date(now.getTime() + leaseMs) };
+      claimed.push({
+        deliveryId: delivery.id, claimToken: delivery.claim.token, claimExpiresAt: delivery.claim.expiresAt, attempts: delivery.attempts,
+        message: { id: message.id, type: message.type, body: message.body, createdAt: message.createdAt },
+        endpoint: { id: endpoint.id, url: endpoint.url, status: endpoint.status, secrets: endpoint.secrets },
+      });
+    }
+    return Promise.resolve(claimed);
+  }
+
+  recordAttempt(deliveryId: number, claimToken: string, attempt: AttemptRecord, next: DeliveryNext): Promise<boolean> {
+    const delivery = this.deliveryRows.get(deliveryId);
+    if (delivery === undefined || delivery.state !== 'pending' || delivery.claim?.token !== claimToken) return Promise.resolve(false);
+    delivery.attempts += 1;
+    this.attempts.push({ ...attempt, deliveryId, attempt: delivery.attempts });
+    delivery.claim = null;
+    if (next.state === 'retry') delivery.nextAttemptAt = next.nextAttemptAt;
+    else delivery.state = next.state;
+    return Promise.resolve(true);
+  }
+
+  pendingCount(): Promise<number> {
+    return Promise.resolve([...this.deliveryRows.values()].filter((d) => d.state === 'pending' && this.endpoints.held(d.endpointId) !== undefined).length);
+  }
+
+  deliveries(endpointId: string, limit: number): Promise<DeliveryLogEntry[]> {
+    const entries: DeliveryLogEntry[] = [];
+    // Attempts are appended in time order: newest last.
+    for (let i = this.attempts.length - 1; i >= 0 && entries.length < limit; i -= 1) {
+      const attempt = this.attempts[i]!;
+      const delivery = this.deliveryRows.get(attempt.deliveryId);
+      if (delivery?.endpointId !== endpointId) continue;
+      const message = this.messages.get(delivery.messageId)!;
+      entries.push({
+        messageId: message.id, type: message.type, attempt: attempt.attempt, at: attempt.at,
+        status: attempt.status, error: attempt.error, durationMs: attempt.durationMs,
+      });
+    }
+    return Promise.resolve(entries);
+  }
+
+  resend(messageId: string, endpointId: string, now: Date): Promise<boolean> {
+    const message = this.messages.get(messageId);
+    const endpoint = this.endpoints.held(endpointId);
+    if (message === undefined || endpoint === undefined || endpoint.partnerId !== message.partnerId) return Promise.resolve(false);
+    const pending = [...this.deliveryRows.values()].find((d) => d.messageId === messageId && d.endpointId === endpointId && d.state === 'pending');
+    if (pending === undefined) this.addDelivery(messageId, endpointId, now);
+    else if (pending.nextAttemptAt > now) pending.nextAttemptAt = now;
+    return Promise.resolve(true);
+  }
+
+  pruneAttempts(before: Date): Promise<number> {
+    const kept = this.attempts.filter((attempt) => attempt.at >= before);
+    const pruned = this.attempts.length - kept.length;
+    this.attempts = kept;
+    return Promise.resolve(pruned);
+  }
+
+  private addDelivery(messageId: string, endpointId: string, due: Date): void {
+    const id = this.nextDelivery++;
+    this.deliveryRows.set(id, { id, messageId, endpointId, attempts: 0, state: 'pending', nextAttemptAt: due, claim: null });
+  }
+}

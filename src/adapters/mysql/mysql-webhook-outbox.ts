@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { AttemptError } from '../../application/webhooks/webhook-sender.js';
+import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
+import type { Database } from './database.js';
+
+/** Bytes of an answer the delivery log keeps, as its column holds them. */
+const EXCERPT_BYTES = 1_024;
+
+/**
+ * Writes a message and a pending delivery per endpoint, due at its creation, on `db`: an import
+ * passes its own transaction, so the messages commit or roll back with the import.
+ */
+export async function insertOutboxMessage(db: Kysely<Database> | Transaction<Database>, message: OutboxMessage): Promise<void> {
+  await db.insertInto('webhook_messages').values({
+    id: message.id, partner_id: message.partnerId, type: message.type, body: message.body, created_at: message.createdAt,
+  }).execute();
+  if (message.endpointIds.length === 0) return;
+  await db.insertInto('webhook_deliveries').values(message.endpointIds.map((endpointId) => ({
+    message_id: message.id, endpoint_id: endpointId, state: 'pending' as const, next_attempt_at: message.createdAt, created_at: message.createdAt,
+  }))).execute();
+}
+
+/** The ids of a partner's enabled endpoints, as `db` sees them. */
+export async function enabledEndpointIds(db: Kysely<Database> | Transaction<Database>, partnerId: string): Promise<string[]> {
+  const rows = await db.selectFrom('webhook_endpoints').select('id').where('partner_id', '=', partnerId).where('status', '=', 'enabled')
+    .orderBy('created_at').orderBy('id').execute();
+  return rows.map((row) => row.id);
+}
+
+/** The outbox in MySQL, shared by every instance: a claim is one UPDATE, so two instances never hold one delivery. */
+export class MysqlWebhookOutbox implements WebhookOutbox {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  enqueue(message: OutboxMessage): Promise<void> {
+    return this.db.transaction().execute((trx) => insertOutboxMessage(trx, message));
+  }
+
+  async claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const token = randomBytes(16).toString('hex');
+    const expiresAt = new Date(now.getTime() + leaseMs);
+    // One statement: the rows it takes are locked until it ends, and a second claimer reading them after sees them claimed.
+    await sql`update webhook_deliveries set claim_token = ${token}, claim_expires_at = ${expiresAt}
+      where state = 'pending' and next_attempt_at <= ${now} and (claim_expires_at is null or claim_expires_at <= ${now})
+      order by next_attempt_at, id limit ${limit}`.execute(this.db);
+    const rows = await this.db.selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select([
+        'd.id', 'd.attempts', 'd.claim_expires_at', 'm.id as message_id', 'm.type', 'm.body', 'm.created_at',
+        'e.id as endpoint_id', 'e.url', 'e.status', 'e.secret', 'e.previous_secret', 'e.previous_secret_until',
+      ])
+      .where('d.claim_token', '=', token)
+      .orderBy('d.next_attempt_at').orderBy('d.id')
+      .execute();
+    return rows.map((row) => ({
+      deliveryId: row.id, claimToken: token, claimExpiresAt: row.claim_expires_at ?? expiresAt, attempts: row.attempts,
+      message: { id: row.message_id, type: row.type, body: row.body, createdAt: row.created_at },
+      endpoint: {
+        id: row.endpoint_id, url: row.url, status: row.status,
+        secrets: {
+          current: row.secret,
+          previous: row.previous_secret === null || row.previous_secret_until === null ? null : { secret: row.previous_secret, until: row.previous_secret_until },
+        },
+      },
+    }));
+  }
+
+  recordAttempt(deliveryId: number, claimToken: string, attempt: AttemptRecord, next: DeliveryNext): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const update = trx.updateTable('webhook_deliveries')
+        .set((eb) => ({ attempts: eb('attempts', '+', 1), claim_token: null, claim_expires_at: null, state: next.state === 'retry' ? 'pending' : next.state }))
+        .where('id', '=', deliveryId).where('claim_token', '=', claimToken).where('state', '=', 'pending');
+      const result = await (next.state === 'retry' ? update.set({ next_attempt_at: next.nextAttemptAt }) : update).executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      const delivery = await trx.selectFrom('webhook_deliveries').select(['attempts', 'endpoint_id']).where('id', '=', deliveryId).executeTakeFirstOrThrow();
+      await trx.insertInto('webhook_attempts').values({
+        delivery_id: deliveryId, endpoint_id: delivery.endpoint_id, attempt: delivery.attempts, at: attempt.at, status: attempt.status,
+        error: attempt.error, duration_ms: Math.max(0, Math.round(attempt.durationMs)), excerpt: Buffer.from(attempt.excerpt, 'utf8').subarray(0, EXCERPT_BYTES),
+      }).execute();
+      return true;
+    });
+  }
+
+  async pendingCount(): Promise<number> {
+    const { n } = await this.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('state', '=', 'pending').executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  async deliveries(endpointId: string, limit: number): Promise<DeliveryLogEntry[]> {
+    const rows = await this.db.selectFrom('webhook_attempts as a')
+      .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+      .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+      .select(['m.id', 'm.type', 'a.attempt', 'a.at', 'a.status', 'a.error', 'a.duration_ms'])
+      .where('a.endpoint_id', '=', endpointId)
+      .orderBy('a.at', 'desc').orderBy('a.id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({
+      messageId: row.id, type: row.type, attempt: row.attempt, at: row.at, status: row.status, error: row.error as AttemptError | null, durationMs: row.duration_ms,
+    }));
+  }
+
+  resend(messageId: string, endpointId: string, now: Date): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const message = await trx.selectFrom('webhook_messages').select('partner_id').where('id', '=', messageId).executeTakeFirst();
+      const endpoint = await trx.selectFrom('webhook_endpoints').select('partner_id').where('id', '=', endpointId).executeTakeFirst();
+      if (message === undefined || endpoint === undefined || message.partner_id !== endpoint.partner_id) return false;
+      const pending = await trx.selectFrom('webhook_deliveries').select(['id', 'next_attempt_at'])
+        .where('message_id', '=', messageId).where('endpoint_id', '=', endpointId).where('state', '=', 'pending').forUpdate().executeTakeFirst();
+      if (pending === undefined) {
+        await trx.insertInto('webhook_deliveries').values({ message_id: messageId, endpoint_id: endpointId, state: 'pending', next_attempt_at: now, created_at: now }).execute();
+      } else if (pending.next_attempt_at > now) {
+        await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now }).where('id', '=', pending.id).execute();
+      }
+      return true;
+    });
+  }
+
+  async pruneAttempts(before: Date): Promise<number> {
+    const result = await this.db.deleteFrom('webhook_attempts').where('at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

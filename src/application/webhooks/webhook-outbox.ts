@@ -1,0 +1,84 @@
+import type { WebhookEndpointStatus, WebhookSecrets } from '../../domain/webhook-endpoint.js';
+import type { WebhookMessage } from '../../domain/webhook-messages.js';
+import type { AttemptError } from './webhook-sender.js';
+
+/** A message waiting to go out: its body is the exact text every attempt signs and sends. */
+export interface OutboxMessage {
+  /** `msg_…`: the `webhook-id` of every attempt, to every endpoint. */
+  readonly id: string;
+  readonly partnerId: string;
+  readonly type: WebhookMessage['type'];
+  readonly body: string;
+  readonly createdAt: Date;
+  /** One delivery per endpoint, each due at `createdAt`. */
+  readonly endpointIds: readonly string[];
+}
+
+/** A delivery a worker holds until `claimExpiresAt`, with what it needs to make the next attempt. */
+export interface ClaimedDelivery {
+  readonly deliveryId: number;
+  /** Proves the claim when the attempt is recorded: a claim that expired and was taken again no longer holds. */
+  readonly claimToken: string;
+  readonly claimExpiresAt: Date;
+  /** Attempts made before this one. */
+  readonly attempts: number;
+  readonly message: { readonly id: string; readonly type: WebhookMessage['type']; readonly body: string; readonly createdAt: Date };
+  readonly endpoint: { readonly id: string; readonly url: string; readonly status: WebhookEndpointStatus; readonly secrets: WebhookSecrets };
+}
+
+/** One attempt as the delivery log keeps it. `excerpt` is at most the first 1 KiB of the answer. */
+export interface AttemptRecord {
+  readonly at: Date;
+  readonly status: number | null;
+  readonly error: AttemptError | null;
+  readonly durationMs: number;
+  readonly excerpt: string;
+}
+
+/** What an attempt came to, as the worker decided from the retry rules. */
+export type DeliveryNext =
+  | { readonly state: 'delivered' }
+  | { readonly state: 'retry'; readonly nextAttemptAt: Date }
+  | { readonly state: 'failed' };
+
+/** A line of an endpoint's delivery log, newest first. */
+export interface DeliveryLogEntry {
+  readonly messageId: string;
+  readonly type: WebhookMessage['type'];
+  readonly attempt: number;
+  readonly at: Date;
+  readonly status: number | null;
+  readonly error: AttemptError | null;
+  readonly durationMs: number;
+}
+
+/**
+ * The outbox the delivery worker works from: messages, a delivery per message and endpoint, and
+ * every attempt. Rows only; when to retry and what an answer means are the worker's rules.
+ */
+export interface WebhookOutbox {
+  /** Stores a message with its deliveries (a test message, a resend's original); imports queue theirs inside their own unit of work. */
+  enqueue(message: OutboxMessage): Promise<void>;
+  /**
+   * Claims up to `limit` pending deliveries due at `now` that no live claim holds, earliest due first,
+   * until `now + leaseMs`: two workers never hold one delivery, and a claim whose worker died expires.
+   */
+  claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Logs the attempt and moves the delivery on (delivered, due again at `nextAttemptAt` with its claim
+   * released, or failed), only while `claimToken` still holds it; false, and nothing written, otherwise.
+   */
+  recordAttempt(deliveryId: number, claimToken: string, attempt: AttemptRecord, next: DeliveryNext): Promise<boolean>;
+  /** Deliveries still to be made (due or not). */
+  pendingCount(): Promise<number>;
+  /** The endpoint's last `limit` attempts, newest first. */
+  deliveries(endpointId: string, limit: number): Promise<DeliveryLogEntry[]>;
+  /**
+   * Sends a message to one endpoint of its partner again, due at `now`: a pending delivery of it is
+   * made due now, else a new one is queued. False when the message or the endpoint is unknown, or
+   * the endpoint is another partner's.
+   */
+  resend(messageId: string, endpointId: string, now: Date): Promise<boolean>;
+  /** Forgets attempts made before `before`; returns how many. */
+  pruneAttempts(before: Date): Promise<number>;
+}

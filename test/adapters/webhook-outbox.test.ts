@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
+import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
+import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
+import { MemoryWebhookOutbox } from '../../src/adapters/memory/memory-webhook-outbox.js';
+import { MysqlWebhookEndpoints } from '../../src/adapters/mysql/mysql-webhook-endpoints.js';
+import { MysqlWebhookOutbox } from '../../src/adapters/mysql/mysql-webhook-outbox.js';
+import { fixtureCatalog, fixtureDocument } from '../fixtures/catalog-fixture.js';
+import { webhookOutboxContract } from '../contracts/webhook-outbox.contract.js';
+import { importCatalog, importDocument } from '../support/import.js';
+import { useTestDatabase } from '../support/mariadb.js';
+import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
+
+describe('webhook outbox storage', function () {
+  describe('in memory', function () {
+    webhookOutboxContract('memory', async () => {
+      const store = new MemoryCatalogStore();
+      await importDocument(store, fixtureDocument());
+      const endpoints = new MemoryWebhookEndpoints(store);
+      return { endpoints, outbox: new MemoryWebhookOutbox(endpoints) };
+    });
+  });
+
+  describe('on MySQL', function () {
+    const testDb = useTestDatabase();
+
+    before(async function () {
+      await importCatalog(testDb.db, fixtureCatalog());
+    });
+
+    const fresh = async (): Promise<void> => {
+      await testDb.db.deleteFrom('webhook_messages').execute();
+      await testDb.db.deleteFrom('webhook_endpoints').execute();
+    };
+
+    webhookOutboxContract('mysql', async () => {
+      await fresh();
+      return { endpoints: new MysqlWebhookEndpoints(testDb.db), outbox: new MysqlWebhookOutbox(testDb.db) };
+    });
+
+    it('migration 0011 runs again over its own tables', async function () {
+      await sql`delete from kysely_migration where name = '0011_webhook_outbox'`.execute(testDb.db);
+      expect(await migrateToLatest(testDb.db)).to.deep.equal(['0011_webhook_outbox']);
+    });
+
+    it('never gives one delivery to two claimers at once, and gives every due one to some claimer', async function () {
+      await fresh();
+      const endpoints = new MysqlWebhookEndpoints(testDb.db);
+      const outbox = new MysqlWebhookOutbox(testDb.db);
+      const now = new Date(Date.UTC(2026, 0, 5, 9, 0, 0));
+      const ids = ['whep_0000000000000001', 'whep_0000000000000002', 'whep_0000000000000003'];
+      for (const id of ids) {
+        await endpoints.insertWithin({ id, partnerId: 'acme', url: `https://hooks.example.com/${id}`, description: null, status: 'enabled', createdAt: now, secrets: { current: generateWebhookSecret(), previous: null } }, 10);
+      }
+      for (let i = 0; i < 20; i += 1) {
+        await outbox.enqueue({ id: `msg_${String(i).padStart(22, '0')}`, partnerId: 'acme', type: 'webhook.test', body: '{}', createdAt: new Date(now.getTime() - i), endpointIds: ids });
+      }
+      // Eight claimers, each on a connection of its own, for 60 deliveries: 80 places, so every one is taken once.
+      const claims = await Promise.all(Array.from({ length: 8 }, () => outbox.claimDue(now, 10, 60_000)));
+      const taken = claims.flat().map((c) => c.deliveryId);
+      expect(taken).to.have.length(60);
+      expect(new Set(taken).size).to.equal(60);
+      for (const claim of claims) expect(new Set(claim.map((c) => c.claimToken)).size).to.be.at.most(1);
+      // A claimer that died: its claims expire, and another takes them, once each.
+      const later = new Date(now.getTime() + 60_000);
+      const again = await Promise.all(Array.from({ length: 4 }, () => outbox.claimDue(later, 20, 60_000)));
+      const retaken = again.flat().map((c) => c.deliveryId);
+      expect(new Set(retaken).size).to.equal(60);
+      expect(retaken).to.have.length(60);
+    });
+  });
+});

@@ -1,0 +1,139 @@
+import { expect } from 'chai';
+import type { WebhookEndpointStore } from '../../src/application/webhooks/webhook-endpoint-store.js';
+import type { AttemptRecord, OutboxMessage, WebhookOutbox } from '../../src/application/webhooks/webhook-outbox.js';
+import type { WebhookEndpoint } from '../../src/domain/webhook-endpoint.js';
+import { webhookBody, webhookTestMessage } from '../../src/domain/webhook-messages.js';
+import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
+
+/** Called per test: the fixture catalog (partners acme and globex), no endpoint and no message. */
+export type WebhookOutboxFactory = () => Promise<{ readonly outbox: WebhookOutbox; readonly endpoints: WebhookEndpointStore }>;
+
+const T0 = new Date(Date.UTC(2026, 0, 5, 9, 0, 0, 123));
+const at = (ms: number): Date => new Date(T0.getTime() + ms);
+const LEASE = 60_000;
+
+function endpoint(id: string, partnerId = 'acme', fields: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
+  return {
+    id, partnerId, url: `https://hooks.example.com/${id}`, description: null, status: 'enabled', createdAt: T0,
+    secrets: { current: generateWebhookSecret(), previous: null }, ...fields,
+  };
+}
+
+function message(id: string, endpointIds: readonly string[], createdAt = T0, partnerId = 'acme'): OutboxMessage {
+  return { id, partnerId, type: 'webhook.test', body: webhookBody(webhookTestMessage({ at: createdAt, endpointId: endpointIds[0] ?? 'none' })), createdAt, endpointIds };
+}
+
+function attempt(atMs: number, status: number | null, fields: Partial<AttemptRecord> = {}): AttemptRecord {
+  return { at: at(atMs), status, error: status === null ? 'timeout' : null, durationMs: 120, excerpt: 'ok', ...fields };
+}
+
+/** Every WebhookOutbox adapter must pass these. */
+export function webhookOutboxContract(adapterName: string, factory: WebhookOutboxFactory): void {
+  describe(`WebhookOutbox contract: ${adapterName}`, function () {
+    let outbox: WebhookOutbox;
+    let endpoints: WebhookEndpointStore;
+    const first = endpoint('whep_0000000000000001', 'acme', { secrets: { current: generateWebhookSecret(), previous: { secret: generateWebhookSecret(), until: at(86_400_000) } } });
+    const second = endpoint('whep_0000000000000002', 'acme', { status: 'disabled' });
+    const globex = endpoint('whep_0000000000000003', 'globex');
+
+    beforeEach(async function () {
+      ({ outbox, endpoints } = await factory());
+      for (const e of [first, second, globex]) expect(await endpoints.insertWithin(e, 10)).to.equal('added');
+    });
+
+    it('claims a message\'s deliveries with its exact body and each endpoint\'s URL, status and secrets; a live claim is not claimed again', async function () {
+      const queued = message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id, second.id]);
+      await outbox.enqueue(queued);
+      expect(await outbox.pendingCount()).to.equal(2);
+      expect(await outbox.claimDue(at(-1), 10, LEASE)).to.deep.equal([]);
+      const claimed = await outbox.claimDue(at(0), 10, LEASE);
+      expect(claimed.map((c) => c.endpoint)).to.have.deep.members([first, second].map((e) => ({ id: e.id, url: e.url, status: e.status, secrets: e.secrets })));
+      for (const c of claimed) {
+        expect(c.message).to.deep.equal({ id: queued.id, type: 'webhook.test', body: queued.body, createdAt: T0 });
+        expect(c.attempts).to.equal(0);
+        expect(c.claimExpiresAt).to.deep.equal(at(LEASE));
+      }
+      expect(new Set(claimed.map((c) => c.deliveryId)).size).to.equal(2);
+      expect(await outbox.claimDue(at(LEASE - 1), 10, LEASE)).to.deep.equal([]);
+      expect(await outbox.pendingCount()).to.equal(2);
+    });
+
+    it('claims earliest due first, at most `limit`', async function () {
+      await outbox.enqueue(message('msg_bbbbbbbbbbbbbbbbbbbbbb', [first.id], at(2_000)));
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id], at(1_000)));
+      await outbox.enqueue(message('msg_cccccccccccccccccccccc', [first.id], at(3_000)));
+      const one = await outbox.claimDue(at(5_000), 2, LEASE);
+      expect(one.map((c) => c.message.id)).to.deep.equal(['msg_aaaaaaaaaaaaaaaaaaaaaa', 'msg_bbbbbbbbbbbbbbbbbbbbbb']);
+      expect((await outbox.claimDue(at(5_000), 2, LEASE)).map((c) => c.message.id)).to.deep.equal(['msg_cccccccccccccccccccccc']);
+    });
+
+    it('claims again a delivery whose claim expired, and the old claim can no longer record an attempt', async function () {
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id]));
+      const [dead] = await outbox.claimDue(at(0), 10, LEASE);
+      const [again] = await outbox.claimDue(at(LEASE), 10, LEASE);
+      expect(again?.deliveryId).to.equal(dead?.deliveryId);
+      expect(again?.claimToken).to.not.equal(dead?.claimToken);
+      expect(await outbox.recordAttempt(dead!.deliveryId, dead!.claimToken, attempt(LEASE + 1, 200), { state: 'delivered' })).to.equal(false);
+      expect(await outbox.deliveries(first.id, 10)).to.deep.equal([]);
+      expect(await outbox.recordAttempt(again!.deliveryId, again!.claimToken, attempt(LEASE + 2, 200), { state: 'delivered' })).to.equal(true);
+      expect(await outbox.pendingCount()).to.equal(0);
+    });
+
+    it('records attempts: a retry releases the claim until its time, delivered and failed end the delivery', async function () {
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id]));
+      await outbox.enqueue(message('msg_bbbbbbbbbbbbbbbbbbbbbb', [first.id], at(1)));
+      const claimed = await outbox.claimDue(at(10), 10, LEASE);
+      let a = claimed[0];
+      const b = claimed[1];
+      expect(await outbox.recordAttempt(a!.deliveryId, a!.claimToken, attempt(20, 500, { excerpt: 'x'.repeat(2_000) }), { state: 'retry', nextAttemptAt: at(5_000) })).to.equal(true);
+      expect(await outbox.recordAttempt(b!.deliveryId, b!.claimToken, attempt(30, null), { state: 'failed' })).to.equal(true);
+      expect(await outbox.recordAttempt(b!.deliveryId, b!.claimToken, attempt(31, 200), { state: 'delivered' })).to.equal(false);
+      expect(await outbox.pendingCount()).to.equal(1);
+      expect(await outbox.claimDue(at(4_999), 10, LEASE)).to.deep.equal([]);
+      [a] = await outbox.claimDue(at(5_000), 10, LEASE);
+      expect(a?.attempts).to.equal(1);
+      expect(await outbox.recordAttempt(a!.deliveryId, a!.claimToken, attempt(5_100, 204), { state: 'delivered' })).to.equal(true);
+      expect(await outbox.claimDue(at(99_999_999), 10, LEASE)).to.deep.equal([]);
+      expect(await outbox.pendingCount()).to.equal(0);
+      expect(await outbox.deliveries(first.id, 100)).to.deep.equal([
+        { messageId: 'msg_aaaaaaaaaaaaaaaaaaaaaa', type: 'webhook.test', attempt: 2, at: at(5_100), status: 204, error: null, durationMs: 120 },
+        { messageId: 'msg_bbbbbbbbbbbbbbbbbbbbbb', type: 'webhook.test', attempt: 1, at: at(30), status: null, error: 'timeout', durationMs: 120 },
+        { messageId: 'msg_aaaaaaaaaaaaaaaaaaaaaa', type: 'webhook.test', attempt: 1, at: at(20), status: 500, error: null, durationMs: 120 },
+      ]);
+      expect((await outbox.deliveries(first.id, 2)).map((e) => e.at)).to.deep.equal([at(5_100), at(30)]);
+      expect(await outbox.deliveries(second.id, 100)).to.deep.equal([]);
+    });
+
+    it('resends a message to an endpoint of its partner only, as a new delivery due now or by bringing a pending one forward', async function () {
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id]));
+      const [a] = await outbox.claimDue(at(0), 10, LEASE);
+      await outbox.recordAttempt(a!.deliveryId, a!.claimToken, attempt(1, 200), { state: 'delivered' });
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', first.id, at(100))).to.equal(true);
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', globex.id, at(100))).to.equal(false);
+      expect(await outbox.resend('msg_zzzzzzzzzzzzzzzzzzzzzz', first.id, at(100))).to.equal(false);
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', 'whep_ffffffffffffffff', at(100))).to.equal(false);
+      const again = await outbox.claimDue(at(100), 10, LEASE);
+      expect(again.map((c) => [c.message.id, c.endpoint.id, c.attempts])).to.deep.equal([['msg_aaaaaaaaaaaaaaaaaaaaaa', first.id, 0]]);
+      await outbox.recordAttempt(again[0]!.deliveryId, again[0]!.claimToken, attempt(101, 503), { state: 'retry', nextAttemptAt: at(60_000) });
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', first.id, at(200))).to.equal(true);
+      expect((await outbox.claimDue(at(200), 10, LEASE)).map((c) => c.deliveryId)).to.deep.equal([again[0]!.deliveryId]);
+    });
+
+    it('forgets the deliveries of a removed endpoint', async function () {
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id, second.id]));
+      expect(await endpoints.remove(second.id)).to.equal(true);
+      expect((await outbox.claimDue(at(0), 10, LEASE)).map((c) => c.endpoint.id)).to.deep.equal([first.id]);
+      expect(await outbox.pendingCount()).to.equal(1);
+    });
+
+    it('prunes attempts made before a time, and only those', async function () {
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id]));
+      for (const t of [10, 20, 30]) {
+        const [c] = await outbox.claimDue(at(t), 1, LEASE);
+        await outbox.recordAttempt(c!.deliveryId, c!.claimToken, attempt(t, 500), { state: 'retry', nextAttemptAt: at(t + 10) });
+      }
+      expect(await outbox.pruneAttempts(at(25))).to.equal(2);
+      expect((await outbox.deliveries(first.id, 10)).map((e) => e.attempt)).to.deep.equal([3]);
+    });
+  });
+}
