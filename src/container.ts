@@ -38,6 +38,9 @@ import { RevokeApiKey } from './application/keys/revoke-api-key.js';
 import { SignIn } from './application/admin-sign-in/sign-in.js';
 import { SignOut } from './application/admin-sign-in/sign-out.js';
 import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
+import { DeliverWebhooks, type DeliveryLimits, type DeliveryMetrics } from './application/webhooks/deliver-webhooks.js';
+import type { WebhookOutbox } from './application/webhooks/webhook-outbox.js';
+import type { WebhookSender } from './application/webhooks/webhook-sender.js';
 import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
 import { ImportCatalog } from './application/catalog-import/import-catalog.js';
 import type { CatalogStore } from './application/catalog-import/catalog-store.js';
@@ -103,6 +106,7 @@ export const TOKENS = {
   WebhookEndpointStore: Symbol.for('WebhookEndpointStore') as ServiceIdentifier<WebhookEndpointStore>,
   WebhookUrlOptions: Symbol.for('WebhookUrlOptions') as ServiceIdentifier<WebhookUrlOptions>,
   WebhookUseCases: Symbol.for('WebhookUseCases') as ServiceIdentifier<WebhookUseCases>,
+  DeliverWebhooks: Symbol.for('DeliverWebhooks') as ServiceIdentifier<DeliverWebhooks>,
 };
 
 /** The adapters behind partner admins and their keys: the portal's, and the operator commands'. */
@@ -128,6 +132,13 @@ export interface WebhookInfrastructure {
   readonly endpoints: WebhookEndpointStore;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: `http` and non-public addresses too (development and tests). */
   readonly allowPrivateTargets: boolean;
+  /** A running instance's: where messages wait, how attempts go out, and within which limits. */
+  readonly delivery?: {
+    readonly outbox: WebhookOutbox;
+    readonly sender: WebhookSender;
+    readonly limits: DeliveryLimits;
+    readonly metrics?: DeliveryMetrics;
+  };
 }
 
 /** Where a catalog import writes, and the key its webhook messages' feed cursors are signed with. */
@@ -257,6 +268,14 @@ function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): vo
     }),
     [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock, TOKENS.WebhookUrlOptions],
   );
+  const { delivery } = webhooks;
+  if (delivery !== undefined) {
+    container.bind(TOKENS.DeliverWebhooks).toResolvedValue(
+      (store: WebhookEndpointStore, audit: AuditLog, clock: Clock) =>
+        new DeliverWebhooks(delivery.outbox, store, audit, delivery.sender, clock, delivery.limits, delivery.metrics),
+      [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock],
+    );
+  }
 }
 
 /** The use cases the portal drives, over the chosen adapters: the key ones are the CLI's too. */

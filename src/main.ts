@@ -1,3 +1,9 @@
+import { WEBHOOK_ATTEMPTS_PER_ENDPOINT } from './application/webhooks/deliver-webhooks.js';
+import { startDeliveryLoop } from './adapters/webhooks/delivery-loop.js';
+import { HttpWebhookSender } from './adapters/webhooks/http-webhook-sender.js';
+import type { WebhookEndpointStore } from './application/webhooks/webhook-endpoint-store.js';
+import type { WebhookOutbox } from './application/webhooks/webhook-outbox.js';
+import { refusedAddress } from './domain/webhook-url.js';
 import { CachedProductCatalog, withResponseCache } from './adapters/cache/cached-product-catalog.js';
 import { KeySetCache, type KeySetVersionReader } from './adapters/cache/key-set-cache.js';
 import { clientAddressResolver, trustedProxies, type TrustedProxies } from './adapters/listening/client-address.js';
@@ -27,7 +33,7 @@ import type { RateLimiter } from './application/access/rate-limiter.js';
 import { noMetrics } from './adapters/service-metrics.js';
 import { TIMEOUTS } from './adapters/timeouts.js';
 import { generateApiKey, hashApiKey } from './domain/api-key.js';
-import { createContainer, nobodyToTell, TOKENS, type AdminInfrastructure, type Infrastructure } from './container.js';
+import { createContainer, nobodyToTell, TOKENS, type AdminInfrastructure, type Infrastructure, type WebhookInfrastructure } from './container.js';
 import { createHttpHandler } from './adapters/http/handler.js';
 import type { Container } from 'inversify';
 import { createPortalApp } from './adapters/portal/portal-app.js';
@@ -51,6 +57,8 @@ interface Deployment {
   readonly portal: Omit<AdminInfrastructure, 'usage' | 'clock'>;
   /** The demo: a partner whose admin is invited at start, the link printed with the demo key. */
   readonly demoPartner?: string;
+  /** Partners' webhook endpoints and the outbox this instance delivers from. */
+  readonly webhooks: { readonly endpoints: WebhookEndpointStore; readonly outbox: WebhookOutbox };
 }
 
 /** The demo partner's admin, invited at every start of the embedded demo. */
@@ -64,7 +72,11 @@ async function main(): Promise<void> {
   // Every instance notes when each key is used and writes it once a minute: never a write per request.
   const keyUsage = new KeyUsageRecorder(systemClock);
   const deployment = await openInfrastructure(config, logger, metrics, keyUsage);
-  const container = createContainer({ api: deployment.infrastructure, admin: { ...deployment.portal, usage: keyUsage, clock: systemClock } });
+  const container = createContainer({
+    api: deployment.infrastructure,
+    admin: { ...deployment.portal, usage: keyUsage, clock: systemClock },
+    webhooks: { endpoints: deployment.webhooks.endpoints, allowPrivateTargets: config.webhookAllowPrivateTargets, delivery: webhookDelivery(config, deployment.webhooks.outbox, metrics) },
+  });
   const { reloadCatalog } = deployment;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
   const proxies = trustedProxies(config.trustedProxies);
@@ -85,6 +97,8 @@ async function main(): Promise<void> {
   const portal = config.portalPort === 0 ? undefined : await startPortal(container, config, { share: budget.portal!, proxies }, logger, metrics);
   // Whoever runs the portal keeps its records within their retention (README, partner portal).
   const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, container, logger);
+  // Every instance delivers, whatever its role: the outbox's claims keep two from making one attempt.
+  const deliveries = startDeliveryLoop(container.get(TOKENS.DeliverWebhooks), logger);
   logger.info({ role: config.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   if (deployment.banner && server !== undefined) process.stdout.write(deployment.banner(server.url));
   if (portal !== undefined && deployment.demoPartner !== undefined) process.stdout.write(await demoInvitation(container, deployment.demoPartner, config, portal.url));
@@ -100,6 +114,7 @@ async function main(): Promise<void> {
     clearInterval(flushing);
     clearInterval(pruning);
     void Promise.all([server?.close(TIMEOUTS.shutdownGraceMs), portal?.close(TIMEOUTS.shutdownGraceMs)])
+      .then(() => deliveries.stop(TIMEOUTS.shutdownGraceMs))
       .then(() => metricsServer?.close(TIMEOUTS.shutdownGraceMs))
       .then(flushUsage)
       .then(() => deployment.close())
@@ -110,6 +125,22 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/**
+ * How this instance's webhook attempts go out: over Node's HTTP client, to public addresses only
+ * unless WEBHOOK_ALLOW_PRIVATE_TARGETS says otherwise, within the configured limits.
+ */
+function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: PrometheusMetrics | undefined): NonNullable<WebhookInfrastructure['delivery']> {
+  const allowPrivate = config.webhookAllowPrivateTargets;
+  const sender = new HttpWebhookSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowHttp: allowPrivate,
+    allowsAddress: allowPrivate ? () => true : (address) => refusedAddress(address) === null,
+  });
+  const limits = { concurrency: config.webhookConcurrency, perEndpoint: WEBHOOK_ATTEMPTS_PER_ENDPOINT, attemptTimeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule };
+  if (metrics !== undefined) metrics.watchWebhookOutbox(() => outbox.pendingCount());
+  return metrics === undefined ? { outbox, sender, limits } : { outbox, sender, limits, metrics };
 }
 
 /** The partner API's listener, within its share of the descriptors. */
@@ -219,6 +250,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
         keyUsage,
       },
       portal: { keys: storage.keyAdmin, ...storage.admins, announcer: announcer ?? nobodyToTell },
+      webhooks: storage.webhooks,
       close: async () => {
         await rateLimiting.close();
         await announcer?.close();
@@ -228,7 +260,8 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
   }
   // This process's endpoints and outbox: a reload of the file queues its webhook messages there.
   const webhookEndpoints: MemoryWebhookEndpoints = new MemoryWebhookEndpoints({ hasPartner: (partnerId: string): boolean => store.hasPartner(partnerId) });
-  const store: MemoryCatalogStore = new MemoryCatalogStore(new MemoryWebhookOutbox(webhookEndpoints));
+  const outbox = new MemoryWebhookOutbox(webhookEndpoints);
+  const store: MemoryCatalogStore = new MemoryCatalogStore(outbox);
   const cursorKeys = processCursorKeys({ secret: config.cursorSecret });
   const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, createContainer({ catalog: { store, cursorKeys } }).get(TOKENS.ImportCatalog), logger);
   await reloader.load();
@@ -236,6 +269,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
     infrastructure: { catalog: store, changes: store, cursorKeys, keys: store, limiter: rateLimiting.limiter, authFailures, readiness: alwaysReady, logger, metrics: serviceMetrics, keyUsage },
     // One process: a key issued or revoked in the store is in force for its next request, with no one else to tell.
     portal: { keys: new MemoryApiKeyAdmin(store), ...memoryAdminStore(), announcer: nobodyToTell },
+    webhooks: { endpoints: webhookEndpoints, outbox },
     close: () => {
       reloader.close();
       return rateLimiting.close();

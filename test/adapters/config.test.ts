@@ -21,6 +21,7 @@ describe('configuration', function () {
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
       portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
       metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null, webhookAllowPrivateTargets: false,
+      webhookTimeoutMs: 15_000, webhookConcurrency: 16, webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
     });
   });
 
@@ -56,6 +57,9 @@ describe('configuration', function () {
 
   const bad: [Record<string, string>, string][] = [
     [{ PORT: 'eighty' }, 'PORT: must be a whole number'],
+    [{ WEBHOOK_TIMEOUT_MS: '500' }, 'WEBHOOK_TIMEOUT_MS: must be a whole number from 1000 to 120000'],
+    [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY: must be a whole number from 1 to 256'],
+    [{ WEBHOOK_RETRY_SCHEDULE: '5,soon' }, 'WEBHOOK_RETRY_SCHEDULE: must be seconds separated by commas: wait 2 must be a whole number of seconds from 1 to 604800; got "soon"'],
     [{ PORT: '70000' }, 'PORT: must be a whole number from 0 to 65535'],
     [{ STORAGE: 'postgres' }, 'STORAGE: must be one of memory, mysql'],
     [{ STORAGE: 'mysql' }, 'DATABASE_URL: is required with STORAGE=mysql'],

@@ -1,3 +1,4 @@
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from '../../domain/webhook-retries.js';
 import { existsSync } from 'node:fs';
 import { parseAddressBlock } from '../../domain/address-block.js';
 
@@ -47,6 +48,12 @@ export interface Config {
   readonly cursorSecret: string | null;
   /** Webhook endpoints may be `http` and name loopback, private and other non-public addresses: development and tests only. */
   readonly webhookAllowPrivateTargets: boolean;
+  /** How long one webhook attempt may take, from resolving the name to the answer's head. */
+  readonly webhookTimeoutMs: number;
+  /** Webhook attempts in flight at once in this instance. */
+  readonly webhookConcurrency: number;
+  /** The waits between a message's attempts, in seconds. */
+  readonly webhookRetrySchedule: readonly number[];
 }
 
 export type Role = 'all' | 'api' | 'portal';
@@ -110,6 +117,9 @@ export function readConfig(env: Env): Config {
     metricsHost: text(env, 'METRICS_HOST') ?? '127.0.0.1',
     cursorSecret: secret(env, 'CURSOR_SECRET', MIN_SECRET_LENGTH),
     webhookAllowPrivateTargets: oneOf(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', ['true', 'false'] as const, 'false') === 'true',
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 1_000, 120_000),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
+    webhookRetrySchedule: retrySchedule(env),
   };
 }
 
@@ -124,6 +134,14 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   if (value === null) return fallback;
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new ConfigError(name, `must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}`);
+}
+
+function retrySchedule(env: Env): readonly number[] {
+  const value = text(env, 'WEBHOOK_RETRY_SCHEDULE');
+  if (value === null) return DEFAULT_RETRY_SCHEDULE_SECONDS;
+  const schedule = parseRetrySchedule(value);
+  if ('problem' in schedule) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be seconds separated by commas: ${schedule.problem}`);
+  return schedule;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { Counter, Gauge, Registry, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import type { AttemptOutcomeLabel, DeliveryMetrics } from '../../application/webhooks/deliver-webhooks.js';
 import { UNMATCHED_ROUTE, type AuthFailureCode, type RateLimitKind, type ServiceMetrics } from '../service-metrics.js';
 import { RouteDurationHistogram, RouteFigures } from './request-figures.js';
 
@@ -57,12 +58,24 @@ function collectProcessMetrics(registry: Registry): void {
   for (const name of LEFT_OUT_PROCESS_METRICS) registry.removeSingleMetric(name);
 }
 
-export class PrometheusMetrics implements ServiceMetrics {
+export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
   readonly registry = new Registry();
   private readonly routes = new Map<string, RouteFigures>();
   private readonly rateLimitRejections: Record<RateLimitKind, number> = { key: 0, auth_failures: 0 };
   private readonly authFailures: Record<AuthFailureCode, number> = { missing_api_key: 0, invalid_api_key: 0 };
   private readonly cacheLookups = { hit: 0, miss: 0 };
+  private readonly webhookAttempts = new Counter({
+    name: `${METRIC_PREFIX}webhook_attempts_total`,
+    help: 'Webhook attempts made by this instance, by outcome: delivered, endpoint_gone (410, the endpoint disabled), http_error (another status), or why no answer came (timeout, refused_address, name_not_resolved, connection_failed, invalid_url, endpoint_disabled).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly webhookDurations = new Histogram({
+    name: `${METRIC_PREFIX}webhook_attempt_duration_seconds`,
+    help: 'Seconds a webhook attempt took, from resolving the endpoint\'s name to its answer (or the timeout).',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60],
+    registers: [this.registry],
+  });
 
   constructor() {
     collectProcessMetrics(this.registry);
@@ -166,6 +179,27 @@ export class PrometheusMetrics implements ServiceMetrics {
       collect() {
         this.reset();
         this.inc(use().waitedSeconds);
+      },
+    });
+  }
+
+  attemptMade(outcome: AttemptOutcomeLabel, seconds: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookDurations.observe(seconds);
+  }
+
+  /** Webhook deliveries still to be made, from the outbox every instance shares; the last figure read while it cannot be. */
+  watchWebhookOutbox(pending: () => Promise<number>): void {
+    new Gauge({
+      name: `${METRIC_PREFIX}webhook_deliveries_waiting`,
+      help: 'Webhook deliveries not yet made, due now or later, all partners together (MySQL: every instance\'s; memory: this process\'s).',
+      registers: [this.registry],
+      async collect() {
+        try {
+          this.set(await pending());
+        } catch {
+          // The outbox is out of reach: the scrape still answers, with the last figure.
+        }
       },
     });
   }

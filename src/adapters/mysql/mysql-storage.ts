@@ -1,3 +1,5 @@
+import { MysqlWebhookEndpoints } from './mysql-webhook-endpoints.js';
+import { MysqlWebhookOutbox } from './mysql-webhook-outbox.js';
 import type { Logger } from 'pino';
 import type { ChangesFeed } from '../../application/changes/changes-feed.js';
 import type { CursorKeys } from '../../application/changes/cursor-keys.js';
@@ -23,6 +25,8 @@ export interface MysqlStorage {
   /** The partner portal's storage: keys as admins manage them, and accounts, sessions and the audit log. */
   readonly keyAdmin: MysqlApiKeyAdmin;
   readonly admins: MysqlAdminStore;
+  /** Partners' webhook endpoints, and the outbox the instances deliver from. */
+  readonly webhooks: { readonly endpoints: MysqlWebhookEndpoints; readonly outbox: MysqlWebhookOutbox };
   /** What the pool is doing now, for the metrics. */
   readonly poolUse: () => PoolUse;
   close(): Promise<void>;
@@ -38,6 +42,7 @@ export function openMysqlStorage(options: { url: string; logger?: Logger; cursor
     catalog: new MysqlProductCatalog(db),
     changes: new MysqlChangesFeed(db),
     cursorKeys: new MysqlCursorKeys(db, { secret: options.cursorSecret ?? null }),
+    webhooks: { endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db) },
     keys: new MysqlApiKeyStore(db),
     readiness: new MysqlReadinessProbe(db, { logger: options.logger }),
     keyAdmin: new MysqlApiKeyAdmin(db),

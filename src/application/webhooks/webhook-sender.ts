@@ -17,7 +17,9 @@ export type AttemptError =
   /** Refused, reset or TLS failed: no answer. */
   | 'connection_failed'
   /** Not a URL a webhook may be sent to (checked again at delivery: settings can change). */
-  | 'invalid_url';
+  | 'invalid_url'
+  /** The endpoint was disabled after the message was queued: nothing was sent (a test message is sent all the same). */
+  | 'endpoint_disabled';
 
 /** What one attempt came to. A 2xx `status` delivered the message; any other status or an `error` did not. */
 export interface AttemptOutcome {

@@ -1,0 +1,159 @@
+import { signingSecrets } from '../../domain/webhook-endpoint.js';
+import { retryDelayMs, verdictOf, type AttemptVerdict } from '../../domain/webhook-retries.js';
+import { signWebhook } from '../../domain/webhook-signature.js';
+import type { Clock } from '../common/clock.js';
+import type { ClaimedDelivery, DeliveryNext, WebhookOutbox } from './webhook-outbox.js';
+import type { AttemptOutcome, WebhookSender } from './webhook-sender.js';
+import type { WebhookEndpointStore } from './webhook-endpoint-store.js';
+import type { AuditLog } from '../admin-sign-in/audit-log.js';
+
+/** Attempts in flight at once to one endpoint, in one instance: a slow endpoint holds at most these of the instance's slots. */
+export const WEBHOOK_ATTEMPTS_PER_ENDPOINT = 4;
+
+export interface DeliveryLimits {
+  /** Attempts in flight at once in this process (`WEBHOOK_CONCURRENCY`). */
+  readonly concurrency: number;
+  /** Attempts in flight at once to one endpoint, in this process. */
+  readonly perEndpoint: number;
+  /** How long one attempt may take (`WEBHOOK_TIMEOUT_MS`): claims outlast the attempts they hold. */
+  readonly attemptTimeoutMs: number;
+  /** The waits between attempts, in seconds (`WEBHOOK_RETRY_SCHEDULE`). */
+  readonly retrySchedule: readonly number[];
+}
+
+/** What the deliveries tell an operator's monitoring; no partner, endpoint or URL. */
+export interface DeliveryMetrics {
+  attemptMade(outcome: AttemptOutcomeLabel, seconds: number): void;
+}
+
+/** An attempt's outcome as counted: delivered, failed with an answer, failed without one (by why), or disabled the endpoint. */
+export type AttemptOutcomeLabel = 'delivered' | 'endpoint_gone' | 'http_error' | NonNullable<AttemptOutcome['error']>;
+
+const noDeliveryMetrics: DeliveryMetrics = { attemptMade: () => undefined };
+
+/**
+ * The delivery worker's one step: claims the deliveries it has room for and makes one attempt at
+ * each, signed at the moment it is sent, then records it and decides what follows (delivered;
+ * again after the schedule's next wait, or the receiver's longer `Retry-After`; failed when the
+ * schedule is spent; the endpoint disabled on 410). Every instance runs one; the outbox's claims
+ * keep two from making the same attempt.
+ */
+export class DeliverWebhooks {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly byEndpoint = new Map<string, number>();
+  private readonly waitingForEndpoint = new Map<string, (() => void)[]>();
+
+  constructor(
+    private readonly outbox: WebhookOutbox,
+    private readonly endpoints: WebhookEndpointStore,
+    private readonly audit: AuditLog,
+    private readonly sender: WebhookSender,
+    private readonly clock: Clock,
+    private readonly limits: DeliveryLimits,
+    private readonly metrics: DeliveryMetrics = noDeliveryMetrics,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /**
+   * A claim holds while its attempt may still be waiting for a slot of its endpoint, then running:
+   * the attempts ahead of it on that endpoint's slots, its own, and one more as a margin. A claim
+   * whose instance died is taken again once it lapses.
+   */
+  get leaseMs(): number {
+    return this.limits.attemptTimeoutMs * (Math.ceil(this.limits.concurrency / this.limits.perEndpoint) + 2);
+  }
+
+  /** Attempts started and not yet recorded. */
+  get busy(): number {
+    return this.inFlight.size;
+  }
+
+  /** Claims up to the free slots and starts an attempt at each; returns how many it started. Never throws for one attempt's failure. */
+  async poll(): Promise<number> {
+    const room = this.limits.concurrency - this.inFlight.size;
+    if (room <= 0) return 0;
+    const claimed = await this.outbox.claimDue(new Date(this.clock.now()), room, this.leaseMs);
+    for (const delivery of claimed) {
+      const running: Promise<void> = this.attempt(delivery).finally(() => this.inFlight.delete(running));
+      this.inFlight.add(running);
+    }
+    return claimed.length;
+  }
+
+  /** Resolves once every attempt started so far is recorded (or has failed to be). */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const endpointId = delivery.endpoint.id;
+    await this.endpointSlot(endpointId);
+    try {
+      if (delivery.endpoint.status === 'disabled' && delivery.message.type !== 'webhook.test') {
+        await this.outbox.recordAttempt(delivery.deliveryId, delivery.claimToken,
+          { at: new Date(this.clock.now()), status: null, error: 'endpoint_disabled', durationMs: 0, excerpt: '' }, { state: 'failed' });
+        return;
+      }
+      const now = new Date(this.clock.now());
+      const headers = signWebhook({
+        messageId: delivery.message.id,
+        timestampSeconds: Math.floor(now.getTime() / 1000),
+        body: delivery.message.body,
+        secrets: signingSecrets(delivery.endpoint.secrets, now),
+      });
+      const outcome = await this.sender.send({ url: delivery.endpoint.url, headers: { ...headers }, body: delivery.message.body });
+      const verdict = verdictOf(outcome.status);
+      const next = this.nextAfter(delivery, verdict, outcome);
+      const at = new Date(this.clock.now());
+      const recorded = await this.outbox.recordAttempt(delivery.deliveryId, delivery.claimToken,
+        { at, status: outcome.status, error: outcome.error, durationMs: outcome.durationMs, excerpt: outcome.excerpt }, next);
+      this.metrics.attemptMade(labelOf(verdict, outcome), outcome.durationMs / 1000);
+      if (recorded && verdict === 'endpoint_gone') await this.disable(delivery, at);
+    } catch {
+      // The outbox or the endpoint store could not be reached: the claim expires and another attempt is made.
+    } finally {
+      this.releaseSlot(endpointId);
+    }
+  }
+
+  private nextAfter(delivery: ClaimedDelivery, verdict: AttemptVerdict, outcome: AttemptOutcome): DeliveryNext {
+    if (verdict === 'delivered') return { state: 'delivered' };
+    if (verdict === 'endpoint_gone') return { state: 'failed' };
+    const delay = retryDelayMs(this.limits.retrySchedule, delivery.attempts + 1, outcome.retryAfterSeconds, this.random);
+    return delay === null ? { state: 'failed' } : { state: 'retry', nextAttemptAt: new Date(this.clock.now() + delay) };
+  }
+
+  /** 410 Gone: the receiver says the endpoint is gone for good, so it gets nothing more until re-enabled. */
+  private async disable(delivery: ClaimedDelivery, at: Date): Promise<void> {
+    const endpoint = await this.endpoints.find(delivery.endpoint.id);
+    if (endpoint === null || endpoint.status === 'disabled') return;
+    if (!(await this.endpoints.setStatus(endpoint.id, 'disabled'))) return;
+    await this.audit.record({ at, partnerId: endpoint.partnerId, adminEmail: null, action: 'webhook.disabled', keyId: null, endpointId: endpoint.id });
+  }
+
+  private async endpointSlot(endpointId: string): Promise<void> {
+    while ((this.byEndpoint.get(endpointId) ?? 0) >= this.limits.perEndpoint) {
+      await new Promise<void>((resolve) => {
+        const queue = this.waitingForEndpoint.get(endpointId) ?? [];
+        queue.push(resolve);
+        this.waitingForEndpoint.set(endpointId, queue);
+      });
+    }
+    this.byEndpoint.set(endpointId, (this.byEndpoint.get(endpointId) ?? 0) + 1);
+  }
+
+  private releaseSlot(endpointId: string): void {
+    const held = (this.byEndpoint.get(endpointId) ?? 1) - 1;
+    if (held === 0) this.byEndpoint.delete(endpointId);
+    else this.byEndpoint.set(endpointId, held);
+    const queue = this.waitingForEndpoint.get(endpointId);
+    const wake = queue?.shift();
+    if (queue !== undefined && queue.length === 0) this.waitingForEndpoint.delete(endpointId);
+    wake?.();
+  }
+}
+
+function labelOf(verdict: AttemptVerdict, outcome: AttemptOutcome): AttemptOutcomeLabel {
+  if (verdict === 'delivered' || verdict === 'endpoint_gone') return verdict;
+  return outcome.error ?? 'http_error';
+}

@@ -1,0 +1,149 @@
+import { expect } from 'chai';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { MysqlWebhookOutbox } from '../src/adapters/mysql/mysql-webhook-outbox.js';
+import type { Catalog } from '../src/domain/catalog.js';
+import type { CatalogChangedMessage } from '../src/domain/webhook-messages.js';
+import { fixtureCatalog } from './fixtures/catalog-fixture.js';
+import { cli } from './support/cli-process.js';
+import { catalogDocument, importCatalog } from './support/import.js';
+import { useTestDatabase } from './support/mariadb.js';
+import { startService, type ServiceProcess } from './support/service-process.js';
+
+interface Arrival {
+  readonly at: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/** The fixture with acme's first product retitled: an import of it changes exactly one product. */
+function retitled(title: string): Catalog {
+  const catalog = fixtureCatalog();
+  return {
+    ...catalog,
+    partners: catalog.partners.map((partner) => partner.id !== 'acme' ? partner : {
+      ...partner, products: partner.products.map((product, i) => i === 0 ? { ...product, title } : product),
+    }),
+  };
+}
+
+// The service as deployed on MySQL, in processes of its own, and the operator's CLI: what a partner's
+// receiver gets, verified with the official Standard Webhooks library.
+describe('webhook delivery by running instances (MySQL)', function () {
+  this.timeout(120_000);
+  const testDb = useTestDatabase();
+  let receiver: Server;
+  let url: string;
+  let arrivals: Arrival[];
+  let answer: (arrival: Arrival) => number | 'hang';
+  let secret: string;
+  let endpointId: string;
+  let dir: string;
+  const services: ServiceProcess[] = [];
+  let env: Record<string, string>;
+
+  const serve = async (extra: Record<string, string> = {}): Promise<ServiceProcess> => {
+    const service = startService({ ...env, ...extra });
+    services.push(service);
+    await service.waitFor(/"msg":"listening"/, 60_000);
+    return service;
+  };
+  const importTitle = async (title: string): Promise<number> => {
+    const file = join(dir, `catalog-${Math.random().toString(16).slice(2)}.json`);
+    await writeFile(file, JSON.stringify(catalogDocument(retitled(title))));
+    const run = await cli(['import', file], env, 'cli:prod');
+    expect(run.code, run.stderr).to.equal(0);
+    return Date.now();
+  };
+  const until = async (done: () => boolean, timeoutMs: number): Promise<void> => {
+    for (const deadline = Date.now() + timeoutMs; !done() && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 25));
+  };
+  const verified = (arrival: Arrival): CatalogChangedMessage => new Webhook(secret).verify(arrival.body, arrival.headers) as CatalogChangedMessage;
+
+  before(async function () {
+    dir = await mkdtemp(join(tmpdir(), 'pcat-webhook-delivery-'));
+    receiver = createServer((req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const arrival = { at: Date.now(), headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') };
+        arrivals.push(arrival);
+        const status = answer(arrival);
+        if (status !== 'hang') res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/catalog`;
+    env = { STORAGE: 'mysql', DATABASE_URL: testDb.url, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_CONCURRENCY: '4' };
+    await importCatalog(testDb.db, fixtureCatalog());
+    const added = await cli(['webhooks', 'add', '--partner', 'acme', '--url', url, '--json'], env, 'cli:prod');
+    expect(added.code, added.stderr).to.equal(0);
+    ({ id: endpointId, secret } = added.json() as { id: string; secret: string });
+  });
+  beforeEach(function () {
+    arrivals = [];
+    answer = () => 204;
+  });
+  afterEach(async function () {
+    for (const service of services.splice(0)) {
+      service.kill();
+      await service.exited();
+    }
+  });
+  after(async function () {
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('delivers one catalog.changed message per import, exactly once with two instances running, promptly after the commit', async function () {
+    await Promise.all([serve(), serve()]);
+    const committed = await importTitle('Changed for two instances');
+    await until(() => arrivals.length > 0, 10_000);
+    // Long enough for a second instance's duplicate to arrive, if one were coming.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(arrivals, 'exactly one attempt').to.have.length(1);
+    const message = verified(arrivals[0]!);
+    expect(message.type).to.equal('catalog.changed');
+    expect(message.data).to.include({ changes: 1, upserted: 1, deleted: 0 });
+    expect(message.data.items!.map((item) => item.sku)).to.deep.equal([fixtureCatalog().partners.find((p) => p.id === 'acme')!.products[0]!.sku]);
+    expect(arrivals[0]!.at - committed, 'from the CLI\'s exit, after its commit, to the receiver').to.be.below(5_000);
+    const log = await new MysqlWebhookOutbox(testDb.db).deliveries(endpointId, 100);
+    const messageId = arrivals[0]!.headers['webhook-id'];
+    expect(log.filter((entry) => entry.messageId === messageId).map((entry) => [entry.attempt, entry.status])).to.deep.equal([[1, 204]]);
+  });
+
+  it('delivers a message queued while no instance ran, once one starts', async function () {
+    await importTitle('Changed while nobody runs');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(arrivals).to.have.length(0);
+    await serve();
+    await until(() => arrivals.length > 0, 10_000);
+    expect(arrivals).to.have.length(1);
+    expect(verified(arrivals[0]!).data).to.include({ changes: 1 });
+  });
+
+  it('makes an attempt again when the instance making it dies, once its claim lapses', async function () {
+    answer = (arrival) => (arrivals.indexOf(arrival) === 0 ? 'hang' : 204);
+    const first = await serve();
+    await importTitle('Changed before a crash');
+    await until(() => arrivals.length > 0, 10_000);
+    expect(arrivals).to.have.length(1);
+    first.kill();
+    await first.exited();
+    await serve();
+    // The claim lasts 3 attempt timeouts (2 s each, at most 4 at once per endpoint, 4 in flight).
+    await until(() => arrivals.length > 1, 15_000);
+    expect(arrivals).to.have.length(2);
+    expect(arrivals[1]!.headers['webhook-id'], 'the same message: receivers deduplicate by its id').to.equal(arrivals[0]!.headers['webhook-id']);
+    verified(arrivals[1]!);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const log = await new MysqlWebhookOutbox(testDb.db).deliveries(endpointId, 100);
+    const messageId = arrivals[0]!.headers['webhook-id'];
+    expect(log.filter((entry) => entry.messageId === messageId).map((entry) => [entry.attempt, entry.status]), 'the dead instance recorded nothing').to.deep.equal([[1, 204]]);
+  });
+});
