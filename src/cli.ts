@@ -1,3 +1,4 @@
+import { MysqlWebhookOutbox } from './adapters/mysql/mysql-webhook-outbox.js';
 import { catalogFilePieces } from './adapters/catalog-file/catalog-pieces.js';
 import { systemClock } from './application/common/clock.js';
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
@@ -31,7 +32,7 @@ function openOperatorCommands(): Promise<OperatorCommands> {
     admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },
     // The instances' cursor key, so an import's webhook messages carry cursors the feed takes.
     catalog: { store: new MysqlCatalogStore(db), cursorKeys: new MysqlCursorKeys(db, { secret: cursorSecret }) },
-    webhooks: { endpoints: new MysqlWebhookEndpoints(db), allowPrivateTargets: webhookAllowPrivateTargets },
+    webhooks: { endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db), allowPrivateTargets: webhookAllowPrivateTargets },
   });
   const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);
   const commands: OperatorCommands = {

@@ -41,6 +41,8 @@ import { InviteAdmin } from './application/admin-sign-in/invite-admin.js';
 import { DeliverWebhooks, type DeliveryLimits, type DeliveryMetrics } from './application/webhooks/deliver-webhooks.js';
 import type { WebhookOutbox } from './application/webhooks/webhook-outbox.js';
 import type { WebhookSender } from './application/webhooks/webhook-sender.js';
+import { ListWebhookDeliveries } from './application/webhooks/list-webhook-deliveries.js';
+import { SendWebhookTest } from './application/webhooks/send-webhook-test.js';
 import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
 import { ImportCatalog } from './application/catalog-import/import-catalog.js';
 import type { CatalogStore } from './application/catalog-import/catalog-store.js';
@@ -132,9 +134,10 @@ export interface WebhookInfrastructure {
   readonly endpoints: WebhookEndpointStore;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: `http` and non-public addresses too (development and tests). */
   readonly allowPrivateTargets: boolean;
-  /** A running instance's: where messages wait, how attempts go out, and within which limits. */
+  /** Where messages wait, with their deliveries and every attempt. */
+  readonly outbox: WebhookOutbox;
+  /** A running instance's: how attempts go out, and within which limits. */
   readonly delivery?: {
-    readonly outbox: WebhookOutbox;
     readonly sender: WebhookSender;
     readonly limits: DeliveryLimits;
     readonly metrics?: DeliveryMetrics;
@@ -265,6 +268,8 @@ function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): vo
       rotateSecret: new RotateWebhookSecret(store, audit, clock),
       setStatus: new SetWebhookEndpointStatus(store, audit, clock),
       remove: new RemoveWebhookEndpoint(store, audit, clock),
+      sendTest: new SendWebhookTest(store, webhooks.outbox, clock),
+      deliveries: new ListWebhookDeliveries(store, webhooks.outbox),
     }),
     [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock, TOKENS.WebhookUrlOptions],
   );
@@ -272,7 +277,7 @@ function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): vo
   if (delivery !== undefined) {
     container.bind(TOKENS.DeliverWebhooks).toResolvedValue(
       (store: WebhookEndpointStore, audit: AuditLog, clock: Clock) =>
-        new DeliverWebhooks(delivery.outbox, store, audit, delivery.sender, clock, delivery.limits, delivery.metrics),
+        new DeliverWebhooks(webhooks.outbox, store, audit, delivery.sender, clock, delivery.limits, delivery.metrics),
       [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock],
     );
   }

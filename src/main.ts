@@ -75,7 +75,9 @@ async function main(): Promise<void> {
   const container = createContainer({
     api: deployment.infrastructure,
     admin: { ...deployment.portal, usage: keyUsage, clock: systemClock },
-    webhooks: { endpoints: deployment.webhooks.endpoints, allowPrivateTargets: config.webhookAllowPrivateTargets, delivery: webhookDelivery(config, deployment.webhooks.outbox, metrics) },
+    webhooks: {
+      ...deployment.webhooks, allowPrivateTargets: config.webhookAllowPrivateTargets, delivery: webhookDelivery(config, deployment.webhooks.outbox, metrics),
+    },
   });
   const { reloadCatalog } = deployment;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));
@@ -98,7 +100,7 @@ async function main(): Promise<void> {
   // Whoever runs the portal keeps its records within their retention (README, partner portal).
   const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, container, logger);
   // Every instance delivers, whatever its role: the outbox's claims keep two from making one attempt.
-  const deliveries = startDeliveryLoop(container.get(TOKENS.DeliverWebhooks), logger);
+  const deliveries = startDeliveryLoop(container.get(TOKENS.DeliverWebhooks), logger, config.webhookPollMs);
   logger.info({ role: config.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   if (deployment.banner && server !== undefined) process.stdout.write(deployment.banner(server.url));
   if (portal !== undefined && deployment.demoPartner !== undefined) process.stdout.write(await demoInvitation(container, deployment.demoPartner, config, portal.url));
@@ -140,7 +142,7 @@ function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: Prometh
   });
   const limits = { concurrency: config.webhookConcurrency, perEndpoint: WEBHOOK_ATTEMPTS_PER_ENDPOINT, attemptTimeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule };
   if (metrics !== undefined) metrics.watchWebhookOutbox(() => outbox.pendingCount());
-  return metrics === undefined ? { outbox, sender, limits } : { outbox, sender, limits, metrics };
+  return metrics === undefined ? { sender, limits } : { sender, limits, metrics };
 }
 
 /** The partner API's listener, within its share of the descriptors. */

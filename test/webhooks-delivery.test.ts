@@ -127,6 +127,29 @@ describe('webhook delivery by running instances (MySQL)', function () {
     expect(verified(arrivals[0]!).data).to.include({ changes: 1 });
   });
 
+  it('sends a test event on `webhooks test`, and `webhooks deliveries` lists each attempt, newest first', async function () {
+    answer = (arrival) => (arrivals.indexOf(arrival) === 0 ? 503 : 204);
+    await serve({ WEBHOOK_RETRY_SCHEDULE: '1' });
+    const sent = await cli(['webhooks', 'test', endpointId, '--json'], env, 'cli:prod');
+    expect(sent.code, sent.stderr).to.equal(0);
+    const { id, message_id: messageId } = sent.json() as { id: string; message_id: string };
+    expect(id).to.equal(endpointId);
+    await until(() => arrivals.length > 1, 10_000);
+    expect(arrivals.map((arrival) => arrival.headers['webhook-id'])).to.deep.equal([messageId, messageId]);
+    expect(verified(arrivals[1]!)).to.deep.include({ type: 'webhook.test', data: { endpoint_id: endpointId } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const listed = await cli(['webhooks', 'deliveries', endpointId, '--json'], env, 'cli:prod');
+    expect(listed.code, listed.stderr).to.equal(0);
+    const log = listed.json() as { message_id: string; type: string; attempt: number; at: string; status: number | null; error: string | null; duration_ms: number }[];
+    expect(Object.keys(log[0]!)).to.deep.equal(['message_id', 'type', 'attempt', 'at', 'status', 'error', 'duration_ms']);
+    expect(log.slice(0, 2).map((entry) => [entry.message_id, entry.type, entry.attempt, entry.status, entry.error])).to.deep.equal([
+      [messageId, 'webhook.test', 2, 204, null],
+      [messageId, 'webhook.test', 1, 503, null],
+    ]);
+    const unknown = await cli(['webhooks', 'deliveries', 'whep_0000000000000000'], env, 'cli:prod');
+    expect([unknown.code, unknown.stderr]).to.deep.equal([1, 'error: no webhook endpoint with id "whep_0000000000000000"\n']);
+  });
+
   it('makes an attempt again when the instance making it dies, once its claim lapses', async function () {
     answer = (arrival) => (arrivals.indexOf(arrival) === 0 ? 'hang' : 204);
     const first = await serve();

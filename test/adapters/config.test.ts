@@ -21,7 +21,7 @@ describe('configuration', function () {
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
       portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
       metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null, webhookAllowPrivateTargets: false,
-      webhookTimeoutMs: 15_000, webhookConcurrency: 16, webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      webhookTimeoutMs: 15_000, webhookConcurrency: 16, webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000], webhookPollMs: 500,
     });
   });
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
+import { MemoryWebhookOutbox } from '../../src/adapters/memory/memory-webhook-outbox.js';
 import { createContainer, TOKENS } from '../../src/container.js';
 import type { WebhookUseCases } from '../../src/application/webhooks/webhook-use-cases.js';
 import { PREVIOUS_SECRET_LIFETIME_MS, signingSecrets } from '../../src/domain/webhook-endpoint.js';
@@ -31,7 +32,7 @@ describe('webhook endpoint use cases, on the memory adapters', function () {
   function useCases(allowPrivateTargets: boolean): WebhookUseCases {
     return createContainer({
       admin: { keys: world.keys, ...world.admin, announcer: world.announcer, clock: world.clock },
-      webhooks: { endpoints, allowPrivateTargets },
+      webhooks: { endpoints, outbox: new MemoryWebhookOutbox(endpoints), allowPrivateTargets },
     }).get(TOKENS.WebhookUseCases);
   }
 

@@ -90,6 +90,8 @@ describe('two instances on one database and one Redis, answers cached for an hou
   async function startInstances(count: number, redisUrl = redis!.url, databaseUrl = testDb.url): Promise<string[]> {
     const started = Array.from({ length: count }, () => startService({
       STORAGE: 'mysql', DATABASE_URL: databaseUrl, RATE_LIMIT_STORE: 'redis', REDIS_URL: redisUrl, CACHE_TTL_MS: AN_HOUR_MS,
+      // The statement counts below are the requests' own: the webhook deliveries' poll waits past them.
+      WEBHOOK_POLL_MS: '60000',
     }));
     services.push(...started);
     return Promise.all(started.map(async (s) => (await s.waitFor(/"url":"(http:\/\/[^"]+)"/))[1]!));

@@ -15,8 +15,11 @@ export type Command =
   | { readonly name: EndpointCommand; readonly json: boolean; readonly endpointId: string };
 
 /** The webhook commands that act on one endpoint, named by its id. */
-export type EndpointCommand = 'webhooks secret' | 'webhooks rotate' | 'webhooks enable' | 'webhooks disable' | 'webhooks remove';
-const ENDPOINT_COMMANDS: readonly string[] = ['webhooks secret', 'webhooks rotate', 'webhooks enable', 'webhooks disable', 'webhooks remove'] satisfies EndpointCommand[];
+export type EndpointCommand =
+  | 'webhooks secret' | 'webhooks rotate' | 'webhooks enable' | 'webhooks disable' | 'webhooks remove' | 'webhooks test' | 'webhooks deliveries';
+const ENDPOINT_COMMANDS: readonly string[] = [
+  'webhooks secret', 'webhooks rotate', 'webhooks enable', 'webhooks disable', 'webhooks remove', 'webhooks test', 'webhooks deliveries',
+] satisfies EndpointCommand[];
 
 export const USAGE = `Usage: npm run cli -- <command> [--json]
 
@@ -39,6 +42,8 @@ Commands:
   webhooks enable <endpoint-id>               send the endpoint messages again
   webhooks disable <endpoint-id>              send the endpoint no messages until it is enabled
   webhooks remove <endpoint-id>               delete an endpoint and its secrets
+  webhooks test <endpoint-id>                 send the endpoint a webhook.test message (a running instance posts it)
+  webhooks deliveries <endpoint-id>           the endpoint's last 100 attempts, newest first
 
 --json prints one JSON document instead of text.
 `;

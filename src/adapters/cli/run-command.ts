@@ -109,6 +109,19 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       const changed = await withCommands(io, (commands) => commands.webhooks.setStatus.execute({ partnerId: null, endpointId: command.endpointId, status, actor: null }));
       return command.json ? json(changed) : `webhook endpoint ${changed.id} is ${changed.status}\n`;
     }
+    case 'webhooks test': {
+      const sent = await withCommands(io, (commands) => commands.webhooks.sendTest.execute({ partnerId: null, endpointId: command.endpointId }));
+      if (command.json) return json({ id: sent.id, message_id: sent.messageId });
+      return `queued webhook.test message ${sent.messageId} for webhook endpoint ${sent.id}; a running instance posts it (webhooks deliveries ${sent.id} shows the attempt)\n`;
+    }
+    case 'webhooks deliveries': {
+      const log = (await withCommands(io, (commands) => commands.webhooks.deliveries.execute({ partnerId: null, endpointId: command.endpointId }))).map((entry) => ({
+        message_id: entry.messageId, type: entry.type, attempt: entry.attempt, at: entry.at.toISOString(), status: entry.status, error: entry.error, duration_ms: entry.durationMs,
+      }));
+      if (command.json) return json(log);
+      if (log.length === 0) return `webhook endpoint ${command.endpointId} has no attempts yet\n`;
+      return log.map((e) => `${e.at}\t${e.type}\t${e.message_id}\tattempt ${e.attempt}\t${e.status ?? '-'}\t${e.error ?? '-'}\t${e.duration_ms} ms\n`).join('');
+    }
     case 'webhooks remove': {
       const removed = await withCommands(io, (commands) => commands.webhooks.remove.execute({ partnerId: null, endpointId: command.endpointId, actor: null }));
       return command.json ? json({ id: removed.id, removed: true }) : `removed webhook endpoint ${removed.id}\n`;

@@ -54,6 +54,8 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** The waits between a message's attempts, in seconds. */
   readonly webhookRetrySchedule: readonly number[];
+  /** How often each instance looks for webhook deliveries that are due. */
+  readonly webhookPollMs: number;
 }
 
 export type Role = 'all' | 'api' | 'portal';
@@ -120,6 +122,7 @@ export function readConfig(env: Env): Config {
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 1_000, 120_000),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
     webhookRetrySchedule: retrySchedule(env),
+    webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 500, 100, 60_000),
   };
 }
 

@@ -40,9 +40,11 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     const token = randomBytes(16).toString('hex');
     const expiresAt = new Date(now.getTime() + leaseMs);
     // One statement: the rows it takes are locked until it ends, and a second claimer reading them after sees them claimed.
-    await sql`update webhook_deliveries set claim_token = ${token}, claim_expires_at = ${expiresAt}
+    const claimed = await sql`update webhook_deliveries set claim_token = ${token}, claim_expires_at = ${expiresAt}
       where state = 'pending' and next_attempt_at <= ${now} and (claim_expires_at is null or claim_expires_at <= ${now})
       order by next_attempt_at, id limit ${limit}`.execute(this.db);
+    // Every instance looks every WEBHOOK_POLL_MS: a look that finds nothing is this one statement.
+    if (Number(claimed.numAffectedRows ?? 0n) === 0) return [];
     const rows = await this.db.selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')

@@ -1,8 +1,6 @@
 import type { Logger } from 'pino';
 import type { DeliverWebhooks } from '../../application/webhooks/deliver-webhooks.js';
 
-/** How often an instance looks for due deliveries: the first attempt starts within this of a commit anywhere. */
-export const DELIVERY_POLL_MS = 500;
 
 export interface DeliveryLoop {
   /** Looks for due deliveries now (this process just queued a message), not at the next tick. */
@@ -12,11 +10,12 @@ export interface DeliveryLoop {
 }
 
 /**
- * Runs the delivery worker beside the API: a poll every half second, or at once when woken, and
+ * Runs the delivery worker beside the API: a poll at start, then every `pollMs` (WEBHOOK_POLL_MS:
+ * the first attempt starts within it of a commit anywhere), or at once when woken, and
  * never two polls at a time. A poll that fails (the database is gone) is logged once per outage;
  * the claims it could not record expire and are made again once the database is back.
  */
-export function startDeliveryLoop(worker: DeliverWebhooks, logger: Logger, pollMs: number = DELIVERY_POLL_MS): DeliveryLoop {
+export function startDeliveryLoop(worker: DeliverWebhooks, logger: Logger, pollMs: number): DeliveryLoop {
   let timer: NodeJS.Timeout | undefined;
   let polling = false;
   let again = false;
