@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { importCatalog } from '../support/import.js';
 import { freePort } from '../support/redis.js';
@@ -51,16 +53,24 @@ describe('ROLE: the API and the portal in processes of their own', function () {
   });
 
   it('ROLE=api serves the API and no portal, whatever PORTAL_PORT says', async function () {
-    const portalPort = await freePort();
-    const service = start({ ROLE: 'api', PORTAL_PORT: String(portalPort) });
-    const listening = await logLine<Listening>(service, 'listening');
-    expect(listening.role).to.equal('api');
-    expect(listening.portalUrl).to.equal(undefined);
-    expect((await fetch(`${listening.url!}/healthz`)).status).to.equal(200);
-    const shared = await logLine<Shared>(service, 'descriptors shared among the listeners');
-    expect(shared.descriptors.portal).to.equal(undefined);
-    const portal = await fetch(`http://127.0.0.1:${portalPort}/portal/login`).then((r) => r.status, (error: unknown) => (error as Error).name);
-    expect(portal).to.equal('TypeError');
+    // The port is held by a stand-in for the whole test: a service that tried to open the portal
+    // there would fail to start, and no other listener can be given the port meanwhile.
+    const standIn = createServer((_req, res) => res.writeHead(418).end());
+    await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
+    const portalPort = (standIn.address() as AddressInfo).port;
+    try {
+      const service = start({ ROLE: 'api', PORTAL_PORT: String(portalPort) });
+      const listening = await logLine<Listening>(service, 'listening');
+      expect(listening.role).to.equal('api');
+      expect(listening.portalUrl).to.equal(undefined);
+      expect((await fetch(`${listening.url!}/healthz`)).status).to.equal(200);
+      const shared = await logLine<Shared>(service, 'descriptors shared among the listeners');
+      expect(shared.descriptors.portal).to.equal(undefined);
+      expect((await fetch(`http://127.0.0.1:${portalPort}/portal/login`)).status, 'the stand-in, not a portal').to.equal(418);
+    } finally {
+      standIn.closeAllConnections();
+      await new Promise((resolve) => standIn.close(resolve));
+    }
   });
 
   it('ROLE=portal on memory storage stops the start in one line', async function () {
