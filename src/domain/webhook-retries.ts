@@ -7,9 +7,6 @@ export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
 /** Each wait is its scheduled length give or take this share, so that failed messages do not all come back at once. */
 export const RETRY_JITTER = 0.1;
 
-/** An endpoint whose attempts have kept failing this long, with no delivery, is disabled. */
-export const DISABLE_FAILING_ENDPOINT_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
-
 /** What an attempt's answer means for its message and its endpoint. */
 export type AttemptVerdict = 'delivered' | 'endpoint_gone' | 'failed';
 
@@ -32,14 +29,6 @@ export function retryDelayMs(
   const jittered = scheduled * 1000 * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random());
   const asked = retryAfterSeconds === null ? 0 : Math.min(retryAfterSeconds, MAX_RETRY_AFTER_SECONDS) * 1000;
   return Math.round(Math.max(jittered, asked));
-}
-
-/**
- * Whether an endpoint should be disabled after a failed attempt: nothing delivered to it since
- * `since` (its last delivery, or when it was created or enabled) and that was 5 days ago or more.
- */
-export function failingTooLong(since: Date, now: Date): boolean {
-  return now.getTime() - since.getTime() >= DISABLE_FAILING_ENDPOINT_AFTER_MS;
 }
 
 /** The longest wait a schedule may hold: a week, so a message is never kept waiting for months by a typo. */

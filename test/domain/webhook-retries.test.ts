@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  DEFAULT_RETRY_SCHEDULE_SECONDS, MAX_RETRY_AFTER_SECONDS, failingTooLong, parseRetrySchedule, retryDelayMs, verdictOf,
+  DEFAULT_RETRY_SCHEDULE_SECONDS, MAX_RETRY_AFTER_SECONDS, parseRetrySchedule, retryDelayMs, verdictOf,
 } from '../../src/domain/webhook-retries.js';
 
 describe('webhook retries', function () {
@@ -34,12 +34,6 @@ describe('webhook retries', function () {
     expect(retryDelayMs([300], 1, 1, () => 0.5)).to.equal(300_000);
     // Retry-After does not add an attempt the schedule does not have.
     expect(retryDelayMs([300], 2, 60, () => 0.5)).to.equal(null);
-  });
-
-  it('disables an endpoint that has failed for 5 days with no delivery', function () {
-    const since = new Date('2026-11-20T10:00:00Z');
-    expect(failingTooLong(since, new Date('2026-11-25T09:59:59Z'))).to.equal(false);
-    expect(failingTooLong(since, new Date('2026-11-25T10:00:00Z'))).to.equal(true);
   });
 
   it('reads WEBHOOK_RETRY_SCHEDULE exactly, naming the wait that is wrong', function () {
