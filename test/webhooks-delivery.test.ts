@@ -62,6 +62,14 @@ describe('webhook delivery by running instances (MySQL)', function () {
   const until = async (done: () => boolean, timeoutMs: number): Promise<void> => {
     for (const deadline = Date.now() + timeoutMs; !done() && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 25));
   };
+  /** Waits (up to 20 s) until no delivery is pending, each attempt recorded; returns how many still are. */
+  const settled = async (): Promise<number> => {
+    const outbox = new MysqlWebhookOutbox(testDb.db);
+    for (const deadline = Date.now() + 20_000; await outbox.pendingCount() > 0 && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return outbox.pendingCount();
+  };
   const verified = (arrival: Arrival): CatalogChangedMessage => new Webhook(secret).verify(arrival.body, arrival.headers) as CatalogChangedMessage;
 
   before(async function () {
@@ -89,10 +97,14 @@ describe('webhook delivery by running instances (MySQL)', function () {
     answer = () => 204;
   });
   afterEach(async function () {
+    // A delivery its receiver got but its instance did not record yet stays claimed after a kill, and
+    // would reach the next test's receiver once its claim lapses: each test ends with the outbox empty.
+    const pending = await settled();
     for (const service of services.splice(0)) {
       service.kill();
       await service.exited();
     }
+    expect(pending, 'deliveries still pending when the test ended').to.equal(0);
   });
   after(async function () {
     receiver.closeAllConnections();
@@ -127,6 +139,23 @@ describe('webhook delivery by running instances (MySQL)', function () {
     expect(verified(arrivals[0]!).data).to.include({ changes: 1 });
   });
 
+  it('prunes the delivery log at start: an attempt older than 30 days goes, with its message', async function () {
+    const outbox = new MysqlWebhookOutbox(testDb.db);
+    const old = new Date(Date.now() - 31 * 86_400_000);
+    await outbox.enqueue({ id: 'msg_oldoldoldoldoldoldoldo', partnerId: 'acme', type: 'webhook.test', body: '{}', createdAt: old, endpointIds: [endpointId] });
+    const [claimed] = await outbox.claimDue(old, 1, 60_000);
+    expect(await outbox.recordAttempt(claimed!.deliveryId, claimed!.claimToken, { at: old, status: 204, error: null, durationMs: 5, excerpt: '' }, { state: 'delivered' })).to.equal(true);
+    const logged = async (): Promise<string[]> => (await outbox.deliveries(endpointId, 100)).map((entry) => entry.messageId);
+    expect(await logged()).to.include('msg_oldoldoldoldoldoldoldo');
+    await serve();
+    for (const deadline = Date.now() + 10_000; (await logged()).includes('msg_oldoldoldoldoldoldoldo') && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await logged()).to.not.include('msg_oldoldoldoldoldoldoldo');
+    expect(await outbox.resend('msg_oldoldoldoldoldoldoldo', endpointId, new Date()), 'the message went too').to.equal(false);
+    expect(await logged(), 'newer attempts stay').to.not.deep.equal([]);
+  });
+
   it('sends a test event on `webhooks test`, and `webhooks deliveries` lists each attempt, newest first', async function () {
     answer = (arrival) => (arrivals.indexOf(arrival) === 0 ? 503 : 204);
     await serve({ WEBHOOK_RETRY_SCHEDULE: '1' });
@@ -137,7 +166,7 @@ describe('webhook delivery by running instances (MySQL)', function () {
     await until(() => arrivals.length > 1, 10_000);
     expect(arrivals.map((arrival) => arrival.headers['webhook-id'])).to.deep.equal([messageId, messageId]);
     expect(verified(arrivals[1]!)).to.deep.include({ type: 'webhook.test', data: { endpoint_id: endpointId } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await settled()).to.equal(0);
     const listed = await cli(['webhooks', 'deliveries', endpointId, '--json'], env, 'cli:prod');
     expect(listed.code, listed.stderr).to.equal(0);
     const log = listed.json() as { message_id: string; type: string; attempt: number; at: string; status: number | null; error: string | null; duration_ms: number }[];
@@ -164,7 +193,7 @@ describe('webhook delivery by running instances (MySQL)', function () {
     expect(arrivals).to.have.length(2);
     expect(arrivals[1]!.headers['webhook-id'], 'the same message: receivers deduplicate by its id').to.equal(arrivals[0]!.headers['webhook-id']);
     verified(arrivals[1]!);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await settled()).to.equal(0);
     const log = await new MysqlWebhookOutbox(testDb.db).deliveries(endpointId, 100);
     const messageId = arrivals[0]!.headers['webhook-id'];
     expect(log.filter((entry) => entry.messageId === messageId).map((entry) => [entry.attempt, entry.status]), 'the dead instance recorded nothing').to.deep.equal([[1, 204]]);

@@ -7,6 +7,12 @@ export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
 /** Each wait is its scheduled length give or take this share, so that failed messages do not all come back at once. */
 export const RETRY_JITTER = 0.1;
 
+/** An endpoint whose attempts have all failed for this long, with none delivered, is disabled. */
+export const FAILING_ENDPOINT_DISABLED_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
+
+/** The delivery log keeps each attempt this long; a message goes after it once no delivery waits for it. */
+export const WEBHOOK_ATTEMPT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
 /** What an attempt's answer means for its message and its endpoint. */
 export type AttemptVerdict = 'delivered' | 'endpoint_gone' | 'failed';
 

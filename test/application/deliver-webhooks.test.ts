@@ -161,6 +161,45 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
     expect(counted).to.deep.equal(['endpoint_gone']);
   });
 
+  it('disables an endpoint whose attempts have all failed for 5 days, and not a day sooner', async function () {
+    const server = await start([204, 500]);
+    const endpoint = await addEndpoint(server.url);
+    await queue([endpoint.id]);
+    const deliver = worker(Array.from({ length: 10 }, () => 86_400));
+    await run(deliver);
+    now += 3600_000;
+    await queue([endpoint.id]);
+    expect(await run(deliver), 'the first failure, an hour after a delivery').to.equal(1);
+    for (let day = 1; day <= 4; day += 1) {
+      now += 86_400_000;
+      expect(await run(deliver)).to.equal(1);
+      expect((await endpoints.find(endpoint.id))!.status, `failing for ${day} days`).to.equal('enabled');
+    }
+    now += 86_400_000;
+    expect(await run(deliver)).to.equal(1);
+    expect((await endpoints.find(endpoint.id))!.status, 'failing for 5 days').to.equal('disabled');
+    expect((await audit.list('acme', 10)).map((event) => [event.action, event.endpointId, event.adminEmail])).to.deep.equal([['webhook.disabled', endpoint.id, null]]);
+    now += 86_400_000;
+    await run(deliver);
+    expect((await outbox.deliveries(endpoint.id, 1)).map((entry) => entry.error), 'nothing more is sent').to.deep.equal(['endpoint_disabled']);
+    expect(server.arrivals).to.have.length(7);
+  });
+
+  it('forgets attempts after 30 days, and the messages no delivery waits for', async function () {
+    const server = await start([204]);
+    const endpoint = await addEndpoint(server.url);
+    await queue([endpoint.id]);
+    const deliver = worker();
+    await run(deliver);
+    now += 30 * 86_400_000;
+    expect(await deliver.prune(), 'kept for 30 days').to.equal(0);
+    expect(await outbox.deliveries(endpoint.id, 10)).to.have.length(1);
+    now += 1;
+    expect(await deliver.prune()).to.equal(1);
+    expect(await outbox.deliveries(endpoint.id, 10)).to.deep.equal([]);
+    expect(await outbox.resend(server.arrivals[0]!.headers['webhook-id'] as string, endpoint.id, new Date(now)), 'the message is gone too').to.equal(false);
+  });
+
   it('sends nothing to an endpoint disabled after its message was queued, but sends a test message to it', async function () {
     const server = await start([204]);
     const endpoint = await addEndpoint(server.url);

@@ -126,14 +126,45 @@ export function webhookOutboxContract(adapterName: string, factory: WebhookOutbo
       expect(await outbox.pendingCount()).to.equal(1);
     });
 
-    it('prunes attempts made before a time, and only those', async function () {
+    it('prunes attempts made before a time, and only those; and messages older than it that no delivery waits for', async function () {
       await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id]));
       for (const t of [10, 20, 30]) {
         const [c] = await outbox.claimDue(at(t), 1, LEASE);
         await outbox.recordAttempt(c!.deliveryId, c!.claimToken, attempt(t, 500), { state: 'retry', nextAttemptAt: at(t + 10) });
       }
-      expect(await outbox.pruneAttempts(at(25))).to.equal(2);
+      await outbox.enqueue(message('msg_bbbbbbbbbbbbbbbbbbbbbb', [globex.id], T0, 'globex'));
+      expect(await outbox.prune(at(25))).to.equal(2);
       expect((await outbox.deliveries(first.id, 10)).map((e) => e.attempt)).to.deep.equal([3]);
+      const c = (await outbox.claimDue(at(40), 10, LEASE)).find((claimed) => claimed.message.id === 'msg_aaaaaaaaaaaaaaaaaaaaaa');
+      await outbox.recordAttempt(c!.deliveryId, c!.claimToken, attempt(40, 204), { state: 'delivered' });
+      expect(await outbox.prune(at(35)), 'a message still waiting for globex keeps its place').to.equal(1);
+      expect((await outbox.deliveries(first.id, 10)).map((e) => e.attempt)).to.deep.equal([4]);
+      expect(await outbox.prune(at(50))).to.equal(1);
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', first.id, at(60)), 'the delivered message is gone').to.equal(false);
+      expect(await outbox.resend('msg_bbbbbbbbbbbbbbbbbbbbbb', globex.id, at(60)), 'the pending one stays').to.equal(true);
+      expect(await outbox.pendingCount()).to.equal(1);
+    });
+
+    it('tells since when an endpoint has only failed: from its oldest attempt after its newest delivered one', async function () {
+      expect(await outbox.failingSince(first.id), 'no attempt').to.equal(null);
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id, second.id]));
+      const record = async (endpointId: string, t: number, status: number | null): Promise<void> => {
+        const claimed = await outbox.claimDue(at(t), 10, LEASE);
+        for (const c of claimed) {
+          await outbox.recordAttempt(c.deliveryId, c.claimToken, c.endpoint.id === endpointId ? attempt(t, status) : attempt(t, 500),
+            { state: 'retry', nextAttemptAt: at(t + 1) });
+        }
+      };
+      await record(first.id, 10, 500);
+      expect(await outbox.failingSince(first.id)).to.deep.equal(at(10));
+      await record(first.id, 20, null);
+      expect(await outbox.failingSince(first.id)).to.deep.equal(at(10));
+      await record(first.id, 30, 204);
+      expect(await outbox.failingSince(first.id), 'its newest attempt delivered').to.equal(null);
+      await record(first.id, 40, 503);
+      await record(first.id, 50, 302);
+      expect(await outbox.failingSince(first.id)).to.deep.equal(at(40));
+      expect(await outbox.failingSince(second.id), 'another endpoint\'s attempts are its own').to.deep.equal(at(10));
     });
   });
 }

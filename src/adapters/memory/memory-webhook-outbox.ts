@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
 import type { WebhookEndpoint } from '../../domain/webhook-endpoint.js';
+import { verdictOf } from '../../domain/webhook-retries.js';
 
 /** The endpoints of this process, read as they are now. */
 export interface HeldEndpoints {
@@ -113,10 +114,31 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     return Promise.resolve(true);
   }
 
-  pruneAttempts(before: Date): Promise<number> {
+  failingSince(endpointId: string): Promise<Date | null> {
+    let since: Date | null = null;
+    // Attempts are appended in time order: walk back from the newest to the newest delivered one.
+    for (let i = this.attempts.length - 1; i >= 0; i -= 1) {
+      const attempt = this.attempts[i]!;
+      if (this.deliveryRows.get(attempt.deliveryId)?.endpointId !== endpointId) continue;
+      if (verdictOf(attempt.status) === 'delivered') break;
+      since = attempt.at;
+    }
+    return Promise.resolve(since);
+  }
+
+  prune(before: Date): Promise<number> {
     const kept = this.attempts.filter((attempt) => attempt.at >= before);
     const pruned = this.attempts.length - kept.length;
     this.attempts = kept;
+    // A message goes once nothing waits for it and the log holds none of its attempts.
+    const logged = new Set(kept.map((attempt) => attempt.deliveryId));
+    const deliveries = [...this.deliveryRows.values()];
+    for (const [id, message] of this.messages) {
+      const its = deliveries.filter((d) => d.messageId === id);
+      if (message.createdAt >= before || its.some((d) => d.state === 'pending' || logged.has(d.id))) continue;
+      this.messages.delete(id);
+      for (const delivery of its) this.deliveryRows.delete(delivery.id);
+    }
     return Promise.resolve(pruned);
   }
 

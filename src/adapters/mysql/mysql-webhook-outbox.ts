@@ -120,8 +120,22 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     });
   }
 
-  async pruneAttempts(before: Date): Promise<number> {
+  async failingSince(endpointId: string): Promise<Date | null> {
+    // Both by the (endpoint_id, at) index: the newest 2xx, then the oldest attempt after it.
+    const { rows } = await sql<{ since: Date | null }>`select min(a.at) as since from webhook_attempts a
+      where a.endpoint_id = ${endpointId} and a.at > coalesce(
+        (select max(b.at) from webhook_attempts b where b.endpoint_id = ${endpointId} and b.status between 200 and 299),
+        '1000-01-01')`.execute(this.db);
+    return rows[0]?.since ?? null;
+  }
+
+  async prune(before: Date): Promise<number> {
     const result = await this.db.deleteFrom('webhook_attempts').where('at', '<', before).executeTakeFirst();
+    // A message goes once nothing waits for it and the log holds none of its attempts; its deliveries
+    // go with it (foreign key, on delete cascade).
+    await sql`delete from webhook_messages where created_at < ${before} and not exists
+      (select 1 from webhook_deliveries d where d.message_id = webhook_messages.id
+        and (d.state = 'pending' or exists (select 1 from webhook_attempts a where a.delivery_id = d.id)))`.execute(this.db);
     return Number(result.numDeletedRows);
   }
 }

@@ -7,12 +7,17 @@ export interface DeliveryLoop {
   stop(graceMs: number): Promise<void>;
 }
 
+/** How often each instance forgets the delivery log's attempts past their 30 days (and the messages done with). */
+export const WEBHOOK_PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+
 /**
  * Runs the delivery worker beside the API: a poll at start, then `pollMs` (WEBHOOK_POLL_MS) after
  * each poll ends, so two never overlap. A poll that fails (the database is gone) is logged once per
  * outage; the claims it could not record expire and are made again once the database is back.
+ * At start and every `pruneEveryMs` it also prunes the delivery log (several instances pruning at
+ * once delete nothing twice).
  */
-export function startDeliveryLoop(worker: DeliverWebhooks, logger: Logger, pollMs: number): DeliveryLoop {
+export function startDeliveryLoop(worker: DeliverWebhooks, logger: Logger, pollMs: number, pruneEveryMs = WEBHOOK_PRUNE_INTERVAL_MS): DeliveryLoop {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let failing = false;
@@ -35,11 +40,19 @@ export function startDeliveryLoop(worker: DeliverWebhooks, logger: Logger, pollM
     timer.unref();
   }
 
+  const prune = (): void => void worker.prune().catch((error: unknown) => {
+    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'webhook deliveries: old attempts not pruned; tried again later');
+  });
+  prune();
+  const pruning = setInterval(prune, pruneEveryMs);
+  pruning.unref();
+
   schedule(0);
   return {
     async stop(graceMs) {
       stopped = true;
       clearTimeout(timer);
+      clearInterval(pruning);
       let timeout: NodeJS.Timeout | undefined;
       await Promise.race([worker.settled(), new Promise<void>((resolve) => { timeout = setTimeout(resolve, graceMs); })]);
       clearTimeout(timeout);

@@ -1,5 +1,5 @@
 import { signingSecrets } from '../../domain/webhook-endpoint.js';
-import { retryDelayMs, verdictOf, type AttemptVerdict } from '../../domain/webhook-retries.js';
+import { FAILING_ENDPOINT_DISABLED_AFTER_MS, WEBHOOK_ATTEMPT_RETENTION_MS, retryDelayMs, verdictOf, type AttemptVerdict } from '../../domain/webhook-retries.js';
 import { signWebhook } from '../../domain/webhook-signature.js';
 import type { Clock } from '../common/clock.js';
 import type { ClaimedDelivery, DeliveryNext, WebhookOutbox } from './webhook-outbox.js';
@@ -35,8 +35,8 @@ const noDeliveryMetrics: DeliveryMetrics = { attemptMade: () => undefined };
  * The delivery worker's one step: claims the deliveries it has room for and makes one attempt at
  * each, signed at the moment it is sent, then records it and decides what follows (delivered;
  * again after the schedule's next wait, or the receiver's longer `Retry-After`; failed when the
- * schedule is spent; the endpoint disabled on 410). Every instance runs one; the outbox's claims
- * keep two from making the same attempt.
+ * schedule is spent; the endpoint disabled on 410, or once its attempts have failed for 5 days).
+ * Every instance runs one; the outbox's claims keep two from making the same attempt.
  */
 export class DeliverWebhooks {
   private readonly inFlight = new Set<Promise<void>>();
@@ -109,6 +109,7 @@ export class DeliverWebhooks {
         { at, status: outcome.status, error: outcome.error, durationMs: outcome.durationMs, excerpt: outcome.excerpt }, next);
       this.metrics.attemptMade(labelOf(verdict, outcome), outcome.durationMs / 1000);
       if (recorded && verdict === 'endpoint_gone') await this.disable(delivery, at);
+      if (recorded && verdict === 'failed' && await this.failingTooLong(delivery.endpoint.id, at)) await this.disable(delivery, at);
     } catch {
       // The outbox or the endpoint store could not be reached: the claim expires and another attempt is made.
     } finally {
@@ -123,7 +124,18 @@ export class DeliverWebhooks {
     return delay === null ? { state: 'failed' } : { state: 'retry', nextAttemptAt: new Date(this.clock.now() + delay) };
   }
 
-  /** 410 Gone: the receiver says the endpoint is gone for good, so it gets nothing more until re-enabled. */
+  /** Forgets attempts past their retention (30 days), and the messages no delivery waits for any more. */
+  async prune(): Promise<number> {
+    return this.outbox.prune(new Date(this.clock.now() - WEBHOOK_ATTEMPT_RETENTION_MS));
+  }
+
+  /** Every attempt at the endpoint for 5 days has failed: nothing was delivered in that time. */
+  private async failingTooLong(endpointId: string, now: Date): Promise<boolean> {
+    const since = await this.outbox.failingSince(endpointId);
+    return since !== null && now.getTime() - since.getTime() >= FAILING_ENDPOINT_DISABLED_AFTER_MS;
+  }
+
+  /** 410 Gone (the receiver says the endpoint is gone for good), or 5 days of failures: nothing more goes to it until it is enabled again. */
   private async disable(delivery: ClaimedDelivery, at: Date): Promise<void> {
     const endpoint = await this.endpoints.find(delivery.endpoint.id);
     if (endpoint === null || endpoint.status === 'disabled') return;

@@ -79,6 +79,14 @@ export interface WebhookOutbox {
    * the endpoint is another partner's.
    */
   resend(messageId: string, endpointId: string, now: Date): Promise<boolean>;
-  /** Forgets attempts made before `before`; returns how many. */
-  pruneAttempts(before: Date): Promise<number>;
+  /**
+   * When the endpoint's current run of failures began: its oldest attempt since its newest delivered
+   * (2xx) one. Null when its newest attempt delivered, or it has made none.
+   */
+  failingSince(endpointId: string): Promise<Date | null>;
+  /**
+   * Forgets attempts made before `before`, then the messages created before it that no delivery waits
+   * for and no attempt left in the log is of, with their deliveries; returns how many attempts went.
+   */
+  prune(before: Date): Promise<number>;
 }
