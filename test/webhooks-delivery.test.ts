@@ -13,6 +13,7 @@ import { cli } from './support/cli-process.js';
 import { catalogDocument, importCatalog } from './support/import.js';
 import { useTestDatabase } from './support/mariadb.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
+import { startTcpProxy } from './support/tcp-proxy.js';
 
 interface Arrival {
   readonly at: number;
@@ -39,7 +40,8 @@ describe('webhook delivery by running instances (MySQL)', function () {
   let receiver: Server;
   let url: string;
   let arrivals: Arrival[];
-  let answer: (arrival: Arrival) => number | 'hang';
+  /** A status now, a status later, or none ever. */
+  let answer: (arrival: Arrival) => number | Promise<number> | 'hang';
   let secret: string;
   let endpointId: string;
   let dir: string;
@@ -81,7 +83,8 @@ describe('webhook delivery by running instances (MySQL)', function () {
         const arrival = { at: Date.now(), headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') };
         arrivals.push(arrival);
         const status = answer(arrival);
-        if (status !== 'hang') res.writeHead(status).end();
+        if (typeof status === 'number') res.writeHead(status).end();
+        else if (status !== 'hang') void status.then((later) => res.writeHead(later).end());
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -197,5 +200,41 @@ describe('webhook delivery by running instances (MySQL)', function () {
     const log = await new MysqlWebhookOutbox(testDb.db).deliveries(endpointId, 100);
     const messageId = arrivals[0]!.headers['webhook-id'];
     expect(log.filter((entry) => entry.messageId === messageId).map((entry) => [entry.attempt, entry.status]), 'the dead instance recorded nothing').to.deep.equal([[1, 204]]);
+  });
+
+  it('loses nothing when the database goes mid-delivery: the attempt it could not record is made again once it is back', async function () {
+    const target = new URL(testDb.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    try {
+      const viaProxy = new URL(testDb.url);
+      viaProxy.port = String(proxy.port);
+      let answerFirst: (status: number) => void = () => undefined;
+      const firstAnswered = new Promise<number>((resolve) => { answerFirst = resolve; });
+      answer = (arrival) => (arrivals.indexOf(arrival) === 0 ? firstAnswered : 204);
+      const service = await serve({ DATABASE_URL: viaProxy.toString() });
+      await importTitle('Changed before the database went');
+      await until(() => arrivals.length > 0, 10_000);
+      // The receiver takes the message while the database is out of reach: the instance cannot record it.
+      proxy.blackHole();
+      answerFirst(204);
+      await service.waitFor(/the outbox cannot be read/, 30_000);
+      expect(arrivals, 'nothing is sent while the outbox cannot be read').to.have.length(1);
+      proxy.restore();
+      await service.waitFor(/the outbox is reachable again/, 30_000);
+      await until(() => arrivals.length > 1, 20_000);
+      expect(arrivals[1]!.headers['webhook-id'], 'the same message, made again').to.equal(arrivals[0]!.headers['webhook-id']);
+      verified(arrivals[1]!);
+      expect(await settled()).to.equal(0);
+      const log = await new MysqlWebhookOutbox(testDb.db).deliveries(endpointId, 100);
+      expect(log.filter((entry) => entry.messageId === arrivals[0]!.headers['webhook-id']).map((entry) => [entry.attempt, entry.status]),
+        'the attempt made while the database was gone is not in the log; the one made after is').to.deep.equal([[1, 204]]);
+      expect(arrivals).to.have.length(2);
+    } finally {
+      for (const service of services.splice(0)) {
+        service.kill();
+        await service.exited();
+      }
+      await proxy.close();
+    }
   });
 });
