@@ -43,6 +43,7 @@ import type { WebhookOutbox } from './application/webhooks/webhook-outbox.js';
 import type { WebhookSender } from './application/webhooks/webhook-sender.js';
 import { ListWebhookDeliveries } from './application/webhooks/list-webhook-deliveries.js';
 import { SendWebhookTest } from './application/webhooks/send-webhook-test.js';
+import { ResendWebhookMessage } from './application/webhooks/resend-webhook-message.js';
 import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
 import { ImportCatalog } from './application/catalog-import/import-catalog.js';
 import type { CatalogStore } from './application/catalog-import/catalog-store.js';
@@ -270,6 +271,7 @@ function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): vo
       remove: new RemoveWebhookEndpoint(store, audit, clock),
       sendTest: new SendWebhookTest(store, webhooks.outbox, clock),
       deliveries: new ListWebhookDeliveries(store, webhooks.outbox),
+      resend: new ResendWebhookMessage(store, webhooks.outbox, clock),
     }),
     [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock, TOKENS.WebhookUrlOptions],
   );
