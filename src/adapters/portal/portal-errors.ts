@@ -81,7 +81,7 @@ const WEBHOOK_REFUSALS: Readonly<Record<WebhookErrorCode, UseCaseRefusal>> = {
     status: 404, shows: { title: 'Endpoint not found', text: 'There is no such webhook endpoint among your partner\'s endpoints.', onward: BACK_TO_WEBHOOKS },
   },
   webhook_message_not_found: {
-    status: 404, shows: { title: 'Message not found', text: 'This endpoint\'s partner has no such message to send again.', onward: BACK_TO_WEBHOOKS },
+    status: 404, shows: { title: 'Message not found', text: 'There is no such message among your partner\'s messages to send again.', onward: BACK_TO_WEBHOOKS },
   },
 };
 
