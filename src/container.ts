@@ -43,6 +43,7 @@ import type { WebhookOutbox } from './application/webhooks/webhook-outbox.js';
 import type { WebhookSender } from './application/webhooks/webhook-sender.js';
 import { ListWebhookDeliveries } from './application/webhooks/list-webhook-deliveries.js';
 import { SendWebhookTest } from './application/webhooks/send-webhook-test.js';
+import { ResendWebhookMessage } from './application/webhooks/resend-webhook-message.js';
 import { PruneAdminRecords } from './application/admin-sign-in/prune-admin-records.js';
 import { ImportCatalog } from './application/catalog-import/import-catalog.js';
 import type { CatalogStore } from './application/catalog-import/catalog-store.js';
@@ -153,6 +154,7 @@ export interface CatalogInfrastructure {
 /** What a process serves: the API, the portal and the CLI each bring the parts they run. */
 export interface Parts {
   readonly api?: Infrastructure;
+  /** The portal's use cases need `webhooks` too: its webhooks page is one of them. */
   readonly admin?: AdminInfrastructure;
   /** Where a catalog import writes, its webhook messages included. */
   readonly catalog?: CatalogInfrastructure;
@@ -238,7 +240,7 @@ function bindAdmin(container: Container, admin: AdminInfrastructure): void {
   );
   container.bind(TOKENS.PortalUseCases).toResolvedValue(
     (keys: ApiKeyAdmin, accounts: AdminAccounts, invitations: Invitations, sessions: AdminSessions, throttle: SignInThrottle, audit: AuditLog,
-      announcer: KeyChangeAnnouncer, usage: UnwrittenKeyUsage, clock: Clock, hashes: PasswordHashGate): PortalUseCases => ({
+      announcer: KeyChangeAnnouncer, usage: UnwrittenKeyUsage, clock: Clock, hashes: PasswordHashGate, webhooks: WebhookUseCases): PortalUseCases => ({
       signIn: new SignIn(accounts, sessions, throttle, audit, clock, new MemorySignInAddressBudget(), hashes),
       signOut: new SignOut(sessions),
       resumeSession: new ResumeSession(sessions, clock),
@@ -249,10 +251,11 @@ function bindAdmin(container: Container, admin: AdminInfrastructure): void {
       revokeKey: new RevokeApiKey(keys, announcer, audit, clock),
       listKeys: new ListApiKeys(keys, usage),
       readAuditLog: new ReadAuditLog(audit),
+      webhooks,
     }),
     [
       TOKENS.ApiKeyAdmin, TOKENS.AdminAccounts, TOKENS.Invitations, TOKENS.AdminSessions, TOKENS.SignInThrottle, TOKENS.AuditLog,
-      TOKENS.KeyChangeAnnouncer, TOKENS.UnwrittenKeyUsage, TOKENS.Clock, TOKENS.PasswordHashGate,
+      TOKENS.KeyChangeAnnouncer, TOKENS.UnwrittenKeyUsage, TOKENS.Clock, TOKENS.PasswordHashGate, TOKENS.WebhookUseCases,
     ],
   );
 }
@@ -270,6 +273,7 @@ function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): vo
       remove: new RemoveWebhookEndpoint(store, audit, clock),
       sendTest: new SendWebhookTest(store, webhooks.outbox, clock),
       deliveries: new ListWebhookDeliveries(store, webhooks.outbox),
+      resend: new ResendWebhookMessage(store, webhooks.outbox, clock),
     }),
     [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock, TOKENS.WebhookUrlOptions],
   );
@@ -283,9 +287,9 @@ function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): vo
   }
 }
 
-/** The use cases the portal drives, over the chosen adapters: the key ones are the CLI's too. */
-export function createPortalUseCases(admin: AdminInfrastructure): PortalUseCases {
-  return createContainer({ admin }).get(TOKENS.PortalUseCases);
+/** The use cases the portal drives, over the chosen adapters: the key and webhook ones are the CLI's too. */
+export function createPortalUseCases(admin: AdminInfrastructure, webhooks: WebhookInfrastructure): PortalUseCases {
+  return createContainer({ admin, webhooks }).get(TOKENS.PortalUseCases);
 }
 
 /** The request handler node:http serves for the API. */

@@ -178,6 +178,43 @@ describe('webhooks commands (npm run cli:prod; npm run cli once)', function () {
     }
   });
 
+  it('resends a message to an endpoint of its partner: due again at once, with the same id; refuses an unknown or foreign message with exit 1', async function () {
+    const added = await add('https://hooks.acme.example/in');
+    const globex = await add('https://hooks.globex.example/in', 'globex');
+    const sent = (await cli(['webhooks', 'test', added.id, '--json'])).json() as { id: string; message_id: string };
+    const foreign = (await cli(['webhooks', 'test', globex.id, '--json'])).json() as { id: string; message_id: string };
+    const outbox = new MysqlWebhookOutbox(testDb.db);
+    try {
+      // Delivered once, as an instance would record it: nothing is due after that.
+      const due = (): Promise<[string, string, number][]> => outbox.claimDue(new Date(Date.now() + 1_000), 10, 60_000)
+        .then((claimed) => claimed.map((c) => [c.message.id, c.endpoint.id, c.attempts]));
+      const [first] = await outbox.claimDue(new Date(Date.now() + 1_000), 10, 60_000).then((claimed) => claimed.filter((c) => c.endpoint.id === added.id));
+      expect(await outbox.recordAttempt(first!.deliveryId, first!.claimToken, { at: new Date(), status: 204, error: null, durationMs: 5, excerpt: '' }, { state: 'delivered' })).to.equal(true);
+      expect(await due()).to.deep.equal([]);
+
+      const run = await cli(['webhooks', 'resend', added.id, sent.message_id, '--json']);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.json()).to.deep.equal({ id: added.id, message_id: sent.message_id });
+      expect(Object.keys(run.json() as object)).to.deep.equal(['id', 'message_id']);
+      expect(await due()).to.deep.equal([[sent.message_id, added.id, 0]]);
+
+      const text = await cli(['webhooks', 'resend', added.id, sent.message_id], {}, 'cli');
+      expect([text.code, text.stdout]).to.deep.equal([0,
+        `queued message ${sent.message_id} again for webhook endpoint ${added.id}; a running instance posts it (webhooks deliveries ${added.id} shows the attempt)\n`]);
+
+      for (const messageId of ['msg_nope', foreign.message_id]) {
+        const refused = await cli(['webhooks', 'resend', added.id, messageId]);
+        expect([refused.code, refused.stdout, refused.stderr], messageId).to.deep.equal([1, '', `error: no webhook message with id "${messageId}" for webhook endpoint "${added.id}"\n`]);
+      }
+      const unknown = await cli(['webhooks', 'resend', 'whep_nope', sent.message_id]);
+      expect([unknown.code, unknown.stdout, unknown.stderr]).to.deep.equal([1, '', 'error: no webhook endpoint with id "whep_nope"\n']);
+      const audited = (await sql<{ action: string }>`select action from audit_events order by id`.execute(testDb.db)).rows.map((row) => row.action);
+      expect(audited, 'a resend is not an audit event').to.deep.equal(['webhook.created', 'webhook.created']);
+    } finally {
+      await testDb.db.deleteFrom('webhook_messages').execute();
+    }
+  });
+
   it('refuses a malformed command line with exit 2', async function () {
     const noUrl = await cli(['webhooks', 'add', '--partner', 'acme']);
     expect(noUrl.code).to.equal(2);
@@ -187,6 +224,10 @@ describe('webhooks commands (npm run cli:prod; npm run cli once)', function () {
     for (const command of ['test', 'deliveries']) {
       const run = await cli(['webhooks', command]);
       expect([run.code, run.stderr.split('\n')[0]]).to.deep.equal([2, `error: webhooks ${command} needs exactly one <endpoint-id>`]);
+    }
+    for (const operands of [['whep_0000000000000000'], ['whep_0000000000000000', 'msg_a', 'msg_b']]) {
+      const run = await cli(['webhooks', 'resend', ...operands]);
+      expect([run.code, run.stderr.split('\n')[0]], operands.join(' ')).to.deep.equal([2, 'error: webhooks resend needs exactly <endpoint-id> <message-id>']);
     }
   });
 });

@@ -2,6 +2,7 @@
 export type WebhookErrorCode =
   | 'partner_not_found'
   | 'webhook_endpoint_not_found'
+  | 'webhook_message_not_found'
   | 'webhook_endpoint_limit'
   | 'invalid_webhook_url'
   | 'invalid_webhook_description';
@@ -47,4 +48,9 @@ export class WebhookUrlRefused extends WebhookError {
 /** The one answer for a missing endpoint and another partner's: neither is told apart. */
 export function endpointNotFound(endpointId: string): WebhookError {
   return new WebhookError('webhook_endpoint_not_found', `no webhook endpoint with id ${JSON.stringify(endpointId)}`);
+}
+
+/** A message that does not exist and one of another partner get one answer, as endpoints do. */
+export function messageNotFound(messageId: string, endpointId: string): WebhookError {
+  return new WebhookError('webhook_message_not_found', `no webhook message with id ${JSON.stringify(messageId)} for webhook endpoint ${JSON.stringify(endpointId)}`);
 }

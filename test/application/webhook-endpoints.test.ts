@@ -24,6 +24,7 @@ async function refusal(promise: Promise<unknown>): Promise<WebhookError> {
 describe('webhook endpoint use cases, on the memory adapters', function () {
   let world: PortalWorld;
   let endpoints: MemoryWebhookEndpoints;
+  let outbox: MemoryWebhookOutbox;
   let webhooks: WebhookUseCases;
   const admin = { adminEmail: 'ada@acme.example' };
   const URL_ = 'https://hooks.acme.example/catalog';
@@ -32,13 +33,14 @@ describe('webhook endpoint use cases, on the memory adapters', function () {
   function useCases(allowPrivateTargets: boolean): WebhookUseCases {
     return createContainer({
       admin: { keys: world.keys, ...world.admin, announcer: world.announcer, clock: world.clock },
-      webhooks: { endpoints, outbox: new MemoryWebhookOutbox(endpoints), allowPrivateTargets },
+      webhooks: { endpoints, outbox, allowPrivateTargets },
     }).get(TOKENS.WebhookUseCases);
   }
 
   beforeEach(async function () {
     world = await memoryPortalWorld();
     endpoints = new MemoryWebhookEndpoints(world.store);
+    outbox = new MemoryWebhookOutbox(endpoints);
     webhooks = useCases(false);
   });
 
@@ -143,5 +145,27 @@ describe('webhook endpoint use cases, on the memory adapters', function () {
     await webhooks.remove.execute({ partnerId: null, endpointId: endpoint.id, actor: null });
     expect((await refusal(webhooks.remove.execute({ partnerId: null, endpointId: endpoint.id, actor: null }))).code).to.equal('webhook_endpoint_not_found');
     expect((await world.admin.audit.list('globex', 10)).map((e) => e.action)).to.deep.equal(['webhook.deleted', 'webhook.created']);
+  });
+
+  it('resends a message of the endpoint\'s partner, due at once with the same id, unaudited; another partner\'s message or endpoint is not found', async function () {
+    const { endpoint } = await webhooks.add.execute({ partnerId: 'acme', url: URL_, description: null, actor: admin });
+    const { endpoint: theirs } = await webhooks.add.execute({ partnerId: 'globex', url: URL_, description: null, actor: null });
+    const sent = await webhooks.sendTest.execute({ partnerId: 'acme', endpointId: endpoint.id });
+    const foreign = await webhooks.sendTest.execute({ partnerId: null, endpointId: theirs.id });
+    const now = new Date(world.clock.now());
+    for (const claimed of await outbox.claimDue(now, 10, 60_000)) {
+      await outbox.recordAttempt(claimed.deliveryId, claimed.claimToken, { at: now, status: 204, error: null, durationMs: 1, excerpt: '' }, { state: 'delivered' });
+    }
+    expect(await webhooks.resend.execute({ partnerId: 'acme', endpointId: endpoint.id, messageId: sent.messageId })).to.deep.equal({ id: endpoint.id, messageId: sent.messageId });
+    expect((await outbox.claimDue(now, 10, 60_000)).map((c) => [c.message.id, c.endpoint.id, c.attempts])).to.deep.equal([[sent.messageId, endpoint.id, 0]]);
+
+    for (const messageId of [foreign.messageId, 'msg_zzzzzzzzzzzzzzzzzzzzzz']) {
+      const refused = await refusal(webhooks.resend.execute({ partnerId: 'acme', endpointId: endpoint.id, messageId }));
+      expect([refused.code, refused.message]).to.deep.equal(['webhook_message_not_found', `no webhook message with id ${JSON.stringify(messageId)} for webhook endpoint ${JSON.stringify(endpoint.id)}`]);
+    }
+    const notTheirs = await refusal(webhooks.resend.execute({ partnerId: 'acme', endpointId: theirs.id, messageId: foreign.messageId }));
+    expect(notTheirs.code).to.equal('webhook_endpoint_not_found');
+    expect(await outbox.claimDue(now, 10, 60_000)).to.deep.equal([]);
+    expect((await audited()).map((e) => (e as { action: string }).action)).to.deep.equal(['webhook.created']);
   });
 });

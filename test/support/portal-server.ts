@@ -5,7 +5,7 @@ import type { PortalUseCases } from '../../src/adapters/portal/portal-parts.js';
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
 import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
-import { createPortalUseCases, type AdminInfrastructure } from '../../src/container.js';
+import { createPortalUseCases, type AdminInfrastructure, type WebhookInfrastructure } from '../../src/container.js';
 import type { PortalWorld } from './portal-world.js';
 
 export interface TestPortal {
@@ -17,9 +17,12 @@ export interface TestPortal {
 
 /** The real portal on an ephemeral port, over a world's adapters, its log lines captured. */
 export async function startTestPortal(
-  world: Pick<PortalWorld, 'clock' | 'keys' | 'admin'> & { announcer: KeyChangeAnnouncer },
-  /** `useCases`: the use cases that stand in for the world's own, as a full hash gate's. */
-  options: { secureCookies?: boolean; publicUrl?: string; useCases?: Partial<PortalUseCases> } = {},
+  world: Pick<PortalWorld, 'clock' | 'keys' | 'admin' | 'webhooks'> & { announcer: KeyChangeAnnouncer },
+  /**
+   * `useCases`: the use cases that stand in for the world's own, as a full hash gate's;
+   * `allowPrivateTargets`: WEBHOOK_ALLOW_PRIVATE_TARGETS, for a receiver on loopback.
+   */
+  options: { secureCookies?: boolean; publicUrl?: string; useCases?: Partial<PortalUseCases>; allowPrivateTargets?: boolean } = {},
 ): Promise<TestPortal> {
   const logs: string[] = [];
   const logger = createLogger('info', new Writable({
@@ -30,7 +33,8 @@ export async function startTestPortal(
   }));
   const usage = new KeyUsageRecorder(world.clock);
   const infrastructure: AdminInfrastructure = { keys: world.keys, ...world.admin, announcer: world.announcer, usage, clock: world.clock };
-  const app = createPortalApp({ ...createPortalUseCases(infrastructure), ...options.useCases }, { logger, secureCookies: options.secureCookies ?? false, clock: world.clock });
+  const webhooks: WebhookInfrastructure = { ...world.webhooks, allowPrivateTargets: options.allowPrivateTargets ?? false };
+  const app = createPortalApp({ ...createPortalUseCases(infrastructure, webhooks), ...options.useCases }, { logger, secureCookies: options.secureCookies ?? false, clock: world.clock });
   const server = await startPortalServer(app, { port: 0, host: '127.0.0.1', publicUrl: options.publicUrl ?? null });
   return { url: server.url, logs, usage, close: () => server.close(1_000) };
 }

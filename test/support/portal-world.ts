@@ -2,6 +2,8 @@ import { AdminError } from '../../src/domain/admin-errors.js';
 import { MemoryApiKeyAdmin } from '../../src/adapters/memory/memory-api-key-admin.js';
 import { memoryAdminStore, type MemoryAdminStore } from '../../src/adapters/memory/memory-admin-store.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
+import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
+import { MemoryWebhookOutbox } from '../../src/adapters/memory/memory-webhook-outbox.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
 import type { Clock } from '../../src/application/common/clock.js';
 import { fixtureDocument } from '../fixtures/catalog-fixture.js';
@@ -39,13 +41,20 @@ export interface PortalWorld {
   readonly keys: MemoryApiKeyAdmin;
   readonly admin: MemoryAdminStore;
   readonly announcer: CountingAnnouncer;
+  /** Webhook endpoints and their outbox, as a memory-storage process holds them. */
+  readonly webhooks: { readonly endpoints: MemoryWebhookEndpoints; readonly outbox: MemoryWebhookOutbox };
 }
 
-export async function memoryPortalWorld(): Promise<PortalWorld> {
-  const clock = new ManualClock();
+/** `startsAt`: the clock's first reading (a test whose messages a receiver verifies needs today's). */
+export async function memoryPortalWorld(options: { startsAt?: number } = {}): Promise<PortalWorld> {
+  const clock = new ManualClock(options.startsAt);
   const store = new MemoryCatalogStore();
   await importDocument(store, fixtureDocument());
-  return { clock, store, keys: new MemoryApiKeyAdmin(store, new Date(clock.now())), admin: memoryAdminStore(), announcer: new CountingAnnouncer() };
+  const endpoints = new MemoryWebhookEndpoints(store);
+  return {
+    clock, store, keys: new MemoryApiKeyAdmin(store, new Date(clock.now())), admin: memoryAdminStore(), announcer: new CountingAnnouncer(),
+    webhooks: { endpoints, outbox: new MemoryWebhookOutbox(endpoints) },
+  };
 }
 
 /** The AdminError a use case refuses with; anything else, or no refusal, fails the test. */

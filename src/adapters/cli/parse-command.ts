@@ -12,6 +12,7 @@ export type Command =
   | { readonly name: 'admins invite'; readonly json: boolean; readonly partner: string; readonly email: string }
   | { readonly name: 'webhooks add'; readonly json: boolean; readonly partner: string; readonly url: string; readonly description: string | null }
   | { readonly name: 'webhooks list'; readonly json: boolean; readonly partner: string }
+  | { readonly name: 'webhooks resend'; readonly json: boolean; readonly endpointId: string; readonly messageId: string }
   | { readonly name: EndpointCommand; readonly json: boolean; readonly endpointId: string };
 
 /** The webhook commands that act on one endpoint, named by its id. */
@@ -44,6 +45,7 @@ Commands:
   webhooks remove <endpoint-id>               delete an endpoint and its secrets
   webhooks test <endpoint-id>                 send the endpoint a webhook.test message (a running instance posts it)
   webhooks deliveries <endpoint-id>           the endpoint's last 100 attempts, newest first
+  webhooks resend <endpoint-id> <message-id>  send the endpoint a message again, now, with the same webhook-id
 
 --json prints one JSON document instead of text.
 `;
@@ -82,13 +84,13 @@ export function parseCommand(argv: readonly string[]): Command {
   const grouped = first === 'keys' || first === 'admins' || first === 'webhooks';
   const name = grouped ? `${first} ${second}` : first;
   const operands = positionals.slice(grouped ? 2 : 1);
-  /** Checks the options and the one operand (named like `<file>`) the command takes, if any. */
-  const allow = (options: readonly Option[], operand?: string): void => {
+  /** Checks the options and the operands (named like `<file>`) the command takes, if any. */
+  const allow = (options: readonly Option[], operand?: string, count = 1): void => {
     for (const option of OPTIONS) {
       if (values[option] !== undefined && !options.includes(option)) throw new UsageError(`${name} takes no --${option}`);
     }
     if (operand === undefined && operands.length > 0) throw new UsageError(`${name} takes no argument; got ${JSON.stringify(operands.join(' '))}`);
-    if (operand !== undefined && operands.length !== 1) throw new UsageError(`${name} needs exactly one ${operand}`);
+    if (operand !== undefined && operands.length !== count) throw new UsageError(`${name} needs exactly ${count === 1 ? 'one ' : ''}${operand}`);
   };
   const partner = (): string => {
     if (values.partner === undefined || values.partner === '') throw new UsageError(`${name} needs --partner <id>`);
@@ -129,6 +131,11 @@ export function parseCommand(argv: readonly string[]): Command {
     case 'webhooks list':
       allow(['partner']);
       return { name, json, partner: partner() };
+    case 'webhooks resend': {
+      allow([], '<endpoint-id> <message-id>', 2);
+      const [endpointId, messageId] = operands as [string, string];
+      return { name, json, endpointId, messageId };
+    }
     default:
       if (isEndpointCommand(name)) {
         allow([], '<endpoint-id>');

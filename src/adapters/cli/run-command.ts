@@ -122,6 +122,12 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       if (log.length === 0) return `webhook endpoint ${command.endpointId} has no attempts yet\n`;
       return log.map((e) => `${e.at}\t${e.type}\t${e.message_id}\tattempt ${e.attempt}\t${e.status ?? '-'}\t${e.error ?? '-'}\t${e.duration_ms} ms\n`).join('');
     }
+    case 'webhooks resend': {
+      const resent = await withCommands(io, (commands) =>
+        commands.webhooks.resend.execute({ partnerId: null, endpointId: command.endpointId, messageId: command.messageId }));
+      if (command.json) return json({ id: resent.id, message_id: resent.messageId });
+      return `queued message ${resent.messageId} again for webhook endpoint ${resent.id}; a running instance posts it (webhooks deliveries ${resent.id} shows the attempt)\n`;
+    }
     case 'webhooks remove': {
       const removed = await withCommands(io, (commands) => commands.webhooks.remove.execute({ partnerId: null, endpointId: command.endpointId, actor: null }));
       return command.json ? json({ id: removed.id, removed: true }) : `removed webhook endpoint ${removed.id}\n`;

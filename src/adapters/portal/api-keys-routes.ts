@@ -1,12 +1,12 @@
 import { AdminError } from '../../domain/admin-errors.js';
 import { checkForm } from './form-csrf.js';
 import { seeOther, sendPage } from './portal-answers.js';
-import { cookie, expiredCookie, NEW_KEY_COOKIE, NEW_KEY_COOKIE_SECONDS, openNewKey, readCookies, sealNewKey } from './portal-cookies.js';
 import { apiKeysPage, newKeyPage, revokePage, viewerOf } from './portal-pages.js';
 import type { PortalParts } from './portal-parts.js';
 import { PORTAL_PATHS } from './portal-paths.js';
 import type { PortalContext, PortalRouter } from './portal-state.js';
 import { named } from './request-log.js';
+import { handOver, takeOver } from './shown-once.js';
 
 const KEY_PATH = `${PORTAL_PATHS.apiKeys}/:keyId`;
 
@@ -20,9 +20,7 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
 export function addApiKeyRoutes(router: PortalRouter, { useCases, cookies, signedIn, clock, logger }: PortalParts): void {
   /** Hands the new key to the next page load only, sealed in a short-lived cookie, and redirects there. */
   const showOnce = (ctx: PortalContext, issued: { id: string; key: string }, announceFailure: string | null): void => {
-    ctx.append('Set-Cookie', cookie(NEW_KEY_COOKIE, sealNewKey(ctx.state.sessionId!, `${issued.id}\n${issued.key}`, clock.now()), {
-      ...cookies, path: PORTAL_PATHS.apiKeys, maxAgeSeconds: NEW_KEY_COOKIE_SECONDS,
-    }));
+    handOver(ctx, 'new-key', PORTAL_PATHS.apiKeys, `${issued.id}\n${issued.key}`, cookies, clock);
     if (announceFailure !== null) logger.warn({ keyId: issued.id, reason: announceFailure }, 'portal: key change not announced through Redis');
     seeOther(ctx, announceFailure === null ? PORTAL_PATHS.apiKeys : `${PORTAL_PATHS.apiKeys}?notice=not-announced`);
   };
@@ -32,15 +30,8 @@ export function addApiKeyRoutes(router: PortalRouter, { useCases, cookies, signe
 
   router.get(PORTAL_PATHS.apiKeys, named(PORTAL_PATHS.apiKeys), signedIn, async (ctx) => {
     const session = ctx.state.session!;
-    const sealed = readCookies(ctx.get('cookie')).get(NEW_KEY_COOKIE);
-    let newKey: { key: string; id: string } | null = null;
-    if (sealed !== undefined) {
-      // Shown on this one page load: the cookie goes with this answer.
-      ctx.append('Set-Cookie', expiredCookie(NEW_KEY_COOKIE, { ...cookies, path: PORTAL_PATHS.apiKeys }));
-      const opened = openNewKey(ctx.state.sessionId!, sealed, clock.now());
-      const [id, key] = opened === null ? [] : opened.split('\n');
-      if (id !== undefined && key !== undefined) newKey = { id, key };
-    }
+    const [id, key] = takeOver(ctx, 'new-key', PORTAL_PATHS.apiKeys, cookies, clock)?.split('\n') ?? [];
+    const newKey = id !== undefined && key !== undefined ? { id, key } : null;
     const keys = await useCases.listKeys.execute({ partnerId: session.partnerId });
     const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) ?? null : null;
     sendPage(ctx, 200, apiKeysPage({ viewer: viewerOf(session), keys, newKey, notice }));

@@ -17,6 +17,7 @@ import type { PortalState } from './portal-state.js';
 import { logRequests, type PortalRequestObserver } from './request-log.js';
 import { securityHeaders } from './security-headers.js';
 import { addSignInRoutes } from './sign-in-routes.js';
+import { addWebhookRoutes } from './webhooks-routes.js';
 
 export interface PortalOptions {
   readonly logger: Logger;
@@ -48,6 +49,7 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
   addSignInRoutes(router, parts);
   addInvitationRoutes(router, parts);
   addApiKeyRoutes(router, parts);
+  addWebhookRoutes(router, parts);
   addAuditLogRoutes(router, parts);
 
   app.use(logRequests(options.logger, options.metrics));

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { TIMEOUTS } from '../timeouts.js';
 import { AdminError, type AdminErrorCode } from '../../domain/admin-errors.js';
+import { WebhookError, type WebhookErrorCode } from '../../domain/webhook-errors.js';
 import { FormError } from './form-body.js';
 import { sendPage } from './portal-answers.js';
 import { messagePage, viewerOf, type Viewer } from './portal-pages.js';
@@ -26,6 +27,7 @@ interface Link {
 
 const SIGN_IN: Link = { href: PORTAL_PATHS.login, label: 'Sign in' };
 const BACK_TO_KEYS: Link = { href: PORTAL_PATHS.apiKeys, label: 'Back to API keys' };
+const BACK_TO_WEBHOOKS: Link = { href: PORTAL_PATHS.webhooks, label: 'Back to webhooks' };
 
 /** A refusal's page of its own: its text is the error's message unless given here. */
 interface OwnPage {
@@ -34,7 +36,7 @@ interface OwnPage {
   readonly onward: Link;
 }
 
-interface AdminRefusal {
+interface UseCaseRefusal {
   readonly status: number;
   /** 'form': the refused form again, the error's message on it. */
   readonly shows: 'form' | OwnPage;
@@ -45,10 +47,11 @@ interface AdminRefusal {
 const INVITATION_NOT_VALID: OwnPage = { title: 'Invitation not valid', onward: SIGN_IN };
 
 /**
- * The one table from an admin error code to the portal's answer (docs/portal.md). Codes only the
- * command line meets have an answer too, so that a new code cannot go unanswered.
+ * The one table from an admin error code to the portal's answer (docs/portal.md), with the webhook
+ * codes' below it. Codes only the command line meets have an answer too, so that a new code cannot
+ * go unanswered.
  */
-const ADMIN_REFUSALS: Readonly<Record<AdminErrorCode, AdminRefusal>> = {
+const ADMIN_REFUSALS: Readonly<Record<AdminErrorCode, UseCaseRefusal>> = {
   partner_not_found: { status: 400, shows: 'form' },
   invalid_email: { status: 400, shows: 'form' },
   admin_exists: { status: 410, shows: INVITATION_NOT_VALID },
@@ -64,6 +67,22 @@ const ADMIN_REFUSALS: Readonly<Record<AdminErrorCode, AdminRefusal>> = {
   key_not_found: { status: 404, shows: { title: 'Key not found', text: 'There is no such key among your partner\'s keys.', onward: BACK_TO_KEYS } },
   key_not_active: { status: 409, shows: { title: 'Key already revoked', onward: BACK_TO_KEYS } },
   invalid_label: { status: 400, shows: 'form' },
+};
+
+/** The same for webhook endpoints' codes: a refused "Add endpoint" form is shown again with the use case's reason. */
+const WEBHOOK_REFUSALS: Readonly<Record<WebhookErrorCode, UseCaseRefusal>> = {
+  // The admin's own partner exists while it is signed in; only the command line can name another.
+  partner_not_found: { status: 400, shows: 'form' },
+  invalid_webhook_url: { status: 400, shows: 'form' },
+  invalid_webhook_description: { status: 400, shows: 'form' },
+  webhook_endpoint_limit: { status: 409, shows: 'form' },
+  // As for keys: the message names the id for the command line; an admin has it in the address.
+  webhook_endpoint_not_found: {
+    status: 404, shows: { title: 'Endpoint not found', text: 'There is no such webhook endpoint among your partner\'s endpoints.', onward: BACK_TO_WEBHOOKS },
+  },
+  webhook_message_not_found: {
+    status: 404, shows: { title: 'Message not found', text: 'There is no such message among your partner\'s messages to send again.', onward: BACK_TO_WEBHOOKS },
+  },
 };
 
 const PORTAL_REFUSALS: Readonly<Record<PortalRefusalCode, { readonly status: number; readonly page: OwnPage & { readonly text: string } }>> = {
@@ -92,11 +111,14 @@ function refusalFor(thrown: unknown, viewer: Viewer | null): Refusal | null {
     const { status, page } = PORTAL_REFUSALS[thrown.code];
     return { status, retryAfterSeconds: null, delayMs: 0, page: ownPage(page, page.text, viewer) };
   }
-  if (!(thrown instanceof AdminError)) return null;
-  const { status, shows, heldBack } = ADMIN_REFUSALS[thrown.code];
+  let refusal: UseCaseRefusal;
+  if (thrown instanceof AdminError) refusal = ADMIN_REFUSALS[thrown.code];
+  else if (thrown instanceof WebhookError) refusal = WEBHOOK_REFUSALS[thrown.code];
+  else return null;
+  const { status, shows, heldBack } = refusal;
   return {
     status,
-    retryAfterSeconds: thrown.retryAfterSeconds,
+    retryAfterSeconds: thrown instanceof AdminError ? thrown.retryAfterSeconds : null,
     delayMs: heldBack === true ? TIMEOUTS.heldBackAnswerDelayMs : 0,
     page: shows === 'form' ? { formMessage: thrown.message } : ownPage(shows, shows.text ?? thrown.message, viewer),
   };

@@ -16,12 +16,14 @@ export function viewerOf(session: AdminSession): Viewer {
   return { email: session.email, partnerId: session.partnerId, csrfToken: session.csrfToken };
 }
 
-type Section = 'api-keys' | 'audit-log';
+export type Section = 'api-keys' | 'webhooks' | 'audit-log';
 
-function layout(title: string, body: Html, viewer: Viewer | null, current?: Section): string {
+/** A whole page: the header, with the settings' navigation for a signed-in viewer, and `body`. */
+export function layout(title: string, body: Html, viewer: Viewer | null, current?: Section): string {
   const nav = viewer === null ? '' : html`
     <nav aria-label="Settings">
       <a href="${PORTAL_PATHS.apiKeys}"${current === 'api-keys' ? html` aria-current="page"` : ''}>API keys</a>
+      <a href="${PORTAL_PATHS.webhooks}"${current === 'webhooks' ? html` aria-current="page"` : ''}>Webhooks</a>
       <a href="${PORTAL_PATHS.auditLog}"${current === 'audit-log' ? html` aria-current="page"` : ''}>Audit log</a>
       <span>${viewer.email} (${viewer.partnerId})</span>
       <form method="post" action="${PORTAL_PATHS.logout}">
@@ -50,11 +52,11 @@ ${body}
 `.text;
 }
 
-function csrfField(token: string): Html {
+export function csrfField(token: string): Html {
   return html`<input type="hidden" name="csrf" value="${token}">`;
 }
 
-function message(text: string | null): Html | null {
+export function message(text: string | null): Html | null {
   return text === null ? null : html`<p class="message" role="alert">${text}</p>`;
 }
 
@@ -97,10 +99,11 @@ export function messagePage(title: string, text: string, viewer: Viewer | null, 
 ${link === undefined ? null : html`<p><a href="${link.href}">${link.label}</a></p>`}`, viewer);
 }
 
-function when(date: Date | null): Html | string {
+/** A time in UTC, to the minute unless told (a delivery log's attempts are seconds apart); "Never" for none. */
+export function when(date: Date | null, to: 'minute' | 'second' = 'minute'): Html | string {
   if (date === null) return 'Never';
   const iso = date.toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+  return html`<time datetime="${iso}">${iso.slice(0, to === 'minute' ? 16 : 19).replace('T', ' ')} UTC</time>`;
 }
 
 function keyRow(key: ApiKeyRecord, viewer: Viewer): Html {

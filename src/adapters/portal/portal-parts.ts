@@ -11,11 +11,12 @@ import type { ResumeSession } from '../../application/admin-sign-in/resume-sessi
 import type { RevokeApiKey } from '../../application/keys/revoke-api-key.js';
 import type { SignIn } from '../../application/admin-sign-in/sign-in.js';
 import type { SignOut } from '../../application/admin-sign-in/sign-out.js';
+import type { WebhookUseCases } from '../../application/webhooks/webhook-use-cases.js';
 import type { ClientAddressOf } from '../listening/client-address.js';
 import type { CookieOptions } from './portal-cookies.js';
 import type { PortalState } from './portal-state.js';
 
-/** The use cases the portal drives: the same ones the CLI does for keys. */
+/** The use cases the portal drives: the same ones the CLI does for keys and webhook endpoints. */
 export interface PortalUseCases {
   readonly signIn: SignIn;
   readonly signOut: SignOut;
@@ -27,6 +28,7 @@ export interface PortalUseCases {
   readonly revokeKey: RevokeApiKey;
   readonly listKeys: ListApiKeys;
   readonly readAuditLog: ReadAuditLog;
+  readonly webhooks: WebhookUseCases;
 }
 
 /** What each group of pages is built from. */

@@ -4,6 +4,7 @@ export const PORTAL_PATHS = {
   logout: '/portal/logout',
   invitePrefix: '/portal/invite/',
   apiKeys: '/portal/settings/api-keys',
+  webhooks: '/portal/settings/webhooks',
   auditLog: '/portal/settings/audit-log',
 } as const;
 

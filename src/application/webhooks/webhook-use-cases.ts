@@ -2,12 +2,13 @@ import type { AddWebhookEndpoint } from './add-webhook-endpoint.js';
 import type { ListWebhookDeliveries } from './list-webhook-deliveries.js';
 import type { ListWebhookEndpoints } from './list-webhook-endpoints.js';
 import type { RemoveWebhookEndpoint } from './remove-webhook-endpoint.js';
+import type { ResendWebhookMessage } from './resend-webhook-message.js';
 import type { RevealWebhookSecret } from './reveal-webhook-secret.js';
 import type { RotateWebhookSecret } from './rotate-webhook-secret.js';
 import type { SendWebhookTest } from './send-webhook-test.js';
 import type { SetWebhookEndpointStatus } from './set-webhook-endpoint-status.js';
 
-/** The endpoint use cases, one set for the CLI and (later) the portal. */
+/** The endpoint use cases, one set for the CLI and the portal. */
 export interface WebhookUseCases {
   readonly add: AddWebhookEndpoint;
   readonly list: ListWebhookEndpoints;
@@ -17,4 +18,5 @@ export interface WebhookUseCases {
   readonly remove: RemoveWebhookEndpoint;
   readonly sendTest: SendWebhookTest;
   readonly deliveries: ListWebhookDeliveries;
+  readonly resend: ResendWebhookMessage;
 }
