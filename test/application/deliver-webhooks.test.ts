@@ -213,6 +213,41 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
     expect(server.arrivals).to.have.length(1);
   });
 
+  it('takes a flood of imports in its stride: every message once to every endpoint, never more than 4 at once to one, nor 16 in all', async function () {
+    const inFlight = new Map<string, number>();
+    let most = 0;
+    const mostPerEndpoint = new Map<string, number>();
+    const received = new Map<string, string[]>();
+    const server = createServer((req, res) => {
+      const path = req.url!;
+      inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
+      mostPerEndpoint.set(path, Math.max(mostPerEndpoint.get(path) ?? 0, inFlight.get(path)!));
+      most = Math.max(most, [...inFlight.values()].reduce((a, b) => a + b, 0));
+      req.resume();
+      req.on('end', () => setTimeout(() => {
+        received.set(path, [...(received.get(path) ?? []), req.headers['webhook-id'] as string]);
+        inFlight.set(path, inFlight.get(path)! - 1);
+        res.writeHead(204).end();
+      }, 50));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const targets = await Promise.all(Array.from({ length: 5 }, (_, i) => addEndpoint(`${base}/hook/${i}`)));
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i += 1) ids.push((await queue(targets.map((target) => target.id))).id);
+    const deliver = worker();
+    for (let polls = 0; await outbox.pendingCount() > 0 && polls < 1_000; polls += 1) {
+      await deliver.poll();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await deliver.settled();
+    for (let i = 0; i < 5; i += 1) expect([...(received.get(`/hook/${i}`) ?? [])].sort(), `endpoint ${i}`).to.deep.equal([...ids].sort());
+    expect(Math.max(...mostPerEndpoint.values()), 'at most 4 at once to one endpoint').to.be.at.most(4);
+    expect(most, 'at most WEBHOOK_CONCURRENCY (16) at once in all').to.be.within(5, 16);
+    expect(counted).to.have.length(200);
+  });
+
   it('keeps a hanging endpoint to its own slots: another endpoint\'s message goes through meanwhile', async function () {
     const hanging = await start(['hang']);
     const healthy = await start([204]);
