@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CachedProductCatalog, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
+import { CachedProductCatalog, heldBytes, MISS_BYTES, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
+import { serialize } from '../../src/adapters/http/lookup-response.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
@@ -12,6 +13,12 @@ import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { fixtureCatalog, fixtureDocument } from '../fixtures/catalog-fixture.js';
 
 const sku = (s: string): Sku => s as Sku;
+
+/** The bytes the cache counts an answer of the fixture for: from the body a lookup of it sends. */
+async function heldBytesOf(partnerId: string, s: string): Promise<number> {
+  const result = await new MemoryProductCatalog(fixtureCatalog()).findBySku(partnerId, sku(s));
+  return heldBytes(serialize(result!).body.length);
+}
 
 /** The memory catalog, counting the lookups that reach it; `fail` makes the next one throw. */
 class CountingCatalog implements ProductCatalog {
@@ -91,6 +98,63 @@ describe('response cache', function () {
     await cache.findBySku('acme', sku('TENT-2P'));
     expect(backing.calls).to.equal(4);
     expect(cache.entries).to.equal(2);
+  });
+
+  it('holds answers up to maxBytes, evicting the least recently used, and says how many bytes they take', async function () {
+    // The fixture's biggest answers: TENT-2P's body is 3,026 bytes, globex's SHARED-1 1,430, abc-1 282.
+    const [tent, shared, small] = [await heldBytesOf('acme', 'TENT-2P'), await heldBytesOf('globex', 'SHARED-1'), await heldBytesOf('acme', 'abc-1')];
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxBytes: tent + shared });
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('globex', sku('SHARED-1'));
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, tent + shared]);
+    // No room for a third: the least recently used, TENT-2P, goes.
+    await cache.findBySku('acme', sku('abc-1'));
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, shared + small]);
+    expect(backing.calls).to.equal(3);
+    await cache.findBySku('acme', sku('abc-1'));
+    expect(backing.calls).to.equal(3);
+    // TENT-2P is read again, and SHARED-1, now the least recently used, makes room for it.
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(backing.calls).to.equal(4);
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, small + tent]);
+    await cache.findBySku('globex', sku('SHARED-1'));
+    expect(backing.calls).to.equal(5);
+  });
+
+  it('never holds an answer bigger than maxBytes, and still remembers misses', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxBytes: (await heldBytesOf('acme', 'TENT-2P')) - 1 });
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(backing.calls).to.equal(2);
+    await cache.findBySku('acme', sku('NOPE'));
+    await cache.findBySku('acme', sku('NOPE'));
+    expect(backing.calls).to.equal(3);
+    expect([cache.entries, cache.bytes]).to.deep.equal([1, MISS_BYTES]);
+  });
+
+  it('holds at most maxEntries answers however much room maxBytes leaves', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxEntries: 2, maxBytes: 1024 * 1024 * 1024 });
+    for (const s of ['TENT-2P', 'abc-1', 'ABC-1']) await cache.findBySku('acme', sku(s));
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, (await heldBytesOf('acme', 'abc-1')) + (await heldBytesOf('acme', 'ABC-1'))]);
+  });
+
+  it('sizes an answer once, when it is stored, from the body given by bodyBytes', async function () {
+    const sized: LookupResult[] = [];
+    const cache = new CachedProductCatalog(backing, {
+      ttlMs: 60_000,
+      bodyBytes: (result) => {
+        sized.push(result);
+        return serialize(result).body.length;
+      },
+    });
+    for (let i = 0; i < 5; i += 1) await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('NOPE'));
+    expect(sized.map((result) => result.sku)).to.deep.equal(['TENT-2P']);
+    expect(cache.bytes).to.equal((await heldBytesOf('acme', 'TENT-2P')) + MISS_BYTES);
+    // Sized without bodyBytes, by writing the body again: the same count.
+    const unsized = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    await unsized.findBySku('acme', sku('TENT-2P'));
+    expect(unsized.bytes).to.equal(await heldBytesOf('acme', 'TENT-2P'));
   });
 
   it('says how many answers it holds, a remembered miss included and a failure not', async function () {
