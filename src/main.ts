@@ -246,7 +246,7 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
       watch: changes?.watch,
       metrics: serviceMetrics,
     });
-    if (catalog instanceof CachedProductCatalog) metrics?.watchResponseCache(() => catalog.entries);
+    if (catalog instanceof CachedProductCatalog) metrics?.watchResponseCache(catalog);
     return {
       infrastructure: {
         catalog,

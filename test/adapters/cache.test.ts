@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CachedProductCatalog, heldBytes, MISS_BYTES, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
 import { serialize } from '../../src/adapters/http/lookup-response.js';
+import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
@@ -18,6 +19,12 @@ const sku = (s: string): Sku => s as Sku;
 async function heldBytesOf(partnerId: string, s: string): Promise<number> {
   const result = await new MemoryProductCatalog(fixtureCatalog()).findBySku(partnerId, sku(s));
   return heldBytes(serialize(result!).body.length);
+}
+
+/** A figure of the metrics as scraped, by its labels. */
+async function scraped(metrics: PrometheusMetrics, name: string): Promise<Record<string, number>> {
+  const found = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return Object.fromEntries((found?.values ?? []).map((v) => [Object.values(v.labels).join(','), v.value]));
 }
 
 /** The memory catalog, counting the lookups that reach it; `fail` makes the next one throw. */
@@ -155,6 +162,25 @@ describe('response cache', function () {
     const unsized = new CachedProductCatalog(backing, { ttlMs: 60_000 });
     await unsized.findBySku('acme', sku('TENT-2P'));
     expect(unsized.bytes).to.equal(await heldBytesOf('acme', 'TENT-2P'));
+  });
+
+  it('moves the hit and miss counters and the entries and bytes gauges as lookups go through it', async function () {
+    const metrics = new PrometheusMetrics();
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, metrics, maxBytes: await heldBytesOf('acme', 'TENT-2P') });
+    metrics.watchResponseCache(cache);
+    expect(await scraped(metrics, 'pcat_response_cache_lookups_total')).to.deep.equal({ hit: 0, miss: 0 });
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(await scraped(metrics, 'pcat_response_cache_lookups_total')).to.deep.equal({ hit: 2, miss: 1 });
+    expect(await scraped(metrics, 'pcat_response_cache_entries')).to.deep.equal({ '': 1 });
+    expect(await scraped(metrics, 'pcat_response_cache_bytes')).to.deep.equal({ '': await heldBytesOf('acme', 'TENT-2P') });
+    // A miss remembered takes TENT-2P's place: the bound holds both only without it.
+    await cache.findBySku('acme', sku('NOPE'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(await scraped(metrics, 'pcat_response_cache_lookups_total')).to.deep.equal({ hit: 2, miss: 3 });
+    expect(await scraped(metrics, 'pcat_response_cache_entries')).to.deep.equal({ '': 1 });
+    expect(await scraped(metrics, 'pcat_response_cache_bytes')).to.deep.equal({ '': await heldBytesOf('acme', 'TENT-2P') });
   });
 
   it('says how many answers it holds, a remembered miss included and a failure not', async function () {
