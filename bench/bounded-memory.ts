@@ -1,7 +1,7 @@
 /**
  * Shows that the in-process structures a stranger's traffic can grow stay bounded by configuration:
  * 1,000,000 distinct keys through the rate limiter (RATE_LIMIT_MAX_KEYS) and 1,000,000 distinct
- * lookups, each a fresh ~6 KB answer, through the response cache (CACHE_MAX_ENTRIES); RSS and heap
+ * lookups, each a fresh ~6 KB answer, through the response cache (CACHE_MAX_ENTRIES, CACHE_MAX_BYTES); RSS and heap
  * are read after each 100,000. Run with --expose-gc so the readings are of live memory.
  */
 import { CachedProductCatalog } from '../src/adapters/cache/cached-product-catalog.js';
@@ -44,8 +44,8 @@ const everyProduct: ProductCatalog = {
   findBySku: (_partner: string, sku: Sku) => Promise.resolve(answer(sku, 1)),
   findById: (_partner: string, id: ProductId) => Promise.resolve(answer(`ID-${id}`, Number(id))),
 };
-const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cacheTtlMs, 1), maxEntries: config.cacheMaxEntries });
-process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cacheMaxEntries}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);
+const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cacheTtlMs, 1), maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
+process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cacheMaxEntries}, CACHE_MAX_BYTES=${config.cacheMaxBytes}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);
 for (let i = 1; i <= DISTINCT; i += 1) {
   await cache.findBySku('bench', `SKU-${i}` as Sku);
   if (i % 100_000 === 0) process.stdout.write(reading(i));

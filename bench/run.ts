@@ -99,7 +99,10 @@ async function main(): Promise<void> {
     const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
     await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir, baselineDirs: BASELINE_DIRS });
   }
-  if (only === undefined) spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
+  if (only === undefined) {
+    spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
+    spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/response-cache-bytes.ts'], { stdio: 'inherit' });
+  }
   const attacks = chooseAttacks(only);
   if (attacks.flood || attacks.pipeline) {
     const flood = { seconds: durationS, rounds, connections: Number(values['flood-connections']) };

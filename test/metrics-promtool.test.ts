@@ -55,7 +55,7 @@ describe('metrics (/metrics) under `promtool check metrics`', function () {
     const metrics = new PrometheusMetrics();
     // What the MySQL storage and the Redis limiter would report, so their figures are in the scrape too.
     metrics.watchDatabasePool(() => ({ inUse: 1, idle: 2, waiting: 0, waitedSeconds: 0.5 }));
-    metrics.watchResponseCache(() => 3);
+    metrics.watchResponseCache({ entries: 3, bytes: 28_000 });
     metrics.watchRedisFallback(() => false);
     metrics.watchRedisSlowCounts(() => 0);
     // Two a window, so the third request of a key is refused.

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CachedProductCatalog, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
+import { CachedProductCatalog, heldBytes, MISS_BYTES, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
+import { serialize } from '../../src/adapters/http/lookup-response.js';
+import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
@@ -12,6 +14,18 @@ import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { fixtureCatalog, fixtureDocument } from '../fixtures/catalog-fixture.js';
 
 const sku = (s: string): Sku => s as Sku;
+
+/** The bytes the cache counts an answer of the fixture for: from the body a lookup of it sends. */
+async function heldBytesOf(partnerId: string, s: string): Promise<number> {
+  const result = await new MemoryProductCatalog(fixtureCatalog()).findBySku(partnerId, sku(s));
+  return heldBytes(serialize(result!).body.length);
+}
+
+/** A figure of the metrics as scraped, by its labels. */
+async function scraped(metrics: PrometheusMetrics, name: string): Promise<Record<string, number>> {
+  const found = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return Object.fromEntries((found?.values ?? []).map((v) => [Object.values(v.labels).join(','), v.value]));
+}
 
 /** The memory catalog, counting the lookups that reach it; `fail` makes the next one throw. */
 class CountingCatalog implements ProductCatalog {
@@ -91,6 +105,82 @@ describe('response cache', function () {
     await cache.findBySku('acme', sku('TENT-2P'));
     expect(backing.calls).to.equal(4);
     expect(cache.entries).to.equal(2);
+  });
+
+  it('holds answers up to maxBytes, evicting the least recently used, and says how many bytes they take', async function () {
+    // The fixture's biggest answers: TENT-2P's body is 3,026 bytes, globex's SHARED-1 1,430, abc-1 282.
+    const [tent, shared, small] = [await heldBytesOf('acme', 'TENT-2P'), await heldBytesOf('globex', 'SHARED-1'), await heldBytesOf('acme', 'abc-1')];
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxBytes: tent + shared });
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('globex', sku('SHARED-1'));
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, tent + shared]);
+    // No room for a third: the least recently used, TENT-2P, goes.
+    await cache.findBySku('acme', sku('abc-1'));
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, shared + small]);
+    expect(backing.calls).to.equal(3);
+    await cache.findBySku('acme', sku('abc-1'));
+    expect(backing.calls).to.equal(3);
+    // TENT-2P is read again, and SHARED-1, now the least recently used, makes room for it.
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(backing.calls).to.equal(4);
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, small + tent]);
+    await cache.findBySku('globex', sku('SHARED-1'));
+    expect(backing.calls).to.equal(5);
+  });
+
+  it('never holds an answer bigger than maxBytes, and still remembers misses', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxBytes: (await heldBytesOf('acme', 'TENT-2P')) - 1 });
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(backing.calls).to.equal(2);
+    await cache.findBySku('acme', sku('NOPE'));
+    await cache.findBySku('acme', sku('NOPE'));
+    expect(backing.calls).to.equal(3);
+    expect([cache.entries, cache.bytes]).to.deep.equal([1, MISS_BYTES]);
+  });
+
+  it('holds at most maxEntries answers however much room maxBytes leaves', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxEntries: 2, maxBytes: 1024 * 1024 * 1024 });
+    for (const s of ['TENT-2P', 'abc-1', 'ABC-1']) await cache.findBySku('acme', sku(s));
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, (await heldBytesOf('acme', 'abc-1')) + (await heldBytesOf('acme', 'ABC-1'))]);
+  });
+
+  it('sizes an answer once, when it is stored, from the body given by bodyBytes', async function () {
+    const sized: LookupResult[] = [];
+    const cache = new CachedProductCatalog(backing, {
+      ttlMs: 60_000,
+      bodyBytes: (result) => {
+        sized.push(result);
+        return serialize(result).body.length;
+      },
+    });
+    for (let i = 0; i < 5; i += 1) await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('NOPE'));
+    expect(sized.map((result) => result.sku)).to.deep.equal(['TENT-2P']);
+    expect(cache.bytes).to.equal((await heldBytesOf('acme', 'TENT-2P')) + MISS_BYTES);
+    // Sized without bodyBytes, by writing the body again: the same count.
+    const unsized = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    await unsized.findBySku('acme', sku('TENT-2P'));
+    expect(unsized.bytes).to.equal(await heldBytesOf('acme', 'TENT-2P'));
+  });
+
+  it('moves the hit and miss counters and the entries and bytes gauges as lookups go through it', async function () {
+    const metrics = new PrometheusMetrics();
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, metrics, maxBytes: await heldBytesOf('acme', 'TENT-2P') });
+    metrics.watchResponseCache(cache);
+    expect(await scraped(metrics, 'pcat_response_cache_lookups_total')).to.deep.equal({ hit: 0, miss: 0 });
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(await scraped(metrics, 'pcat_response_cache_lookups_total')).to.deep.equal({ hit: 2, miss: 1 });
+    expect(await scraped(metrics, 'pcat_response_cache_entries')).to.deep.equal({ '': 1 });
+    expect(await scraped(metrics, 'pcat_response_cache_bytes')).to.deep.equal({ '': await heldBytesOf('acme', 'TENT-2P') });
+    // A miss remembered takes TENT-2P's place: the bound holds both only without it.
+    await cache.findBySku('acme', sku('NOPE'));
+    await cache.findBySku('acme', sku('TENT-2P'));
+    expect(await scraped(metrics, 'pcat_response_cache_lookups_total')).to.deep.equal({ hit: 2, miss: 3 });
+    expect(await scraped(metrics, 'pcat_response_cache_entries')).to.deep.equal({ '': 1 });
+    expect(await scraped(metrics, 'pcat_response_cache_bytes')).to.deep.equal({ '': await heldBytesOf('acme', 'TENT-2P') });
   });
 
   it('says how many answers it holds, a remembered miss included and a failure not', async function () {

@@ -17,7 +17,7 @@ describe('configuration', function () {
     expect(readConfig({})).to.deep.equal({
       port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null,
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
-      rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, logLevel: 'info',
+      rateLimitMaxKeys: 100_000, cacheMaxEntries: 10_000, cacheMaxBytes: 536_870_912, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
       portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
       metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null, webhookAllowPrivateTargets: false,
@@ -40,12 +40,12 @@ describe('configuration', function () {
     const config = readConfig({
       PORT: '8080', HOST: '0.0.0.0', STORAGE: 'mysql', DATABASE_URL: 'mysql://u:p@db:3306/catalog', CATALOG_FILE: 'c.json',
       RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379', RATE_LIMIT_PER_MINUTE: '500', CACHE_TTL_MS: '0', LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX_KEYS: '5000', CACHE_MAX_ENTRIES: '200', MAX_CONNECTIONS: '900', MAX_CONNECTIONS_PER_ADDRESS: '40',
+      RATE_LIMIT_MAX_KEYS: '5000', CACHE_MAX_ENTRIES: '200', CACHE_MAX_BYTES: '1048576', MAX_CONNECTIONS: '900', MAX_CONNECTIONS_PER_ADDRESS: '40',
       AUTH_FAILURES_PER_MINUTE: '10', TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.1 ,fd00::/8',
     });
     expect(config).to.include({
       port: 8080, host: '0.0.0.0', storage: 'mysql', rateLimitStore: 'redis', rateLimitPerMinute: 500, cacheTtlMs: 0, logLevel: 'warn',
-      rateLimitMaxKeys: 5000, cacheMaxEntries: 200, maxConnections: 900, maxConnectionsPerAddress: 40, authFailuresPerMinute: 10,
+      rateLimitMaxKeys: 5000, cacheMaxEntries: 200, cacheMaxBytes: 1_048_576, maxConnections: 900, maxConnectionsPerAddress: 40, authFailuresPerMinute: 10,
     });
     expect(config.trustedProxies).to.deep.equal(['10.0.0.0/8', '192.0.2.1', 'fd00::/8']);
   });
@@ -71,6 +71,13 @@ describe('configuration', function () {
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of'],
     [{ RATE_LIMIT_MAX_KEYS: '0' }, 'RATE_LIMIT_MAX_KEYS: must be a whole number from 1'],
     [{ CACHE_MAX_ENTRIES: 'lots' }, 'CACHE_MAX_ENTRIES: must be a whole number'],
+    [{ CACHE_MAX_BYTES: '0' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "0"'],
+    [{ CACHE_MAX_BYTES: '-268435456' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "-268435456"'],
+    [{ CACHE_MAX_BYTES: '268435456.5' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "268435456.5"'],
+    [{ CACHE_MAX_BYTES: '256MiB' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "256MiB"'],
+    [{ CACHE_MAX_BYTES: '1048575' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "1048575"'],
+    [{ CACHE_MAX_BYTES: '4294967297' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "4294967297"'],
+    [{ CACHE_MAX_BYTES: '1e12' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "1e12"'],
     [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS: must be a whole number from 1'],
     [{ MAX_CONNECTIONS_PER_ADDRESS: 'many' }, 'MAX_CONNECTIONS_PER_ADDRESS: must be a whole number'],
     [{ AUTH_FAILURES_PER_MINUTE: '0' }, 'AUTH_FAILURES_PER_MINUTE: must be a whole number from 1'],
@@ -88,6 +95,12 @@ describe('configuration', function () {
       expect(errorOf(env).message).to.satisfy((m: string) => m.startsWith(message));
     });
   }
+
+  it('bounds the response cache by CACHE_MAX_BYTES, from 1 MiB to 4 GiB', function () {
+    expect(readConfig({ CACHE_MAX_BYTES: '1048576' }).cacheMaxBytes).to.equal(1_048_576);
+    expect(readConfig({ CACHE_MAX_BYTES: '4294967296' }).cacheMaxBytes).to.equal(4_294_967_296);
+    expect(readConfig({ CACHE_MAX_BYTES: '268435456', CACHE_MAX_ENTRIES: '50000' })).to.include({ cacheMaxBytes: 268_435_456, cacheMaxEntries: 50_000 });
+  });
 
   it('serves metrics where METRICS_PORT and METRICS_HOST say, and not at all on port 0', function () {
     expect(readConfig({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' })).to.include({ metricsPort: 9100, metricsHost: '0.0.0.0' });

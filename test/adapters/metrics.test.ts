@@ -58,21 +58,24 @@ describe('PrometheusMetrics', function () {
     expect(names).to.include('nodejs_active_handles').and.include('nodejs_active_requests');
   });
 
-  it('exposes the pool\'s wait as a counter of seconds, and the response cache\'s entries as a gauge, both read when scraped', async function () {
+  it('exposes the pool\'s wait as a counter of seconds, and the response cache\'s entries and bytes as gauges, both read when scraped', async function () {
     const metrics = new PrometheusMetrics();
     let pool = { inUse: 10, idle: 0, waiting: 4, waitedSeconds: 1.5 };
-    let entries = 0;
+    const cache = { entries: 0, bytes: 0 };
     metrics.watchDatabasePool(() => pool);
-    metrics.watchResponseCache(() => entries);
+    metrics.watchResponseCache(cache);
     const types = Object.fromEntries((await metrics.registry.getMetricsAsJSON()).map((m) => [m.name, String(m.type)]));
-    expect(types).to.include({ pcat_db_pool_wait_seconds_total: 'counter', pcat_db_pool_waiting: 'gauge', pcat_response_cache_entries: 'gauge' });
+    expect(types).to.include({ pcat_db_pool_wait_seconds_total: 'counter', pcat_db_pool_waiting: 'gauge', pcat_response_cache_entries: 'gauge', pcat_response_cache_bytes: 'gauge' });
     expect(await gauge(metrics, 'pcat_db_pool_wait_seconds_total')).to.equal(1.5);
     expect(await gauge(metrics, 'pcat_response_cache_entries')).to.equal(0);
+    expect(await gauge(metrics, 'pcat_response_cache_bytes')).to.equal(0);
     pool = { ...pool, waiting: 0, waitedSeconds: 2.25 };
-    entries = 10_000;
+    cache.entries = 10_000;
+    cache.bytes = 140_260_000;
     expect(await gauge(metrics, 'pcat_db_pool_wait_seconds_total')).to.equal(2.25);
     expect(await gauge(metrics, 'pcat_db_pool_waiting')).to.equal(0);
     expect(await gauge(metrics, 'pcat_response_cache_entries')).to.equal(10_000);
+    expect(await gauge(metrics, 'pcat_response_cache_bytes')).to.equal(140_260_000);
   });
 
   it('counts the Redis counts given up as slow, as the limiter reports them when scraped', async function () {

@@ -1,12 +1,14 @@
 import { expect } from 'chai';
 import parsePrometheusTextFormat, { type ParsedFamily, type ParsedSample } from 'parse-prometheus-text-format';
-import { CachedProductCatalog } from '../../src/adapters/cache/cached-product-catalog.js';
+import { CachedProductCatalog, heldBytes, MISS_BYTES } from '../../src/adapters/cache/cached-product-catalog.js';
+import { serialize } from '../../src/adapters/http/lookup-response.js';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { startMetricsServer, type RunningMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
 import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { openMysqlStorage, type MysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
 import { systemClock } from '../../src/application/common/clock.js';
+import type { Sku } from '../../src/domain/sku.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { importCatalog } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -99,8 +101,8 @@ describe('metrics (/metrics)', function () {
       const storage: MysqlStorage = await openMysqlStorage({ url: testDb.url });
       running.push(storage);
       metrics.watchDatabasePool(storage.poolUse);
-      const catalog = new CachedProductCatalog(storage.catalog, { ttlMs: 30_000, metrics });
-      metrics.watchResponseCache(() => catalog.entries);
+      const catalog = new CachedProductCatalog(storage.catalog, { ttlMs: 30_000, metrics, bodyBytes: (result) => serialize(result).body.length });
+      metrics.watchResponseCache(catalog);
       const server: TestServer = await startTestServer({
         catalog,
         changes: storage.changes,
@@ -150,6 +152,11 @@ describe('metrics (/metrics)', function () {
       expect(family(scraped, 'pcat_db_pool_wait_seconds_total').type).to.equal('COUNTER');
       // TENT-2P and NO-SUCH-SKU of acme, GLOBEX-ONLY of globex: the miss is held too.
       expect(samples(scraped, 'pcat_response_cache_entries')).to.deep.equal({ '': 3 });
+      const bodyBytes = async (partner: string, sku: string): Promise<number> =>
+        serialize((await storage.catalog.findBySku(partner, sku as Sku))!).body.length;
+      expect(samples(scraped, 'pcat_response_cache_bytes')).to.deep.equal({
+        '': heldBytes(await bodyBytes('acme', 'TENT-2P')) + MISS_BYTES + heldBytes(await bodyBytes('globex', 'GLOBEX-ONLY')),
+      });
       expect(family(scraped, 'process_cpu_seconds_total').type).to.equal('COUNTER');
       expect(family(scraped, 'nodejs_heap_size_used_bytes').type).to.equal('GAUGE');
       expect(family(scraped, 'nodejs_eventloop_lag_seconds').type).to.equal('GAUGE');

@@ -3,6 +3,7 @@ import type { ChangesElsewhere } from '../../application/instances/changes-elsew
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
+import { lookupBody } from '../../domain/lookup-body.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
@@ -12,6 +13,17 @@ export interface ResponseCacheOptions {
   readonly ttlMs: number;
   /** Most answers held at once; the least recently used goes first. */
   readonly maxEntries?: number;
+  /**
+   * Most bytes the answers held may take, as `heldBytes` counts them; whichever bound is reached
+   * first evicts the least recently used. An answer larger than the whole bound is not held.
+   */
+  readonly maxBytes?: number;
+  /**
+   * The length in bytes of the body a lookup of `result` answers with, asked once when the answer
+   * is stored. The service hands the HTTP adapter's serializer, which keeps the body it makes for
+   * the first answer, so sizing costs no second serialization; by default the body is written again.
+   */
+  readonly bodyBytes?: (result: LookupResult) => number;
   /**
    * With a shared store: answers are held under their partner's catalog token, so an import
    * announced anywhere is served from the next request on, whatever the TTL.
@@ -25,6 +37,28 @@ export interface ResponseCacheOptions {
 interface Answer {
   readonly result: LookupResult | null;
 }
+
+/*
+ * What an answer is counted for, from `npm run bench:cache-bytes` (docs/decisions.md, configuration):
+ * its body's bytes are held twice, as the body the HTTP adapter keeps and as the parsed answer's
+ * strings; its objects, key, ETag and header lists add 1 to 3.4 KB, the more objects the more, and
+ * a body under 4 KB may keep the rest of its 8 KB buffer slab alive after churn (some 500 bytes).
+ */
+/** Bytes an answer is counted for besides twice its body's. */
+export const ANSWER_OVERHEAD_BYTES = 4_000;
+/** Bytes a remembered miss is counted for (166 measured; a key with a catalog token is longer). */
+export const MISS_BYTES = 256;
+/** The most bytes held by default (CACHE_MAX_BYTES): docs/decisions.md, configuration. */
+export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+/** The most answers held by default (CACHE_MAX_ENTRIES). */
+export const DEFAULT_MAX_ENTRIES = 10_000;
+
+/** The bytes an answer whose body has `bodyBytes` bytes is counted for. */
+export function heldBytes(bodyBytes: number): number {
+  return 2 * bodyBytes + ANSWER_OVERHEAD_BYTES;
+}
+
+const bodyBytesWrittenAgain = (result: LookupResult): number => Buffer.byteLength(lookupBody(result));
 
 /**
  * Serves repeated lookups from process memory. The key holds the partner, so one partner's answer
@@ -40,19 +74,26 @@ export class CachedProductCatalog implements ProductCatalog {
   private readonly answers: LRUCache<string, Answer>;
   private readonly watch: ChangesElsewhere | undefined;
   private readonly metrics: ResponseCacheMetrics;
+  private readonly bodyBytes: (result: LookupResult) => number;
 
   constructor(
     private readonly inner: ProductCatalog,
     options: ResponseCacheOptions,
   ) {
-    this.answers = new LRUCache({ max: options.maxEntries ?? 10_000, ttl: options.ttlMs });
+    this.answers = new LRUCache({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES, maxSize: options.maxBytes ?? DEFAULT_MAX_BYTES, ttl: options.ttlMs });
     this.watch = options.watch;
     this.metrics = options.metrics ?? noMetrics;
+    this.bodyBytes = options.bodyBytes ?? bodyBytesWrittenAgain;
   }
 
   /** Answers held now, misses and those past their TTL not yet evicted included. */
   get entries(): number {
     return this.answers.size;
+  }
+
+  /** Bytes the answers held now are counted for (`heldBytes`), as `maxBytes` bounds them. */
+  get bytes(): number {
+    return this.answers.calculatedSize;
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
@@ -75,7 +116,8 @@ export class CachedProductCatalog implements ProductCatalog {
   private async loadAndKeep(key: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
     // A failed lookup throws before anything is stored, so errors are never cached.
     const result = deepFreeze(await load());
-    this.answers.set(key, { result });
+    // Sized once, here: a hit costs nothing more than before.
+    this.answers.set(key, { result }, { size: result === null ? MISS_BYTES : heldBytes(this.bodyBytes(result)) });
     return result;
   }
 

@@ -20,6 +20,8 @@ export interface Config {
   readonly rateLimitMaxKeys: number;
   /** Most lookup answers the in-process response cache holds at once. */
   readonly cacheMaxEntries: number;
+  /** Most bytes the response cache's answers may take, as it counts them; with cacheMaxEntries, the first reached evicts. */
+  readonly cacheMaxBytes: number;
   readonly logLevel: LogLevel;
   /** Open connections at most, all clients together. */
   readonly maxConnections: number;
@@ -82,6 +84,8 @@ export function loadDotEnv(path = '.env'): void {
   if (existsSync(path)) process.loadEnvFile(path);
 }
 
+const MIB = 1_048_576;
+
 export function readConfig(env: Env): Config {
   const storage = oneOf(env, 'STORAGE', ['memory', 'mysql'] as const, 'memory');
   const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'] as const, 'memory');
@@ -104,6 +108,9 @@ export function readConfig(env: Env): Config {
     cacheTtlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
     rateLimitMaxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 100_000, 1, 100_000_000),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 100_000_000),
+    // 512 MiB holds every answer a 30 s TTL keeps alive at 3,000 Zipf lookups a second (docs/decisions.md).
+    // Half of what is counted lives on V8's heap, whose default limit is about 4 GB: 4 GiB at most.
+    cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 512 * MIB, MIB, 4_096 * MIB),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 4_096, 1, 1_000_000),
     // A partner's key allows 100 requests a minute: a few connections carry that many times over.

@@ -25,6 +25,14 @@ export interface DatabasePoolUse {
   readonly waitedSeconds: number;
 }
 
+/** How full the response cache is now, read at scrape time. */
+export interface ResponseCacheSize {
+  /** Answers held, remembered misses included. */
+  readonly entries: number;
+  /** Bytes they are counted for. */
+  readonly bytes: number;
+}
+
 /**
  * The service's figures in a prom-client registry of this instance's own (several servers in one
  * process keep theirs apart), with the process's default figures. Requests, refusals and cache
@@ -204,14 +212,22 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
     });
   }
 
-  /** Answers the response cache holds now (MySQL storage with CACHE_TTL_MS above 0). */
-  watchResponseCache(entries: () => number): void {
+  /** Answers the response cache holds now, and the bytes they are counted for (MySQL storage with CACHE_TTL_MS above 0). */
+  watchResponseCache(cache: ResponseCacheSize): void {
     new Gauge({
       name: `${METRIC_PREFIX}response_cache_entries`,
       help: 'Lookup answers held in the response cache now, misses included (at most CACHE_MAX_ENTRIES).',
       registers: [this.registry],
       collect() {
-        this.set(entries());
+        this.set(cache.entries);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}response_cache_bytes`,
+      help: 'Bytes the answers held in the response cache now are counted for, about what they take in memory (at most CACHE_MAX_BYTES).',
+      registers: [this.registry],
+      collect() {
+        this.set(cache.bytes);
       },
     });
   }
