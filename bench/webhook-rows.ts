@@ -11,8 +11,8 @@
  * - First attempt after the commit: one instance, one endpoint answering 204 (a node:http receiver
  *   in this process). The imports go one after another, each after a random pause of up to one
  *   poll interval, so that commits fall anywhere in the instance's polling cycle; for each, the
- *   time from the import's return (its commit, then the import lock's release one round trip
- *   later) to the receiver having the request's head, on this process's clock. Every request is
+ *   time from the moment MariaDB answered the import's `commit` to the receiver having the
+ *   request's head, both on this process's clock. Every request is
  *   verified with the official standardwebhooks library; a message arrived exactly once when its
  *   webhook-id was seen once, verified, by 3 s after the last import's.
  * - Lookups while 10 endpoints hang: the production row's lookup load on a fresh instance, in
@@ -24,6 +24,7 @@
  *   the next. At the end of each measured run: the deliveries waiting (the instance's own
  *   pcat_webhook_deliveries_waiting), those claimed (the outbox), and the requests the receivers hold.
  */
+import { spawnSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
@@ -100,11 +101,13 @@ export async function runWebhookRows(context: BenchContext, choice: WebhookRowCh
     if (redis === null) return;
     const env = { ...database.env, ...redis.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
     const db = createMysqlDatabase(database.env.DATABASE_URL!);
+    const imports = new HookImports(database.env.DATABASE_URL!);
     try {
-      const setup: Setup = { context, env, db, imports: new HookImports(db) };
+      const setup: Setup = { context, env, db, imports };
       if (choice.firstAttempt) await firstAttempt(setup, options.imports);
       if (choice.hanging) await hanging(setup, options);
     } finally {
+      await imports.close();
       await db.destroy();
     }
   } finally {
@@ -113,29 +116,52 @@ export async function runWebhookRows(context: BenchContext, choice: WebhookRowCh
   }
 }
 
-/** Imports of the small partners the rows queue messages for, each changing one product's title. */
+/**
+ * Imports of the small partners the rows queue messages for, each changing one product's title, on
+ * a connection pool of their own that reports the moment each `commit` is answered.
+ */
 class HookImports {
+  private readonly db: Kysely<Database>;
   private readonly importCatalog: ImportCatalog;
   private readonly versions = new Map<string, number>();
+  /** When each `commit` since the last import began was answered. */
+  private readonly commits: number[] = [];
 
-  constructor(db: Kysely<Database>) {
-    this.importCatalog = new ImportCatalog(new MysqlCatalogStore(db), systemClock, new MysqlCursorKeys(db, { secret: null }));
+  constructor(url: string) {
+    this.db = createMysqlDatabase(url, {
+      onStatement: (event) => {
+        if (event.level === 'query' && event.query.sql === 'commit') this.commits.push(performance.now());
+      },
+    });
+    this.importCatalog = new ImportCatalog(new MysqlCatalogStore(this.db), systemClock, new MysqlCursorKeys(this.db, { secret: null }));
   }
 
-  /** The partner's catalog with its first product retitled; resolves once it has committed. The first import of a partner creates it. */
-  async next(partnerId: string): Promise<void> {
+  /**
+   * Imports the partner's catalog with its first product retitled (the first import of a partner
+   * creates it); resolves with performance.now() when its transaction's `commit` was answered. One at a time.
+   */
+  async next(partnerId: string): Promise<number> {
     const version = (this.versions.get(partnerId) ?? -1) + 1;
     this.versions.set(partnerId, version);
+    const key = `pcat_live_${partnerId.replace(/[^a-z0-9]/g, '').padEnd(40, '0').slice(0, 40)}`;
     const document = {
       format: CATALOG_FORMAT,
       partners: [{
         id: partnerId,
         name: `Webhook bench partner ${partnerId}`,
-        api_keys: [{ id: `${partnerId}-0`, sha256: hashApiKey(`pcat_live_${partnerId.replace(/[^a-z0-9]/g, '').padEnd(40, '0').slice(0, 40)}`) }],
+        api_keys: [{ id: `${partnerId}-0`, sha256: hashApiKey(key) }],
         products: Array.from({ length: HOOK_PRODUCTS }, (_, i) => benchProduct(`${partnerId.toUpperCase()}-${i}`, i, i === 0 ? `Hook product, version ${version}` : undefined)),
       }],
     };
+    this.commits.length = 0;
     await this.importCatalog.execute(piecesOfDocument(document));
+    const committedAt = this.commits.at(-1);
+    if (committedAt === undefined) throw new Error('the import returned without a commit seen');
+    return committedAt;
+  }
+
+  close(): Promise<void> {
+    return this.db.destroy();
   }
 }
 
@@ -166,6 +192,15 @@ async function receiver(handle: (request: IncomingMessage, response: ServerRespo
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** MariaDB's CPU time so far in microseconds, when it runs on this host (mariadbd or mysqld); NaN otherwise. */
+function mariadbCpuMicros(): number {
+  for (const name of ['mariadbd', 'mysqld']) {
+    const pids = spawnSync('pgrep', ['-x', name]).stdout.toString().trim().split('\n').filter((pid) => pid !== '');
+    if (pids.length > 0) return pids.reduce((sum, pid) => sum + cpuMicros(Number(pid)), 0);
+  }
+  return Number.NaN;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -208,8 +243,7 @@ async function firstAttempt(setup: Setup, imports: number): Promise<void> {
         await sleep(Math.random() * DEFAULT_POLL_MS);
         const seen = arrivals.length;
         const started = performance.now();
-        await setup.imports.next(partnerId);
-        const committed = performance.now();
+        const committed = await setup.imports.next(partnerId);
         let arrival: Arrival | undefined;
         // The import's message is the first one after it with an id not seen before: the imports go one at a time.
         for (const deadline = committed + ARRIVAL_TIMEOUT_MS; arrival === undefined && performance.now() < deadline;) {
@@ -260,7 +294,7 @@ function printFirstAttempts(results: readonly FirstAttempt[], arrivals: readonly
     percentile(results.map((r) => r.importMs), 50).toFixed(1),
   ];
   process.stdout.write(`| ${cells.join(' | ')} |\n`);
-  process.stdout.write('(the commit\'s end as the import returns, after the lock\'s release; the arrival as the receiver reads the request\'s head; the contract: a first attempt within 2 s of the commit)\n');
+  process.stdout.write('(from the moment the import\'s `commit` was answered to the receiver reading the request\'s head, both on this process\'s clock; the import itself: from its start to that moment; the contract: a first attempt within 2 s of the commit)\n');
 }
 
 /** Imports of one partner every `everyMs` (or as soon as the last one ends, if it took longer), until stopped. */
@@ -300,6 +334,11 @@ interface HangSample extends Load {
   readonly claimed: number;
   /** Requests the receivers hold open at the end. */
   readonly held: number;
+  /** Attempts the instance ended during the whole run, by outcome (pcat_webhook_attempts_total). */
+  readonly ended: string;
+  /** CPU time over the measured run, in ms per second: MariaDB's (NaN when not found on this host), and this process's (imports and receivers). */
+  readonly dbCpu: number;
+  readonly benchCpu: number;
 }
 
 interface Side {
@@ -331,17 +370,24 @@ async function hanging(setup: Setup, { rounds, durationS }: WebhookRowOptions): 
         try {
           await drive(context.generator, base, context, 2, pinned); // warm-up: JIT, caches; deliveries take their slots
           const cpuBefore = cpuMicros(pid);
+          const dbCpuBefore = mariadbCpuMicros();
+          const benchCpuBefore = process.cpuUsage();
           const madeBefore = importing.made();
           const started = performance.now();
           const load = await drive(context.generator, base, context, durationS, pinned);
           const cpuUs = (cpuMicros(pid) - cpuBefore) / Math.max(1, load.requests);
-          const importsPerS = (importing.made() - madeBefore) / ((performance.now() - started) / 1000);
+          const seconds = (performance.now() - started) / 1000;
+          const importsPerS = (importing.made() - madeBefore) / seconds;
+          const dbCpu = (mariadbCpuMicros() - dbCpuBefore) / 1000 / seconds;
+          const benchCpuUsed = process.cpuUsage(benchCpuBefore);
+          const benchCpu = (benchCpuUsed.user + benchCpuUsed.system) / 1000 / seconds;
           const heldNow = held.size;
           const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
           const waiting = Number(/^pcat_webhook_deliveries_waiting ([0-9.e+-]+)$/m.exec(metrics)?.[1] ?? Number.NaN);
+          const ended = [...metrics.matchAll(/^pcat_webhook_attempts_total\{outcome="([a-z_]+)"\} ([0-9.e+-]+)$/gm)].map((m) => `${m[2]!} ${m[1]!}`).join(' + ') || '0';
           const { n } = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number | string>().as('n'))
             .where('claim_token', 'is not', null).where('claim_expires_at', '>', new Date()).executeTakeFirstOrThrow();
-          return { ...load, cpuUs, importsPerS, importFailures: importing.failed(), waiting, claimed: Number(n), held: heldNow };
+          return { ...load, cpuUs, importsPerS, importFailures: importing.failed(), waiting, claimed: Number(n), held: heldNow, ended, dbCpu, benchCpu };
         } finally {
           await importing.stop();
         }
@@ -354,7 +400,8 @@ async function hanging(setup: Setup, { rounds, durationS }: WebhookRowOptions): 
         const s = await sample(side);
         samples.get(side)!.push(s);
         process.stdout.write(`  round ${round + 1}: ${side.name}: ${Math.round(s.rps)} req/s, p99 ${s.p99Ms.toFixed(2)} ms, ${s.cpuUs.toFixed(1)} µs CPU/answer, ` +
-          `${s.importsPerS.toFixed(1)} imports/s; at the end ${s.waiting} deliveries waiting, ${s.claimed} claimed, ${s.held} held by the receivers` +
+          `${s.importsPerS.toFixed(1)} imports/s, MariaDB ${s.dbCpu.toFixed(0)} and this process ${s.benchCpu.toFixed(0)} ms CPU/s; ` +
+          `at the end ${s.waiting} deliveries waiting, ${s.claimed} claimed, ${s.held} held by the receivers, attempts ended ${s.ended}` +
           `${s.errors > 0 ? `, ${s.errors} errors` : ''}${s.importFailures > 0 ? `, ${s.importFailures} imports failed` : ''}\n`);
       }
     }
@@ -365,14 +412,15 @@ async function hanging(setup: Setup, { rounds, durationS }: WebhookRowOptions): 
 }
 
 function printHanging(quiet: Side, hung: Side, samples: Map<Side, HangSample[]>): void {
-  const header = ['side', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU µs/answer', 'imports/s', 'deliveries waiting at the end (rounds)', 'claimed (rounds)', 'held by the receivers (rounds)', 'errors'];
+  const header = ['side', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU µs/answer', 'imports/s', 'MariaDB CPU ms/s', 'this process CPU ms/s',
+    'deliveries waiting at the end (rounds)', 'claimed (rounds)', 'held by the receivers (rounds)', 'attempts ended (rounds)', 'errors'];
   process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
   for (const side of [quiet, hung]) {
     const s = samples.get(side)!;
     const cells = [
       side.name, String(Math.round(median(s.map((x) => x.rps)))), median(s.map((x) => x.p50Ms)).toFixed(2), median(s.map((x) => x.p99Ms)).toFixed(2),
-      median(s.map((x) => x.cpuUs)).toFixed(1), median(s.map((x) => x.importsPerS)).toFixed(1),
-      s.map((x) => x.waiting).join(', '), s.map((x) => x.claimed).join(', '), s.map((x) => x.held).join(', '), String(s.reduce((n, x) => n + x.errors, 0)),
+      median(s.map((x) => x.cpuUs)).toFixed(1), median(s.map((x) => x.importsPerS)).toFixed(1), median(s.map((x) => x.dbCpu)).toFixed(0), median(s.map((x) => x.benchCpu)).toFixed(0),
+      s.map((x) => x.waiting).join(', '), s.map((x) => x.claimed).join(', '), s.map((x) => x.held).join(', '), s.map((x) => x.ended).join(', '), String(s.reduce((n, x) => n + x.errors, 0)),
     ];
     process.stdout.write(`| ${cells.join(' | ')} |\n`);
   }
