@@ -22,6 +22,10 @@
  * of a --cold-products catalog (default 1000000, seeded once into a database of its own and kept),
  * uniform and Zipf, beside their limit, with the cache hit rate and the pool's waiting callers;
  * --cpu-prof <dir> writes a CPU profile of the service's cold uniform run in the last round there.
+ * The webhook rows (webhook-rows.ts; `--only webhooks` runs just them, `--only "first attempt"` or
+ * `--only hang` one): on the production settings, how long after an import's commit its message's
+ * first attempt reaches a receiver (--webhook-imports imports, default 100, each verified with the
+ * standardwebhooks library), and the lookups' throughput while 10 endpoints hang against none.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -37,6 +41,7 @@ import { printQueriesPerRequest } from './queries-per-request.js';
 import { cores, cpuMicros, peakRssMb, pinned, withServer } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
 import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW } from './targets-mysql.js';
+import { chooseWebhookRows, runWebhookRows } from './webhook-rows.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,6 +57,7 @@ const { values } = parseArgs({
     'baseline-dir': { type: 'string' },
     'cold-products': { type: 'string', default: '1000000' },
     'cpu-prof': { type: 'string' },
+    'webhook-imports': { type: 'string', default: '100' },
   },
 });
 const durationS = Number(values.duration);
@@ -99,6 +105,8 @@ async function main(): Promise<void> {
     const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
     await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir, baselineDirs: BASELINE_DIRS });
   }
+  const webhookRows = chooseWebhookRows(only);
+  if (webhookRows.firstAttempt || webhookRows.hanging) await runWebhookRows(context, webhookRows, { rounds, durationS, imports: Number(values['webhook-imports']) });
   if (only === undefined) {
     spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/bounded-memory.ts'], { stdio: 'inherit' });
     spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/response-cache-bytes.ts'], { stdio: 'inherit' });
