@@ -67,6 +67,19 @@ export function webhookOutboxContract(adapterName: string, factory: WebhookOutbo
       expect((await outbox.claimDue(at(5_000), 2, LEASE)).map((c) => c.message.id)).to.deep.equal(['msg_cccccccccccccccccccccc']);
     });
 
+    it('takes endpoints in turns, and no more of one than its room: a backlog for one never fills a claim while another has a delivery due', async function () {
+      for (let i = 0; i < 9; i += 1) await outbox.enqueue(message(`msg_a${String(i).padStart(21, '0')}`, [first.id], at(i)));
+      await outbox.enqueue(message('msg_bbbbbbbbbbbbbbbbbbbbbb', [globex.id], at(100), 'globex'));
+      const two = await outbox.claimDue(at(1_000), 2, LEASE);
+      expect(two.map((c) => c.message.id), 'the first of each endpoint before a second of any').to.deep.equal([`msg_a${'0'.repeat(21)}`, 'msg_bbbbbbbbbbbbbbbbbbbbbb']);
+      const room = { perEndpoint: 4, busy: new Map([[first.id, 1]]) };
+      const more = await outbox.claimDue(at(1_000), 10, LEASE, room);
+      expect(more.map((c) => c.message.id), 'three more for the endpoint already holding one, earliest due first').to.deep.equal(
+        [1, 2, 3].map((i) => `msg_a${String(i).padStart(21, '0')}`));
+      expect(await outbox.claimDue(at(1_000), 10, LEASE, { perEndpoint: 4, busy: new Map([[first.id, 4]]) }), 'its room is full').to.deep.equal([]);
+      expect((await outbox.claimDue(at(1_000), 10, LEASE, { perEndpoint: 4, busy: new Map() })).map((c) => c.message.id)).to.have.length(4);
+    });
+
     it('claims again a delivery whose claim expired, and the old claim can no longer record an attempt', async function () {
       await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id]));
       const [dead] = await outbox.claimDue(at(0), 10, LEASE);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
+import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, EndpointRoom, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
 import type { WebhookEndpoint } from '../../domain/webhook-endpoint.js';
 import { verdictOf } from '../../domain/webhook-retries.js';
 
@@ -49,28 +49,38 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     return Promise.resolve();
   }
 
-  claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    const due = [...this.deliveryRows.values()]
-      .filter((d) => d.state === 'pending' && d.nextAttemptAt <= now && (d.claim === null || d.claim.expiresAt <= now))
-      .sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || a.id - b.id);
-    const claimed: ClaimedDelivery[] = [];
-    for (const delivery of due) {
-      if (claimed.length === limit) break;
-      const endpoint = this.endpoints.held(delivery.endpointId);
+  claimDue(now: Date, limit: number, leaseMs: number, room?: EndpointRoom): Promise<ClaimedDelivery[]> {
+    const byDue = (a: Delivery, b: Delivery): number => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || a.id - b.id;
+    const due: Delivery[] = [];
+    for (const delivery of [...this.deliveryRows.values()].sort(byDue)) {
+      if (delivery.state !== 'pending' || delivery.nextAttemptAt > now || (delivery.claim !== null && delivery.claim.expiresAt > now)) continue;
       // An endpoint removed takes its deliveries with it, as MySQL's foreign key does.
-      if (endpoint === undefined) {
-        this.deliveryRows.delete(delivery.id);
-        continue;
-      }
+      if (this.endpoints.held(delivery.endpointId) === undefined) this.deliveryRows.delete(delivery.id);
+      else due.push(delivery);
+    }
+    // Each delivery's place in its endpoint's turn, counting what the worker already holds of it.
+    const places = new Map<string, number>();
+    const placed = due.map((delivery) => {
+      const place = (places.get(delivery.endpointId) ?? room?.busy.get(delivery.endpointId) ?? 0) + 1;
+      places.set(delivery.endpointId, place);
+      return { delivery, place };
+    });
+    const taken = placed
+      .filter(({ place }) => place <= (room?.perEndpoint ?? limit))
+      .sort((a, b) => a.place - b.place || byDue(a.delivery, b.delivery))
+      .slice(0, limit)
+      .map(({ delivery }) => delivery)
+      .sort(byDue);
+    return Promise.resolve(taken.map((delivery) => {
+      const endpoint = this.endpoints.held(delivery.endpointId)!;
       const message = this.messages.get(delivery.messageId)!;
       delivery.claim = { token: randomBytes(16).toString('hex'), expiresAt: new Date(now.getTime() + leaseMs) };
-      claimed.push({
+      return {
         deliveryId: delivery.id, claimToken: delivery.claim.token, claimExpiresAt: delivery.claim.expiresAt, attempts: delivery.attempts,
         message: { id: message.id, type: message.type, body: message.body, createdAt: message.createdAt },
         endpoint: { id: endpoint.id, url: endpoint.url, status: endpoint.status, secrets: endpoint.secrets },
-      });
-    }
-    return Promise.resolve(claimed);
+      };
+    }));
   }
 
   recordAttempt(deliveryId: number, claimToken: string, attempt: AttemptRecord, next: DeliveryNext): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { AttemptError } from '../../application/webhooks/webhook-sender.js';
-import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
+import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, EndpointRoom, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
 import type { Database } from './database.js';
 
 /** Bytes of an answer the delivery log keeps, as its column holds them. */
@@ -28,6 +28,9 @@ export async function enabledEndpointIds(db: Kysely<Database> | Transaction<Data
   return rows.map((row) => row.id);
 }
 
+/** Picks a claimer makes at most in one claim when others keep taking what it picked. */
+const MAX_CLAIM_ROUNDS = 10;
+
 /** The outbox in MySQL, shared by every instance: a claim is one UPDATE, so two instances never hold one delivery. */
 export class MysqlWebhookOutbox implements WebhookOutbox {
   constructor(private readonly db: Kysely<Database>) {}
@@ -36,15 +39,32 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     return this.db.transaction().execute((trx) => insertOutboxMessage(trx, message));
   }
 
-  async claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, limit: number, leaseMs: number, room?: EndpointRoom): Promise<ClaimedDelivery[]> {
     const token = randomBytes(16).toString('hex');
     const expiresAt = new Date(now.getTime() + leaseMs);
-    // One statement: the rows it takes are locked until it ends, and a second claimer reading them after sees them claimed.
-    const claimed = await sql`update webhook_deliveries set claim_token = ${token}, claim_expires_at = ${expiresAt}
-      where state = 'pending' and next_attempt_at <= ${now} and (claim_expires_at is null or claim_expires_at <= ${now})
-      order by next_attempt_at, id limit ${limit}`.execute(this.db);
-    // Every instance looks every WEBHOOK_POLL_MS: a look that finds nothing is this one statement.
-    if (Number(claimed.numAffectedRows ?? 0n) === 0) return [];
+    const perEndpoint = room?.perEndpoint ?? limit;
+    let taken: readonly { endpoint_id: string }[] = [];
+    // A pick takes no lock, so claimers running at once may pick the same rows; the one that loses
+    // them picks again from what is left, until it has its fill or nothing due is left unclaimed.
+    for (let round = 0; round < MAX_CLAIM_ROUNDS && taken.length < limit; round += 1) {
+      const held = new Map(room?.busy ?? []);
+      for (const row of taken) held.set(row.endpoint_id, (held.get(row.endpoint_id) ?? 0) + 1);
+      const picked = await this.pickDue(now, limit - taken.length, perEndpoint, held);
+      // Every instance looks every WEBHOOK_POLL_MS: a look that finds nothing is this one statement, by the (state, next_attempt_at) index.
+      if (picked.length === 0) break;
+      // Locks the rows picked by primary key, in key order (so two claimers never deadlock), and takes
+      // only those still due and unclaimed: one another claimer took (or took and put off to a later
+      // attempt) meanwhile no longer matches, and no delivery is held twice.
+      await this.db.updateTable('webhook_deliveries')
+        .set({ claim_token: token, claim_expires_at: expiresAt })
+        .where('id', 'in', picked)
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('claim_expires_at', 'is', null), eb('claim_expires_at', '<=', now)]))
+        .execute();
+      taken = await this.db.selectFrom('webhook_deliveries').select('endpoint_id').where('claim_token', '=', token).execute();
+    }
+    if (taken.length === 0) return [];
     const rows = await this.db.selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
@@ -66,6 +86,24 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
         },
       },
     }));
+  }
+
+  /**
+   * Up to `limit` due and unclaimed deliveries, in turns across endpoints: each one's place in its
+   * endpoint's turn counts what the claimer holds of that endpoint (`held`), then its earliest due
+   * first, and the first places of every endpoint come before any second; none beyond `perEndpoint`.
+   */
+  private async pickDue(now: Date, limit: number, perEndpoint: number, held: ReadonlyMap<string, number>): Promise<number[]> {
+    const busy = [...held].filter(([, n]) => n > 0);
+    const heldOf = busy.length === 0 ? sql`0` : sql`case endpoint_id ${sql.join(busy.map(([id, n]) => sql`when ${id} then ${n}`), sql` `)} else 0 end`;
+    const { rows } = await sql<{ id: number }>`select id from (
+        select id, next_attempt_at, ${heldOf} + row_number() over (partition by endpoint_id order by next_attempt_at, id) as place
+        from webhook_deliveries
+        where state = 'pending' and next_attempt_at <= ${now} and (claim_expires_at is null or claim_expires_at <= ${now})
+      ) ranked
+      where place <= ${perEndpoint}
+      order by place, next_attempt_at, id limit ${limit}`.execute(this.db);
+    return rows.map((row) => row.id);
   }
 
   recordAttempt(deliveryId: number, claimToken: string, attempt: AttemptRecord, next: DeliveryNext): Promise<boolean> {
@@ -139,3 +177,4 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     return Number(result.numDeletedRows);
   }
 }
+

@@ -41,6 +41,8 @@ const noDeliveryMetrics: DeliveryMetrics = { attemptMade: () => undefined };
 export class DeliverWebhooks {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly byEndpoint = new Map<string, number>();
+  /** Deliveries claimed and not yet recorded, by endpoint: what the next claim counts as taken. */
+  private readonly claimedByEndpoint = new Map<string, number>();
   private readonly waitingForEndpoint = new Map<string, (() => void)[]>();
 
   constructor(
@@ -72,9 +74,18 @@ export class DeliverWebhooks {
   async poll(): Promise<number> {
     const room = this.limits.concurrency - this.inFlight.size;
     if (room <= 0) return 0;
-    const claimed = await this.outbox.claimDue(new Date(this.clock.now()), room, this.leaseMs);
+    // No more of one endpoint than it has slots free: a backlog for a hanging endpoint must not fill
+    // this instance's slots while another endpoint's message waits.
+    const claimed = await this.outbox.claimDue(new Date(this.clock.now()), room, this.leaseMs, { perEndpoint: this.limits.perEndpoint, busy: this.claimedByEndpoint });
     for (const delivery of claimed) {
-      const running: Promise<void> = this.attempt(delivery).finally(() => this.inFlight.delete(running));
+      const endpointId = delivery.endpoint.id;
+      this.claimedByEndpoint.set(endpointId, (this.claimedByEndpoint.get(endpointId) ?? 0) + 1);
+      const running: Promise<void> = this.attempt(delivery).finally(() => {
+        this.inFlight.delete(running);
+        const left = this.claimedByEndpoint.get(endpointId)! - 1;
+        if (left === 0) this.claimedByEndpoint.delete(endpointId);
+        else this.claimedByEndpoint.set(endpointId, left);
+      });
       this.inFlight.add(running);
     }
     return claimed.length;

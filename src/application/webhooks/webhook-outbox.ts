@@ -14,6 +14,12 @@ export interface OutboxMessage {
   readonly endpointIds: readonly string[];
 }
 
+/** How many attempts at once a worker makes to one endpoint, and how many it has in flight now, by endpoint id. */
+export interface EndpointRoom {
+  readonly perEndpoint: number;
+  readonly busy: ReadonlyMap<string, number>;
+}
+
 /** A delivery a worker holds until `claimExpiresAt`, with what it needs to make the next attempt. */
 export interface ClaimedDelivery {
   readonly deliveryId: number;
@@ -60,10 +66,13 @@ export interface WebhookOutbox {
   /** Stores a message with its deliveries (a test message, a resend's original); imports queue theirs inside their own unit of work. */
   enqueue(message: OutboxMessage): Promise<void>;
   /**
-   * Claims up to `limit` pending deliveries due at `now` that no live claim holds, earliest due first,
-   * until `now + leaseMs`: two workers never hold one delivery, and a claim whose worker died expires.
+   * Claims up to `limit` pending deliveries due at `now` that no live claim holds, until `now + leaseMs`:
+   * two workers never hold one delivery, and a claim whose worker died expires. Taken in turns across
+   * endpoints (each endpoint's earliest due first, the endpoints the worker is least busy with first),
+   * and with `room`, no endpoint beyond `room.perEndpoint` counting what the worker already holds of
+   * it: a backlog for one endpoint never fills a claim while another endpoint has a delivery due.
    */
-  claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  claimDue(now: Date, limit: number, leaseMs: number, room?: EndpointRoom): Promise<ClaimedDelivery[]>;
   /**
    * Logs the attempt and moves the delivery on (delivered, due again at `nextAttemptAt` with its claim
    * released, or failed), only while `claimToken` still holds it; false, and nothing written, otherwise.
