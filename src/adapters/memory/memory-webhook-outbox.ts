@@ -52,12 +52,13 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   claimDue(now: Date, limit: number, leaseMs: number, room?: EndpointRoom): Promise<ClaimedDelivery[]> {
     const byDue = (a: Delivery, b: Delivery): number => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || a.id - b.id;
     const due: Delivery[] = [];
-    for (const delivery of [...this.deliveryRows.values()].sort(byDue)) {
+    for (const delivery of this.deliveryRows.values()) {
       if (delivery.state !== 'pending' || delivery.nextAttemptAt > now || (delivery.claim !== null && delivery.claim.expiresAt > now)) continue;
       // An endpoint removed takes its deliveries with it, as MySQL's foreign key does.
       if (this.endpoints.held(delivery.endpointId) === undefined) this.deliveryRows.delete(delivery.id);
       else due.push(delivery);
     }
+    due.sort(byDue);
     // Each delivery's place in its endpoint's turn, counting what the worker already holds of it.
     const places = new Map<string, number>();
     const placed = due.map((delivery) => {
@@ -142,9 +143,14 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     this.attempts = kept;
     // A message goes once nothing waits for it and the log holds none of its attempts.
     const logged = new Set(kept.map((attempt) => attempt.deliveryId));
-    const deliveries = [...this.deliveryRows.values()];
+    const deliveriesOf = new Map<string, Delivery[]>();
+    for (const delivery of this.deliveryRows.values()) {
+      const its = deliveriesOf.get(delivery.messageId);
+      if (its === undefined) deliveriesOf.set(delivery.messageId, [delivery]);
+      else its.push(delivery);
+    }
     for (const [id, message] of this.messages) {
-      const its = deliveries.filter((d) => d.messageId === id);
+      const its = deliveriesOf.get(id) ?? [];
       if (message.createdAt >= before || its.some((d) => d.state === 'pending' || logged.has(d.id))) continue;
       this.messages.delete(id);
       for (const delivery of its) this.deliveryRows.delete(delivery.id);

@@ -40,10 +40,11 @@ const noDeliveryMetrics: DeliveryMetrics = { attemptMade: () => undefined };
  */
 export class DeliverWebhooks {
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly byEndpoint = new Map<string, number>();
-  /** Deliveries claimed and not yet recorded, by endpoint: what the next claim counts as taken. */
+  /**
+   * Deliveries claimed and not yet recorded, by endpoint: the claim takes no more of an endpoint than
+   * `perEndpoint` less these, so every attempt claimed starts at once (polls never overlap).
+   */
   private readonly claimedByEndpoint = new Map<string, number>();
-  private readonly waitingForEndpoint = new Map<string, (() => void)[]>();
 
   constructor(
     private readonly outbox: WebhookOutbox,
@@ -57,9 +58,10 @@ export class DeliverWebhooks {
   ) {}
 
   /**
-   * A claim holds while its attempt may still be waiting for a slot of its endpoint, then running:
-   * the attempts ahead of it on that endpoint's slots, its own, and one more as a margin. A claim
-   * whose instance died is taken again once it lapses.
+   * How long a claim holds: (concurrency / perEndpoint, rounded up, + 2) attempt timeouts, 90 s with
+   * the defaults. An attempt starts as soon as it is claimed and ends within one timeout; the rest
+   * is margin for recording it on a slow database. A claim whose instance died is taken again once
+   * it lapses.
    */
   get leaseMs(): number {
     return this.limits.attemptTimeoutMs * (Math.ceil(this.limits.concurrency / this.limits.perEndpoint) + 2);
@@ -97,8 +99,6 @@ export class DeliverWebhooks {
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const endpointId = delivery.endpoint.id;
-    await this.endpointSlot(endpointId);
     try {
       if (delivery.endpoint.status === 'disabled' && delivery.message.type !== 'webhook.test') {
         await this.outbox.recordAttempt(delivery.deliveryId, delivery.claimToken,
@@ -123,8 +123,6 @@ export class DeliverWebhooks {
       if (recorded && verdict === 'failed' && await this.failingTooLong(delivery.endpoint.id, at)) await this.disable(delivery, at);
     } catch {
       // The outbox or the endpoint store could not be reached: the claim expires and another attempt is made.
-    } finally {
-      this.releaseSlot(endpointId);
     }
   }
 
@@ -152,27 +150,6 @@ export class DeliverWebhooks {
     if (endpoint === null || endpoint.status === 'disabled') return;
     if (!(await this.endpoints.setStatus(endpoint.id, 'disabled'))) return;
     await this.audit.record({ at, partnerId: endpoint.partnerId, adminEmail: null, action: 'webhook.disabled', keyId: null, endpointId: endpoint.id });
-  }
-
-  private async endpointSlot(endpointId: string): Promise<void> {
-    while ((this.byEndpoint.get(endpointId) ?? 0) >= this.limits.perEndpoint) {
-      await new Promise<void>((resolve) => {
-        const queue = this.waitingForEndpoint.get(endpointId) ?? [];
-        queue.push(resolve);
-        this.waitingForEndpoint.set(endpointId, queue);
-      });
-    }
-    this.byEndpoint.set(endpointId, (this.byEndpoint.get(endpointId) ?? 0) + 1);
-  }
-
-  private releaseSlot(endpointId: string): void {
-    const held = (this.byEndpoint.get(endpointId) ?? 1) - 1;
-    if (held === 0) this.byEndpoint.delete(endpointId);
-    else this.byEndpoint.set(endpointId, held);
-    const queue = this.waitingForEndpoint.get(endpointId);
-    const wake = queue?.shift();
-    if (queue !== undefined && queue.length === 0) this.waitingForEndpoint.delete(endpointId);
-    wake?.();
   }
 }
 
