@@ -283,6 +283,24 @@ describe('the partner portal over HTTP', function () {
     expect((await new PortalClient(portal.url).get('/portal/login')).headers.get('strict-transport-security')).to.equal('max-age=31536000');
   });
 
+  it('refuses a form with bytes that are not UTF-8, or a field sent twice, with 400 naming it, and writes nothing', async function () {
+    const ada = await admin('ada@acme.example');
+    const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
+    const before = await keyIds();
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+    const refused = async (body: string | Buffer, says: string): Promise<void> => {
+      const answer = await ada.send('POST', KEYS_PAGE, body, form);
+      expect(answer.status, String(body)).to.equal(400);
+      expect(answer.text).to.include(says);
+    };
+    await refused(`csrf=${csrf}&label=a&label=b`, 'The form has the field &quot;label&quot; more than once.');
+    await refused(`csrf=${csrf}&label=caf%E9`, 'The form&#39;s field &quot;label&quot; is not valid URL-encoded UTF-8.');
+    await refused(Buffer.concat([Buffer.from(`csrf=${csrf}&label=caf`), Buffer.from([0xe9])]), 'The form is not valid UTF-8.');
+    expect(await keyIds()).to.deep.equal(before);
+    expect((await ada.send('POST', KEYS_PAGE, `csrf=${csrf}&label=caf%C3%A9+cr%C3%A8me`, form)).status, 'UTF-8, percent-encoded, with + for spaces').to.equal(303);
+    expect(await keyIds()).to.have.length(before.length + 1);
+  });
+
   it('refuses a form body over 8 KiB with 413, and one that is not urlencoded with 415', async function () {
     const ada = await admin('ada@acme.example');
     const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));

@@ -68,7 +68,7 @@ export class PortalClient {
     return token;
   }
 
-  async send(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<PortalResponse> {
+  async send(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<PortalResponse> {
     const cookie = [...this.jar].map(([name, value]) => `${name}=${value}`).join('; ');
     const response = await fetch(`${this.base}${path}`, {
       method, ...(body === undefined ? {} : { body }), redirect: 'manual', headers: { ...headers, ...(cookie === '' ? {} : { Cookie: cookie }) }, signal: AbortSignal.timeout(10_000),
