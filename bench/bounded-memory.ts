@@ -9,6 +9,7 @@ import { readConfig } from '../src/adapters/config/config.js';
 import { MemoryRateLimiter } from '../src/adapters/memory/memory-rate-limiter.js';
 import { systemClock } from '../src/application/common/clock.js';
 import type { ProductCatalog } from '../src/application/lookup/product-catalog.js';
+import { LookupAnswer } from '../src/domain/lookup-answer.js';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import type { ProductId } from '../src/domain/product-id.js';
 import type { Sku } from '../src/domain/sku.js';
@@ -41,8 +42,8 @@ const answer = (sku: string, id: number): LookupResult => ({
   },
 });
 const everyProduct: ProductCatalog = {
-  findBySku: (_partner: string, sku: Sku) => Promise.resolve(answer(sku, 1)),
-  findById: (_partner: string, id: ProductId) => Promise.resolve(answer(`ID-${id}`, Number(id))),
+  findBySku: (_partner: string, sku: Sku) => Promise.resolve(LookupAnswer.ofResult(answer(sku, 1))),
+  findById: (_partner: string, id: ProductId) => Promise.resolve(LookupAnswer.ofResult(answer(`ID-${id}`, Number(id)))),
 };
 const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cacheTtlMs, 1), maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
 process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cacheMaxEntries}, CACHE_MAX_BYTES=${config.cacheMaxBytes}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);

@@ -8,11 +8,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
 import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
+import type { Database } from '../src/adapters/mysql/database.js';
 import { hashApiKey } from '../src/domain/api-key.js';
+import { etagOf, lookupBodyOfText } from '../src/domain/lookup-body.js';
 import { benchKey } from './bench-catalog.js';
 import { seedBySql } from './mysql-catalog.js';
 import { SERVER_URL } from './targets-mysql.js';
@@ -43,6 +45,16 @@ export async function bufferPoolAndAnswersMb(catalog: ColdCatalog): Promise<{ po
   }
 }
 
+/**
+ * Whether a sample of the stored answers is compact JSON with the ETag of its body, as an import
+ * writes them (a lookup sends both as they are): a database seeded by an older bench is seeded again.
+ */
+async function answersAsImported(db: Kysely<Database>): Promise<boolean> {
+  const { rows } = await sql<{ lookup: string; etag: string | null }>`select cast(lookup as char) as lookup, etag from product_lookups
+    where product_id in (select min(id) from products union select max(id) from products union select (min(id) + max(id)) div 2 from products)`.execute(db);
+  return rows.length === 3 && rows.every(({ lookup, etag }) => JSON.stringify(JSON.parse(lookup)) === lookup && etag === etagOf(lookupBodyOfText(lookup)));
+}
+
 /** The database's name says its size, so a run with another --cold-products seeds a database of its own. */
 const databaseName = (products: number): string => `pcat_bench_cold_${products}`;
 
@@ -61,7 +73,7 @@ export async function openColdCatalog(products: number, keys: number): Promise<C
         (select count(*) from product_lookups where partner_id = ${COLD_PARTNER}) as answers,
         (select count(*) from api_keys where partner_id = ${COLD_PARTNER} and revoked_at is null) as \`keys\``.execute(db);
       const found = rows[0]!;
-      if (Number(found.products) === products && Number(found.answers) === products && Number(found.keys) === keys) {
+      if (Number(found.products) === products && Number(found.answers) === products && Number(found.keys) === keys && await answersAsImported(db)) {
         process.stdout.write(`bench: cold rows on ${name}, already seeded (${products.toLocaleString('en-US')} products, ${keys} keys)\n`);
         return { url, partner: COLD_PARTNER, products, skuPrefix: 'B-', keys: keyList };
       }

@@ -95,22 +95,25 @@ export async function seedBySql(db: Kysely<Database>, databaseUrl: string, dir: 
     select p.id, sha2(concat(e.pdp_url_hash, p.id), 256), e.json_ld_hash, e.content_hash
     from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0' join pdp_entries e on e.product_id = p0.id
     where p.partner_id = ${partnerId} and p.sku <> 'B-0'`.execute(db);
-  // Each copy's stored lookup answer is B-0's with the copy's own SKU, IDs and URLs; in id ranges,
-  // as one statement over a million rows overflows InnoDB's lock table.
+  // Each copy's stored lookup answer is B-0's with the copy's own SKU, IDs and URLs, compact as an
+  // import writes it, with the ETag `etagOf` gives its body (SHA-256, base64url, 32 characters); in
+  // id ranges, as one statement over a million rows overflows InnoDB's lock table.
   const { first, last } = await db.selectFrom('products').where('partner_id', '=', partnerId)
     .select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('id').as('last')]).executeTakeFirstOrThrow();
   for (let from = first; from <= last; from += 50_000) {
     await sql`insert into product_lookups (product_id, lookup_hash, lookup, etag, partner_id, feed_seq, changed_at)
-      select p.id, null, json_set(l0.lookup, '$.sku', p.sku, '$.product.id', p.id, '$.product.videos[0].id', v.id,
-        '$.product.pdp_urls[0].id', e0.id, '$.product.pdp_urls[0].pdp_url', concat('https://shop.example/p/', p.id),
-        '$.product.pdp_urls[1].id', e1.id, '$.product.pdp_urls[1].pdp_url', concat('https://outlet.example/p/', p.id)),
-        '"bench"', p.partner_id, p.id - ${first} + 1, current_timestamp(3)
-      from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0'
-      join product_lookups l0 on l0.product_id = p0.id
-      join videos v on v.product_id = p.id
-      join (select product_id, min(id) as id from pdp_entries group by product_id) e0 on e0.product_id = p.id
-      join (select product_id, max(id) as id from pdp_entries group by product_id) e1 on e1.product_id = p.id
-      where p.partner_id = ${partnerId} and p.sku <> 'B-0' and p.id between ${from} and ${from + 49_999}`.execute(db);
+      select a.id, null, a.lookup,
+        concat('"', left(replace(replace(to_base64(unhex(sha2(concat('{"data":', a.lookup, '}'), 256))), '+', '-'), '/', '_'), 32), '"'),
+        a.partner_id, a.id - ${first} + 1, current_timestamp(3)
+      from (select p.id, p.partner_id, json_compact(json_set(l0.lookup, '$.sku', p.sku, '$.product.id', p.id, '$.product.videos[0].id', v.id,
+          '$.product.pdp_urls[0].id', e0.id, '$.product.pdp_urls[0].pdp_url', concat('https://shop.example/p/', p.id),
+          '$.product.pdp_urls[1].id', e1.id, '$.product.pdp_urls[1].pdp_url', concat('https://outlet.example/p/', p.id))) as lookup
+        from products p join products p0 on p0.partner_id = p.partner_id and p0.sku = 'B-0'
+        join product_lookups l0 on l0.product_id = p0.id
+        join videos v on v.product_id = p.id
+        join (select product_id, min(id) as id from pdp_entries group by product_id) e0 on e0.product_id = p.id
+        join (select product_id, max(id) as id from pdp_entries group by product_id) e1 on e1.product_id = p.id
+        where p.partner_id = ${partnerId} and p.sku <> 'B-0' and p.id between ${from} and ${from + 49_999}) a`.execute(db);
   }
   // The feed as a first import leaves it: every product once, in id order (B-0 holds the import's position 1).
   await sql`update partners set feed_seq = ${last - first + 1} where id = ${partnerId}`.execute(db);

@@ -1,9 +1,8 @@
 /**
  * What one answer held by the response cache really takes in memory, against what the cache counts
  * it for (`heldBytes`), and how much of a 1,000,000-product catalog's Zipf lookups a byte bound holds.
- * For each kind of answer, 20,000 lookups of distinct SKUs go through the cache, each a fresh
- * `JSON.parse` of the answer's text (as mysql2 hands a stored answer) serialized by the HTTP
- * adapter as a lookup would; the heap and the memory outside it (the bodies' bytes) are read before
+ * For each kind of answer, 20,000 lookups of distinct SKUs go through the cache, each a fresh copy
+ * of the answer's stored text and ETag, as the MySQL catalog hands them; the heap and the memory outside it (the bodies' bytes) are read before
  * and after, after a full collection. `npm run bench:cache-bytes` (with --expose-gc); the full
  * `npm run bench` runs it last.
  */
@@ -11,9 +10,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CachedProductCatalog, DEFAULT_MAX_BYTES, heldBytes } from '../src/adapters/cache/cached-product-catalog.js';
-import { serialize } from '../src/adapters/http/lookup-response.js';
 import type { ProductCatalog } from '../src/application/lookup/product-catalog.js';
 import { parseCatalogSource } from '../src/domain/catalog-source.js';
+import { LookupAnswer } from '../src/domain/lookup-answer.js';
+import { etagOf, lookupBodyOfText } from '../src/domain/lookup-body.js';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import type { Sku } from '../src/domain/sku.js';
 import { MemoryProductCatalog } from '../test/support/memory-product-catalog.js';
@@ -41,14 +41,19 @@ interface Reading {
   readonly countedBytes: number;
 }
 
+/** A fresh answer of `text`, as the MySQL catalog reads one: the stored bytes and ETag. */
+function stored(text: string): LookupAnswer {
+  return LookupAnswer.ofStoredText(Buffer.from(text), etagOf(lookupBodyOfText(text)));
+}
+
 /** `ENTRIES` distinct lookups answered with fresh copies of `text` (null: remembered misses). */
 async function measure(kind: string, text: string | null): Promise<Reading> {
   const catalog: ProductCatalog = {
-    findBySku: () => Promise.resolve(text === null ? null : JSON.parse(text) as LookupResult),
+    findBySku: () => Promise.resolve(text === null ? null : stored(text)),
     findById: () => Promise.resolve(null),
   };
   const cacheOf = (): CachedProductCatalog => new CachedProductCatalog(catalog, {
-    ttlMs: 3_600_000, maxEntries: ENTRIES, maxBytes: Number.MAX_SAFE_INTEGER, bodyBytes: (result) => serialize(result).body.length,
+    ttlMs: 3_600_000, maxEntries: ENTRIES, maxBytes: Number.MAX_SAFE_INTEGER,
   });
   const warm = cacheOf();
   for (let i = 0; i < 1_000; i += 1) await warm.findBySku('bench', `WARM-${i}` as Sku);
@@ -56,8 +61,8 @@ async function measure(kind: string, text: string | null): Promise<Reading> {
   const before = live();
   let bodyBytes = 0;
   for (let i = 0; i < ENTRIES; i += 1) {
-    const result = await cache.findBySku('bench', `BENCH-${i}` as Sku);
-    if (result !== null) bodyBytes = serialize(result).body.length;
+    const answer = await cache.findBySku('bench', `BENCH-${i}` as Sku);
+    if (answer !== null) bodyBytes = answer.body.length;
   }
   const realBytes = (live() - before) / ENTRIES;
   return { kind, bodyBytes, realBytes, countedBytes: cache.bytes / ENTRIES };
@@ -70,7 +75,7 @@ async function benchAnswer(repeat: number): Promise<string> {
   const document = JSON.parse(readFileSync(file, 'utf8')) as { partners: { products: { videos: { transcript: string }[] }[] }[] };
   const video = document.partners[0]!.products[0]!.videos[0]!;
   video.transcript = 'Lay the footprint down first. Cross the two poles and clip the body to them, starting from the corners. '.repeat(repeat);
-  return JSON.stringify(await new MemoryProductCatalog(parseCatalogSource(document)).findBySku('bench', 'BENCH-0' as Sku));
+  return JSON.stringify((await new MemoryProductCatalog(parseCatalogSource(document)).findBySku('bench', 'BENCH-0' as Sku))!.result);
 }
 
 const golden = JSON.parse(readFileSync('test/fixtures/fixture-answers.golden.json', 'utf8')) as Record<string, LookupResult | null>;
@@ -105,9 +110,9 @@ function random(seed: number): () => number {
  * an answer still held keeps alive).
  */
 async function measureChurn(kind: string, text: string): Promise<Reading> {
-  const catalog: ProductCatalog = { findBySku: () => Promise.resolve(JSON.parse(text) as LookupResult), findById: () => Promise.resolve(null) };
+  const catalog: ProductCatalog = { findBySku: () => Promise.resolve(stored(text)), findById: () => Promise.resolve(null) };
   const cache = new CachedProductCatalog(catalog, {
-    ttlMs: 3_600_000, maxEntries: CATALOG, maxBytes: CHURN_BYTES, bodyBytes: (result) => serialize(result).body.length,
+    ttlMs: 3_600_000, maxEntries: CATALOG, maxBytes: CHURN_BYTES,
   });
   const next = random(1);
   const logH = Math.log(CATALOG) + 0.5772;
@@ -116,8 +121,8 @@ async function measureChurn(kind: string, text: string): Promise<Reading> {
   for (let i = 0; i < CHURN_LOOKUPS; i += 1) {
     // Zipf (s = 1) by inverting the harmonic numbers' ln n + γ.
     const rank = Math.max(1, Math.floor(Math.exp(next() * logH - 0.5772)));
-    const result = await cache.findBySku('bench', `BENCH-${rank}` as Sku);
-    if (result !== null) bodyBytes = serialize(result).body.length;
+    const answer = await cache.findBySku('bench', `BENCH-${rank}` as Sku);
+    if (answer !== null) bodyBytes = answer.body.length;
   }
   const realBytes = (live() - before) / cache.entries;
   return { kind, bodyBytes, realBytes, countedBytes: cache.bytes / cache.entries };

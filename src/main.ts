@@ -11,7 +11,6 @@ import { openFileLimit, shareDescriptors, type ListenerShare } from './adapters/
 import type { RunningServer } from './adapters/listening/guarded-server.js';
 import { skuLookupPath } from './adapters/http/operations.js';
 import { startHttpServer } from './adapters/http/server.js';
-import { serialize } from './adapters/http/lookup-response.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { createLogger, type Logger } from './adapters/logging/logger.js';
 import { startMetricsServer, type RunningMetricsServer } from './adapters/metrics/metrics-server.js';
@@ -241,8 +240,6 @@ async function openInfrastructure(config: Config, logger: Logger, metrics: Prome
       ttlMs: config.cacheTtlMs,
       maxEntries: config.cacheMaxEntries,
       maxBytes: config.cacheMaxBytes,
-      // The body the first answer sends, made once here and kept by the HTTP adapter for every later one.
-      bodyBytes: (result) => serialize(result).body.length,
       watch: changes?.watch,
       metrics: serviceMetrics,
     });

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CachedProductCatalog, heldBytes, MISS_BYTES, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
-import { serialize } from '../../src/adapters/http/lookup-response.js';
 import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
-import type { LookupResult } from '../../src/domain/lookup-result.js';
+import type { LookupAnswer } from '../../src/domain/lookup-answer.js';
 import type { ProductId } from '../../src/domain/product-id.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
@@ -17,8 +16,8 @@ const sku = (s: string): Sku => s as Sku;
 
 /** The bytes the cache counts an answer of the fixture for: from the body a lookup of it sends. */
 async function heldBytesOf(partnerId: string, s: string): Promise<number> {
-  const result = await new MemoryProductCatalog(fixtureCatalog()).findBySku(partnerId, sku(s));
-  return heldBytes(serialize(result!).body.length);
+  const answer = await new MemoryProductCatalog(fixtureCatalog()).findBySku(partnerId, sku(s));
+  return heldBytes(answer!.body.length);
 }
 
 /** A figure of the metrics as scraped, by its labels. */
@@ -32,13 +31,13 @@ class CountingCatalog implements ProductCatalog {
   calls = 0;
   fail = false;
   constructor(private readonly inner: ProductCatalog) {}
-  findBySku(partnerId: string, s: Sku): Promise<LookupResult | null> {
+  findBySku(partnerId: string, s: Sku): Promise<LookupAnswer | null> {
     return this.count(() => this.inner.findBySku(partnerId, s));
   }
-  findById(partnerId: string, id: ProductId): Promise<LookupResult | null> {
+  findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
     return this.count(() => this.inner.findById(partnerId, id));
   }
-  private count(lookup: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
+  private count(lookup: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
     this.calls += 1;
     if (this.fail) {
       this.fail = false;
@@ -62,7 +61,7 @@ describe('response cache', function () {
     const first = await cache.findBySku('acme', sku('TENT-2P'));
     expect(await cache.findBySku('acme', sku('TENT-2P'))).to.deep.equal(first);
     expect(backing.calls).to.equal(1);
-    const id = first!.product.id as ProductId;
+    const id = first!.result.product.id as ProductId;
     await cache.findById('acme', id);
     await cache.findById('acme', id);
     expect(backing.calls).to.equal(2);
@@ -70,12 +69,12 @@ describe('response cache', function () {
 
   it('never hands one partner the answer cached for another, nor a SKU the answer of another case', async function () {
     const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
-    expect((await cache.findBySku('acme', sku('SHARED-1')))?.product.title).to.equal('Acme shared');
-    expect((await cache.findBySku('globex', sku('SHARED-1')))?.product.title).to.equal('Globex shared');
+    expect((await cache.findBySku('acme', sku('SHARED-1')))?.result.product.title).to.equal('Acme shared');
+    expect((await cache.findBySku('globex', sku('SHARED-1')))?.result.product.title).to.equal('Globex shared');
     expect(await cache.findBySku('nobody', sku('SHARED-1'))).to.equal(null);
-    expect((await cache.findBySku('acme', sku('ABC-1')))?.product.title).to.equal('Upper-case ABC');
-    expect((await cache.findBySku('acme', sku('abc-1')))?.product.title).to.equal('Title abc-1');
-    const acmeId = (await cache.findBySku('acme', sku('TENT-2P')))!.product.id as ProductId;
+    expect((await cache.findBySku('acme', sku('ABC-1')))?.result.product.title).to.equal('Upper-case ABC');
+    expect((await cache.findBySku('acme', sku('abc-1')))?.result.product.title).to.equal('Title abc-1');
+    const acmeId = (await cache.findBySku('acme', sku('TENT-2P')))!.result.product.id as ProductId;
     expect(await cache.findById('acme', acmeId)).to.not.equal(null);
     expect(await cache.findById('globex', acmeId)).to.equal(null);
   });
@@ -145,23 +144,11 @@ describe('response cache', function () {
     expect([cache.entries, cache.bytes]).to.deep.equal([2, (await heldBytesOf('acme', 'abc-1')) + (await heldBytesOf('acme', 'ABC-1'))]);
   });
 
-  it('sizes an answer once, when it is stored, from the body given by bodyBytes', async function () {
-    const sized: LookupResult[] = [];
-    const cache = new CachedProductCatalog(backing, {
-      ttlMs: 60_000,
-      bodyBytes: (result) => {
-        sized.push(result);
-        return serialize(result).body.length;
-      },
-    });
+  it('sizes an answer once, when it is stored, by the body it answers with', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
     for (let i = 0; i < 5; i += 1) await cache.findBySku('acme', sku('TENT-2P'));
     await cache.findBySku('acme', sku('NOPE'));
-    expect(sized.map((result) => result.sku)).to.deep.equal(['TENT-2P']);
     expect(cache.bytes).to.equal((await heldBytesOf('acme', 'TENT-2P')) + MISS_BYTES);
-    // Sized without bodyBytes, by writing the body again: the same count.
-    const unsized = new CachedProductCatalog(backing, { ttlMs: 60_000 });
-    await unsized.findBySku('acme', sku('TENT-2P'));
-    expect(unsized.bytes).to.equal(await heldBytesOf('acme', 'TENT-2P'));
   });
 
   it('moves the hit and miss counters and the entries and bytes gauges as lookups go through it', async function () {
@@ -197,9 +184,9 @@ describe('response cache', function () {
 
   it('shares answers frozen, so no caller can change what the next one sees', async function () {
     const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
-    const found = await cache.findBySku('acme', sku('TENT-2P'));
+    const found = (await cache.findBySku('acme', sku('TENT-2P')))!.result;
     expect(Object.isFrozen(found)).to.equal(true);
-    expect(Object.isFrozen(found?.product.pdp_urls[0]?.json_ld)).to.equal(true);
+    expect(Object.isFrozen(found.product.pdp_urls[0]?.json_ld)).to.equal(true);
   });
 
   it('is no cache at all with a TTL of 0', function () {
@@ -220,7 +207,7 @@ describe('response cache with a watch on the catalog tokens', function () {
   let backing: CountingCatalog;
   let watch: ChangesElsewhere;
   let cache: CachedProductCatalog;
-  const title = async (partnerId: string): Promise<string | undefined> => (await cache.findBySku(partnerId, sku('SHARED-1')))?.product.title;
+  const title = async (partnerId: string): Promise<string | undefined> => (await cache.findBySku(partnerId, sku('SHARED-1')))?.result.product.title;
 
   beforeEach(function () {
     live = new MemoryProductCatalog(fixtureCatalog());

@@ -575,7 +575,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
     }, { ttlMs: 60_000, watch });
     const lookup = async (): Promise<string | undefined> => {
       await limiter.consume('key-a', 'acme');
-      return (await cache.findBySku('acme', 'SHARED-1' as Sku))?.product.title;
+      return (await cache.findBySku('acme', 'SHARED-1' as Sku))?.result.product.title;
     };
     expect(await lookup()).to.equal('Acme shared');
     expect(await lookup()).to.equal('Acme shared');

@@ -66,12 +66,12 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
     const lookup = async (partnerId: string, sku: string): Promise<LookupResult> => {
       const found = await s.catalog.findBySku(partnerId, sku as Sku);
       if (found === null) throw new Error(`${partnerId}/${sku} not found`);
-      return found;
+      return found.result;
     };
     const everyAnswer = async (d: Doc): Promise<Map<string, LookupResult | null>> => {
       const answers = new Map<string, LookupResult | null>();
       for (const partner of d.partners) {
-        for (const product of partner.products as { sku: string }[]) answers.set(`${partner.id as string}/${product.sku}`, await s.catalog.findBySku(partner.id as string, product.sku as Sku));
+        for (const product of partner.products as { sku: string }[]) answers.set(`${partner.id as string}/${product.sku}`, (await s.catalog.findBySku(partner.id as string, product.sku as Sku))?.result ?? null);
       }
       return answers;
     };

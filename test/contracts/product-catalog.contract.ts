@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import type { Catalog } from '../../src/domain/catalog.js';
+import { etagOf } from '../../src/domain/lookup-body.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { ProductId } from '../../src/domain/product-id.js';
 import type { Sku } from '../../src/domain/sku.js';
@@ -50,7 +51,7 @@ function openedForSuite(factory: CatalogFactory, source: Catalog) {
   const mustFind = async (partnerId: string, s: string): Promise<LookupResult> => {
     const found = await subject().catalog.findBySku(partnerId, sku(s));
     if (found === null) throw new Error(`expected ${partnerId}/${s} to be found`);
-    return found;
+    return found.result;
   };
   return { subject, mustFind };
 }
@@ -97,6 +98,20 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
         }
       }
       expect(compared).to.equal(Object.keys(GOLDEN_ANSWERS).length);
+    });
+
+    it('answers with the compact body of its result under data, and that body\'s ETag, by SKU and by ID alike', async function () {
+      for (const partner of source.partners) {
+        for (const product of partner.products) {
+          const key = `${partner.id}/${product.sku}`;
+          const bySku = (await subject().catalog.findBySku(partner.id, sku(product.sku)))!;
+          const result = bySku.result;
+          expect(bySku.body.toString('utf8'), key).to.equal(`{"data":${JSON.stringify(result)}}`);
+          expect(bySku.etag, key).to.equal(etagOf(bySku.body));
+          const byId = (await subject().catalog.findById(partner.id, id(result.product.id)))!;
+          expect([byId.body.equals(bySku.body), byId.etag], key).to.deep.equal([true, bySku.etag]);
+        }
+      }
     });
 
     it('lists only published videos, in catalog order', async function () {
@@ -147,7 +162,7 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
     it('finds a product by ID only within its own partner', async function () {
       const acme = await mustFind('acme', 'TENT-2P');
       const globexOnly = await mustFind('globex', 'GLOBEX-ONLY');
-      expect(await subject().catalog.findById('acme', id(acme.product.id))).to.deep.equal(acme);
+      expect((await subject().catalog.findById('acme', id(acme.product.id)))?.result).to.deep.equal(acme);
       expect(await subject().catalog.findById('globex', id(acme.product.id))).to.equal(null);
       expect(await subject().catalog.findById('acme', id(globexOnly.product.id))).to.equal(null);
       expect(await subject().catalog.findById('acme', id(Number.MAX_SAFE_INTEGER))).to.equal(null);

@@ -1,13 +1,13 @@
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import type { Catalog } from '../../src/domain/catalog.js';
-import { deepFreeze } from '../../src/domain/deep-freeze.js';
-import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
+import { LookupAnswer } from '../../src/domain/lookup-answer.js';
+import { toLookupResult } from '../../src/domain/lookup-result.js';
 import type { ProductId } from '../../src/domain/product-id.js';
 import type { Sku } from '../../src/domain/sku.js';
 
 interface Entry {
   readonly partnerId: string;
-  readonly result: LookupResult;
+  readonly answer: LookupAnswer;
 }
 
 /**
@@ -16,7 +16,7 @@ interface Entry {
  * IDs are assigned in file order, so the same file gives the same IDs at every start.
  */
 export class MemoryProductCatalog implements ProductCatalog {
-  private readonly bySku = new Map<string, Map<string, LookupResult>>();
+  private readonly bySku = new Map<string, Map<string, LookupAnswer>>();
   private readonly byId = new Map<number, Entry>();
 
   constructor(catalog: Catalog) {
@@ -24,7 +24,7 @@ export class MemoryProductCatalog implements ProductCatalog {
     let videoId = 0;
     let pdpId = 0;
     for (const partner of catalog.partners) {
-      const skus = new Map<string, LookupResult>();
+      const skus = new Map<string, LookupAnswer>();
       this.bySku.set(partner.id, skus);
       for (const product of partner.products) {
         const ids = {
@@ -32,20 +32,20 @@ export class MemoryProductCatalog implements ProductCatalog {
           videos: product.videos.map(() => (videoId += 1)),
           pdpUrls: product.pdpUrls.map(() => (pdpId += 1)),
         };
-        const result = deepFreeze(toLookupResult(product, ids, partner.name));
-        skus.set(product.sku, result);
-        this.byId.set(ids.product, { partnerId: partner.id, result });
+        const answer = LookupAnswer.ofResult(toLookupResult(product, ids, partner.name));
+        skus.set(product.sku, answer);
+        this.byId.set(ids.product, { partnerId: partner.id, answer });
       }
     }
   }
 
-  findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
+  findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
     return Promise.resolve(this.bySku.get(partnerId)?.get(sku) ?? null);
   }
 
-  findById(partnerId: string, id: ProductId): Promise<LookupResult | null> {
+  findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
     const entry = this.byId.get(id);
-    return Promise.resolve(entry?.partnerId === partnerId ? entry.result : null);
+    return Promise.resolve(entry?.partnerId === partnerId ? entry.answer : null);
   }
 }
 

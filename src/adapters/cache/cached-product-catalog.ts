@@ -2,9 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
-import { deepFreeze } from '../../domain/deep-freeze.js';
-import { lookupBody } from '../../domain/lookup-body.js';
-import type { LookupResult } from '../../domain/lookup-result.js';
+import type { LookupAnswer } from '../../domain/lookup-answer.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 
@@ -19,12 +17,6 @@ export interface ResponseCacheOptions {
    */
   readonly maxBytes?: number;
   /**
-   * The length in bytes of the body a lookup of `result` answers with, asked once when the answer
-   * is stored. The service hands the HTTP adapter's serializer, which keeps the body it makes for
-   * the first answer, so sizing costs no second serialization; by default the body is written again.
-   */
-  readonly bodyBytes?: (result: LookupResult) => number;
-  /**
    * With a shared store: answers are held under their partner's catalog token, so an import
    * announced anywhere is served from the next request on, whatever the TTL.
    */
@@ -34,8 +26,8 @@ export interface ResponseCacheOptions {
 }
 
 /** lru-cache holds no null, so an answer is boxed: a miss is remembered too. */
-interface Answer {
-  readonly result: LookupResult | null;
+interface Held {
+  readonly answer: LookupAnswer | null;
 }
 
 /*
@@ -58,8 +50,6 @@ export function heldBytes(bodyBytes: number): number {
   return 2 * bodyBytes + ANSWER_OVERHEAD_BYTES;
 }
 
-const bodyBytesWrittenAgain = (result: LookupResult): number => Buffer.byteLength(lookupBody(result));
-
 /**
  * Serves repeated lookups from process memory. The key holds the partner, so one partner's answer
  * can never be served to another. Misses are cached too, so a caller probing unknown SKUs costs one
@@ -71,10 +61,9 @@ const bodyBytesWrittenAgain = (result: LookupResult): number => Buffer.byteLengt
  * announced before it. A new token leaves the old answers unreachable; the TTL still bounds them.
  */
 export class CachedProductCatalog implements ProductCatalog {
-  private readonly answers: LRUCache<string, Answer>;
+  private readonly answers: LRUCache<string, Held>;
   private readonly watch: ChangesElsewhere | undefined;
   private readonly metrics: ResponseCacheMetrics;
-  private readonly bodyBytes: (result: LookupResult) => number;
 
   constructor(
     private readonly inner: ProductCatalog,
@@ -83,7 +72,6 @@ export class CachedProductCatalog implements ProductCatalog {
     this.answers = new LRUCache({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES, maxSize: options.maxBytes ?? DEFAULT_MAX_BYTES, ttl: options.ttlMs });
     this.watch = options.watch;
     this.metrics = options.metrics ?? noMetrics;
-    this.bodyBytes = options.bodyBytes ?? bodyBytesWrittenAgain;
   }
 
   /** Answers held now, misses and those past their TTL not yet evicted included. */
@@ -96,29 +84,29 @@ export class CachedProductCatalog implements ProductCatalog {
     return this.answers.calculatedSize;
   }
 
-  findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
+  findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
     return this.remember(partnerId, `s${sku}`, () => this.inner.findBySku(partnerId, sku));
   }
 
-  findById(partnerId: string, id: ProductId): Promise<LookupResult | null> {
+  findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
     return this.remember(partnerId, `i${id}`, () => this.inner.findById(partnerId, id));
   }
 
-  private remember(partnerId: string, what: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
+  private remember(partnerId: string, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
     const key = this.keyOf(partnerId, what);
     // An answer that may not be cached yet is read from the database: a miss.
     const cached = key === null ? undefined : this.answers.get(key);
     this.metrics.responseCacheLookup(cached !== undefined);
-    if (cached !== undefined) return Promise.resolve(cached.result);
+    if (cached !== undefined) return Promise.resolve(cached.answer);
     return key === null ? load() : this.loadAndKeep(key, load);
   }
 
-  private async loadAndKeep(key: string, load: () => Promise<LookupResult | null>): Promise<LookupResult | null> {
+  private async loadAndKeep(key: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
     // A failed lookup throws before anything is stored, so errors are never cached.
-    const result = deepFreeze(await load());
-    // Sized once, here: a hit costs nothing more than before.
-    this.answers.set(key, { result }, { size: result === null ? MISS_BYTES : heldBytes(this.bodyBytes(result)) });
-    return result;
+    const answer = await load();
+    // Sized once, here, by the body every answer of it sends: a hit costs nothing more.
+    this.answers.set(key, { answer }, { size: answer === null ? MISS_BYTES : heldBytes(answer.body.length) });
+    return answer;
   }
 
   /** Null when the answer must not be cached: sharing, but no token seen for the partner yet. */

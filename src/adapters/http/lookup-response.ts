@@ -1,30 +1,24 @@
-import { etagOf, lookupBody } from '../../domain/lookup-body.js';
-import type { LookupResult } from '../../domain/lookup-result.js';
+import type { LookupAnswer } from '../../domain/lookup-answer.js';
 import { jsonAnswer, type Answer, type HeaderList } from './answer.js';
 
-interface Serialized {
-  readonly body: Buffer;
-  readonly etag: string;
-  /** The answer's own headers, for 200 and for 304, made with the body rather than per request. */
+/** An answer's own headers, for 200 and for 304, made with its body rather than per request. */
+interface AnswerHeaders {
   readonly ok: HeaderList;
   readonly notModified: HeaderList;
 }
 
 /**
- * Bodies by result object: storage hands out the same object for as long as it is current
- * (in-memory always, MySQL for the response cache's TTL), so each is serialized and hashed once.
+ * Header lists by answer object: storage hands out the same object for as long as it is current
+ * (in-memory always, MySQL for the response cache's TTL), so each list is made once.
  */
-const serialized = new WeakMap<LookupResult, Serialized>();
+const headerLists = new WeakMap<LookupAnswer, AnswerHeaders>();
 
-/** The body and strong ETag of a lookup result, computed once per result object. */
-export function serialize(result: LookupResult): Serialized {
-  let entry = serialized.get(result);
+function headersOf(answer: LookupAnswer): AnswerHeaders {
+  let entry = headerLists.get(answer);
   if (entry === undefined) {
-    const body = Buffer.from(lookupBody(result), 'utf8');
-    const etag = etagOf(body);
-    const notModified = ['ETag', etag, 'Cache-Control', LOOKUP_CACHE_CONTROL, 'Vary', LOOKUP_VARY];
-    entry = { body, etag, notModified, ok: jsonAnswer(200, body, notModified).headers };
-    serialized.set(result, entry);
+    const notModified = ['ETag', answer.etag, 'Cache-Control', LOOKUP_CACHE_CONTROL, 'Vary', LOOKUP_VARY];
+    entry = { notModified, ok: jsonAnswer(200, answer.body, notModified).headers };
+    headerLists.set(answer, entry);
   }
   return entry;
 }
@@ -37,10 +31,10 @@ export const LOOKUP_VARY = 'Authorization, X-API-Key';
  * The answer to a lookup: the body as bytes with a strong ETag, or 304 with no body when the
  * caller's If-None-Match already names it. Answers depend on the key, hence Vary.
  */
-export function lookupAnswer(result: LookupResult, ifNoneMatch: string | undefined): Answer {
-  const { body, etag, ok, notModified } = serialize(result);
-  if (ifNoneMatch !== undefined && ifNoneMatchNames(ifNoneMatch, etag)) return { status: 304, headers: notModified };
-  return { status: 200, headers: ok, body };
+export function lookupAnswer(answer: LookupAnswer, ifNoneMatch: string | undefined): Answer {
+  const { ok, notModified } = headersOf(answer);
+  if (ifNoneMatch !== undefined && ifNoneMatchNames(ifNoneMatch, answer.etag)) return { status: 304, headers: notModified };
+  return { status: 200, headers: ok, body: answer.body };
 }
 
 /** RFC 9110 13.1.2: weak comparison, a list of tags, or `*`. */

@@ -6,7 +6,7 @@ import type { ReadChanges } from '../../application/changes/read-changes.js';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
 import type { DomainErrorCode } from '../../domain/errors.js';
-import type { LookupResult } from '../../domain/lookup-result.js';
+import type { LookupAnswer } from '../../domain/lookup-answer.js';
 import { ProductIdSchema } from '../../domain/product-id.js';
 import { SkuSchema } from '../../domain/sku.js';
 import { CHANGES_CACHE_CONTROL, changesAnswer, singleQueryValue } from './changes-response.js';
@@ -96,7 +96,7 @@ function lookupOperation(lookup: {
   example: string | number;
   invalid: [DomainErrorCode, string];
   notFound: [DomainErrorCode, string];
-  find: (useCases: ApiUseCases, partnerId: string, value: string) => Promise<LookupResult>;
+  find: (useCases: ApiUseCases, partnerId: string, value: string) => Promise<LookupAnswer>;
 }): Operation<ApiUseCases> {
   const parameter = /\{([^}]+)\}$/.exec(lookup.path)![1]!;
   return {
@@ -117,7 +117,7 @@ function lookupOperation(lookup: {
     },
     responses: LOOKUP_RESPONSES,
     answer: (useCases, request, principal) =>
-      lookup.find(useCases, principal!.partnerId, request.params[parameter] ?? '').then((result) => lookupAnswer(result, request.header('if-none-match'))),
+      lookup.find(useCases, principal!.partnerId, request.params[parameter] ?? '').then((answer) => lookupAnswer(answer, request.header('if-none-match'))),
   };
 }
 

@@ -5,8 +5,7 @@ import type { ProductCatalog } from '../../application/lookup/product-catalog.js
 import type { OutboxMessage } from '../../application/webhooks/webhook-outbox.js';
 import type { Principal } from '../../domain/api-key.js';
 import type { FeedEntry, ProductChange } from '../../domain/changes.js';
-import { deepFreeze } from '../../domain/deep-freeze.js';
-import type { LookupResult } from '../../domain/lookup-result.js';
+import { LookupAnswer } from '../../domain/lookup-answer.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 import type { MemoryWebhookOutbox } from './memory-webhook-outbox.js';
@@ -31,7 +30,7 @@ interface State {
   readonly videos: Map<string, Map<string, VideoRow>>;
   /** Product, then page hash. */
   readonly entries: Map<number, Map<string, StoredPdpEntry>>;
-  readonly lookups: Map<number, LookupResult>;
+  readonly lookups: Map<number, LookupAnswer>;
   /** Partner, then its feed: entries by SKU, in the order of their positions (a changed product moves to the end). */
   readonly feeds: Map<string, Feed>;
   readonly next: { product: number; video: number; entry: number };
@@ -127,13 +126,13 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
     return Promise.resolve({ entries, horizon: feed?.horizon ?? 0 });
   }
 
-  findBySku(partnerId: string, sku: Sku): Promise<LookupResult | null> {
+  findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
     const { state } = this;
     const product = state.products.get(partnerId)?.get(sku);
     return Promise.resolve(product === undefined ? null : state.lookups.get(product.id) ?? null);
   }
 
-  findById(partnerId: string, id: ProductId): Promise<LookupResult | null> {
+  findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
     const { state } = this;
     const product = state.productsById.get(id);
     return Promise.resolve(product?.partnerId === partnerId ? state.lookups.get(id) ?? null : null);
@@ -239,7 +238,7 @@ class MemoryImportSession implements CatalogImportSession {
       const saved = { ...product, lookupHash: row.lookupHash, etag: row.etag };
       state.productsById.set(product.id, saved);
       inner(state.products, product.partnerId).set(product.sku, saved);
-      state.lookups.set(product.id, deepFreeze(row.lookup));
+      state.lookups.set(product.id, LookupAnswer.ofResult(row.lookup));
     }
     this.listInFeed(partnerId, rows.filter((row) => row.changed).map((row) => ({ sku: row.sku, productId: row.productId, change: 'upserted', etag: row.etag, changedAt: at })));
     return Promise.resolve();

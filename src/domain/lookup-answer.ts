@@ -1,0 +1,62 @@
+import { Buffer } from 'node:buffer';
+import { deepFreeze } from './deep-freeze.js';
+import { etagOf, lookupBody } from './lookup-body.js';
+import type { LookupResult } from './lookup-result.js';
+
+const BODY_START = Buffer.from('{"data":');
+const BODY_END = Buffer.from('}');
+
+/**
+ * A lookup's answer as storage holds it: the result, or the result already written as JSON text
+ * beside its ETag, as an import stores it. Whichever form storage has is handed on as it is and the
+ * other is made only when asked for, once: a stored text goes out as the body without being parsed
+ * and written again, and a result held in memory is written the first time it is answered.
+ */
+export class LookupAnswer {
+  private parsed: LookupResult | undefined;
+  private written: { readonly body: Buffer; readonly etag: string } | undefined;
+
+  private constructor(parsed: LookupResult | undefined, written: { readonly body: Buffer; readonly etag: string } | undefined) {
+    this.parsed = parsed;
+    this.written = written;
+  }
+
+  /** An answer held as its result (frozen here: answers are shared between requests). */
+  static ofResult(result: LookupResult): LookupAnswer {
+    return new LookupAnswer(deepFreeze(result), undefined);
+  }
+
+  /**
+   * An answer held as the JSON text of its result and the ETag `etagOf` gave its body, both as an
+   * import wrote them; the text's bytes are copied, so no larger buffer they came in is kept alive.
+   */
+  static ofStoredText(resultJson: Uint8Array, etag: string): LookupAnswer {
+    return new LookupAnswer(undefined, { body: Buffer.concat([BODY_START, resultJson, BODY_END]), etag });
+  }
+
+  /** The result, parsed from the stored text the first time it is asked for. */
+  get result(): LookupResult {
+    if (this.parsed === undefined) {
+      this.parsed = deepFreeze((JSON.parse(this.body.toString('utf8')) as { data: LookupResult }).data);
+    }
+    return this.parsed;
+  }
+
+  /** The body a lookup answers with (`lookupBody`), as bytes. */
+  get body(): Buffer {
+    return this.writtenForm().body;
+  }
+
+  /** The body's strong ETag (`etagOf`). */
+  get etag(): string {
+    return this.writtenForm().etag;
+  }
+
+  private writtenForm(): { readonly body: Buffer; readonly etag: string } {
+    if (this.written === undefined) {
+      const body = Buffer.from(lookupBody(this.parsed!), 'utf8');
+      this.written = { body, etag: etagOf(body) };
+    }
+    return this.written;
+  }
+}
