@@ -28,10 +28,15 @@ export class LookupAnswer {
 
   /**
    * An answer held as the JSON text of its result and the ETag `etagOf` gave its body, both as an
-   * import wrote them; the text's bytes are copied, so no larger buffer they came in is kept alive.
+   * import wrote them. The body is a buffer of its own, not a slice of Node's shared 8 KB slabs nor
+   * of the buffer the text came in: a cached answer keeps alive its own bytes and nothing else.
    */
   static ofStoredText(resultJson: Uint8Array, etag: string): LookupAnswer {
-    return new LookupAnswer(undefined, { body: Buffer.concat([BODY_START, resultJson, BODY_END]), etag });
+    const body = Buffer.allocUnsafeSlow(BODY_START.length + resultJson.length + BODY_END.length);
+    BODY_START.copy(body, 0);
+    body.set(resultJson, BODY_START.length);
+    BODY_END.copy(body, BODY_START.length + resultJson.length);
+    return new LookupAnswer(undefined, { body, etag });
   }
 
   /** The result, parsed from the stored text the first time it is asked for. */

@@ -32,22 +32,21 @@ interface Held {
 
 /*
  * What an answer is counted for, from `npm run bench:cache-bytes` (docs/decisions.md, configuration):
- * its body's bytes are held twice, as the body the HTTP adapter keeps and as the parsed answer's
- * strings; its objects, key, ETag and header lists add 1 to 3.4 KB, the more objects the more, and
- * a body under 4 KB may keep the rest of its 8 KB buffer slab alive after churn (some 500 bytes).
+ * the MySQL catalog hands each answer as its body alone, in a buffer of its own, with its ETag; the
+ * body's objects, the key, the ETag and the header lists add about 600 bytes.
  */
-/** Bytes an answer is counted for besides twice its body's. */
-export const ANSWER_OVERHEAD_BYTES = 4_000;
+/** Bytes an answer is counted for besides its body's. */
+export const ANSWER_OVERHEAD_BYTES = 1_000;
 /** Bytes a remembered miss is counted for (166 measured; a key with a catalog token is longer). */
 export const MISS_BYTES = 256;
 /** The most bytes held by default (CACHE_MAX_BYTES): docs/decisions.md, configuration. */
 export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 /** The most answers held by default (CACHE_MAX_ENTRIES). */
-export const DEFAULT_MAX_ENTRIES = 10_000;
+export const DEFAULT_MAX_ENTRIES = 200_000;
 
 /** The bytes an answer whose body has `bodyBytes` bytes is counted for. */
 export function heldBytes(bodyBytes: number): number {
-  return 2 * bodyBytes + ANSWER_OVERHEAD_BYTES;
+  return bodyBytes + ANSWER_OVERHEAD_BYTES;
 }
 
 /**

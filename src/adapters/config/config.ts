@@ -107,7 +107,7 @@ export function readConfig(env: Env): Config {
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000_000),
     cacheTtlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
     rateLimitMaxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 100_000, 1, 100_000_000),
-    cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 100_000_000),
+    cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 200_000, 1, 100_000_000),
     // 512 MiB holds every answer a 30 s TTL keeps alive at 3,000 Zipf lookups a second (docs/decisions.md).
     // Half of what is counted lives on V8's heap, whose default limit is about 4 GB: 4 GiB at most.
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 512 * MIB, MIB, 4_096 * MIB),

@@ -16,7 +16,15 @@ export const REDACTED_PATHS = [
 const STATEMENT_FIELDS = new Set(['sql', 'sqlMessage', 'parameters', 'values', 'params', 'bindings', 'query']);
 const MAX_DEPTH = 5;
 
-/** One JSON line per event on stdout; `destination` lets tests capture the lines. */
+/**
+ * Lines gather up to this many bytes before one write to stdout. A write per line cost about a tenth
+ * of the CPU a cold lookup takes (each is a round trip through libuv's thread pool, profiled under load).
+ */
+export const LOG_BATCH_BYTES = 4096;
+/** The longest a line waits for its batch; at exit, whatever is gathered is written at once. */
+export const LOG_FLUSH_MS = 100;
+
+/** One JSON line per event on stdout, written in batches; `destination` lets tests capture the lines. */
 export function createLogger(level: LevelWithSilent, destination?: NodeJS.WritableStream): Logger {
   const options = {
     level,
@@ -24,7 +32,7 @@ export function createLogger(level: LevelWithSilent, destination?: NodeJS.Writab
     base: { service: 'partner-catalog-api' },
     serializers: { err: serializeError },
   };
-  return destination === undefined ? pino(options) : pino(options, destination);
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }));
 }
 
 /**
