@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFailureLog } from '../../src/adapters/http/failure-log.js';
@@ -53,6 +54,39 @@ describe('the logger', function () {
     const err = lines[0]!.err as Record<string, unknown>;
     expect(err.message).to.equal('product 7 has no stored lookup answer');
     expect(err.stack).to.match(/^Error: product 7 has no stored lookup answer\n\s+at /);
+  });
+});
+
+/** A child process logging through createLogger's own stdout, its lines as they arrive. */
+function loggingChild(body: string): { lines: string[]; exited: Promise<number | null>; child: ChildProcess } {
+  const script = `import { createLogger } from ${JSON.stringify(new URL('../../src/adapters/logging/logger.ts', import.meta.url).href)};\nconst logger = createLogger('info');\n${body}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  let rest = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const parts = (rest + chunk.toString('utf8')).split('\n');
+    rest = parts.pop()!;
+    lines.push(...parts);
+  });
+  return { lines, child, exited: new Promise((resolve) => child.on('close', resolve)) };
+}
+
+describe('the logger on stdout', function () {
+  this.timeout(20_000);
+
+  it('writes every line, whole and in order, when the process exits with lines still gathered', async function () {
+    const { lines, exited } = loggingChild(`for (let i = 0; i < 5000; i += 1) logger.info({ i, text: 'é'.repeat(i % 50) }, 'line');\nprocess.exit(3);`);
+    expect(await exited).to.equal(3);
+    expect(lines.map((line) => (JSON.parse(line) as { i: number }).i)).to.deep.equal(Array.from({ length: 5000 }, (_, i) => i));
+  });
+
+  it('writes a lone line while the process runs, without waiting for a batch to fill', async function () {
+    const { lines, child, exited } = loggingChild(`logger.info('alone');\nsetTimeout(() => process.exit(0), 10_000);`);
+    const started = Date.now();
+    while (lines.length === 0 && Date.now() - started < 5_000) await sleep(20);
+    child.kill('SIGKILL');
+    await exited;
+    expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).to.deep.equal(['alone']);
   });
 });
 
