@@ -13,17 +13,21 @@ const BODY_END = Buffer.from('}');
  * and written again, and a result held in memory is written the first time it is answered.
  */
 export class LookupAnswer {
+  // Fields, not nested objects: the response cache holds hundreds of thousands of answers, and
+  // every object each holds is one more for the collector to trace.
   private parsed: LookupResult | undefined;
-  private written: { readonly body: Buffer; readonly etag: string } | undefined;
+  private writtenBody: Buffer | undefined;
+  private writtenEtag: string | undefined;
 
-  private constructor(parsed: LookupResult | undefined, written: { readonly body: Buffer; readonly etag: string } | undefined) {
+  private constructor(parsed: LookupResult | undefined, body: Buffer | undefined, etag: string | undefined) {
     this.parsed = parsed;
-    this.written = written;
+    this.writtenBody = body;
+    this.writtenEtag = etag;
   }
 
   /** An answer held as its result (frozen here: answers are shared between requests). */
   static ofResult(result: LookupResult): LookupAnswer {
-    return new LookupAnswer(deepFreeze(result), undefined);
+    return new LookupAnswer(deepFreeze(result), undefined, undefined);
   }
 
   /**
@@ -36,32 +40,30 @@ export class LookupAnswer {
     BODY_START.copy(body, 0);
     body.set(resultJson, BODY_START.length);
     BODY_END.copy(body, BODY_START.length + resultJson.length);
-    return new LookupAnswer(undefined, { body, etag });
+    return new LookupAnswer(undefined, body, etag);
   }
 
   /** The result, parsed from the stored text the first time it is asked for. */
   get result(): LookupResult {
-    if (this.parsed === undefined) {
-      this.parsed = deepFreeze((JSON.parse(this.body.toString('utf8')) as { data: LookupResult }).data);
-    }
+    this.parsed ??= deepFreeze((JSON.parse(this.body.toString('utf8')) as { data: LookupResult }).data);
     return this.parsed;
   }
 
   /** The body a lookup answers with (`lookupBody`), as bytes. */
   get body(): Buffer {
-    return this.writtenForm().body;
+    if (this.writtenBody === undefined) this.write();
+    return this.writtenBody!;
   }
 
   /** The body's strong ETag (`etagOf`). */
   get etag(): string {
-    return this.writtenForm().etag;
+    if (this.writtenEtag === undefined) this.write();
+    return this.writtenEtag!;
   }
 
-  private writtenForm(): { readonly body: Buffer; readonly etag: string } {
-    if (this.written === undefined) {
-      const body = Buffer.from(lookupBody(this.parsed!), 'utf8');
-      this.written = { body, etag: etagOf(body) };
-    }
-    return this.written;
+  private write(): void {
+    const body = Buffer.from(lookupBody(this.parsed!), 'utf8');
+    this.writtenBody = body;
+    this.writtenEtag = etagOf(body);
   }
 }

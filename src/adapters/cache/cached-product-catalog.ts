@@ -25,10 +25,9 @@ export interface ResponseCacheOptions {
   readonly metrics?: ResponseCacheMetrics | undefined;
 }
 
-/** lru-cache holds no null, so an answer is boxed: a miss is remembered too. */
-interface Held {
-  readonly answer: LookupAnswer | null;
-}
+/** What a remembered miss is held as: lru-cache holds no null. */
+const NOT_FOUND = Symbol('not found');
+type Held = LookupAnswer | typeof NOT_FOUND;
 
 /*
  * What an answer is counted for, from `npm run bench:cache-bytes` (docs/decisions.md, configuration):
@@ -96,7 +95,7 @@ export class CachedProductCatalog implements ProductCatalog {
     // An answer that may not be cached yet is read from the database: a miss.
     const cached = key === null ? undefined : this.answers.get(key);
     this.metrics.responseCacheLookup(cached !== undefined);
-    if (cached !== undefined) return Promise.resolve(cached.answer);
+    if (cached !== undefined) return Promise.resolve(cached === NOT_FOUND ? null : cached);
     return key === null ? load() : this.loadAndKeep(key, load);
   }
 
@@ -104,7 +103,7 @@ export class CachedProductCatalog implements ProductCatalog {
     // A failed lookup throws before anything is stored, so errors are never cached.
     const answer = await load();
     // Sized once, here, by the body every answer of it sends: a hit costs nothing more.
-    this.answers.set(key, { answer }, { size: answer === null ? MISS_BYTES : heldBytes(answer.body.length) });
+    this.answers.set(key, answer ?? NOT_FOUND, { size: answer === null ? MISS_BYTES : heldBytes(answer.body.length) });
     return answer;
   }
 

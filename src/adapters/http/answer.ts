@@ -9,7 +9,7 @@ export interface Answer {
   readonly body?: Buffer;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** An answer with a body: the bytes with their type and length. */
 export function bodyAnswer(status: number, type: string, body: Buffer, headers: HeaderList = []): Answer {
