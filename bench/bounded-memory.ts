@@ -10,6 +10,7 @@ import { MemoryRateLimiter } from '../src/adapters/memory/memory-rate-limiter.js
 import { systemClock } from '../src/application/common/clock.js';
 import type { ProductCatalog } from '../src/application/lookup/product-catalog.js';
 import { LookupAnswer } from '../src/domain/lookup-answer.js';
+import { etagOf, lookupBodyOfText } from '../src/domain/lookup-body.js';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import type { ProductId } from '../src/domain/product-id.js';
 import type { Sku } from '../src/domain/sku.js';
@@ -31,19 +32,23 @@ for (let i = 1; i <= DISTINCT; i += 1) {
   if (i % 100_000 === 0) process.stdout.write(reading(i));
 }
 
-/** Every lookup a new answer of about 6 KB, as a catalog of a million products would give (decoded from bytes, so no answer shares its text with another). */
+/** Every lookup a new answer of about 6 KB, as a catalog of a million products would give, in the form the MySQL catalog hands it: its stored text and ETag. */
 const filler = 'Lay the footprint down first. Cross the two poles and clip the body to them. '.repeat(70);
 const answer = (sku: string, id: number): LookupResult => ({
   sku,
   status: 'active',
   product: {
-    id, title: sku, description: Buffer.from(`${sku} ${filler}`).toString('latin1'), short_description: 's', image: 'https://img.example/p.jpg',
+    id, title: sku, description: `${sku} ${filler}`, short_description: 's', image: 'https://img.example/p.jpg',
     what_text: 'w', who_text: 'w', why_text: 'w', videos: [], pdp_urls: [],
   },
 });
+const stored = (result: LookupResult): LookupAnswer => {
+  const text = JSON.stringify(result);
+  return LookupAnswer.ofStoredText(Buffer.from(text), etagOf(lookupBodyOfText(text)));
+};
 const everyProduct: ProductCatalog = {
-  findBySku: (_partner: string, sku: Sku) => Promise.resolve(LookupAnswer.ofResult(answer(sku, 1))),
-  findById: (_partner: string, id: ProductId) => Promise.resolve(LookupAnswer.ofResult(answer(`ID-${id}`, Number(id)))),
+  findBySku: (_partner: string, sku: Sku) => Promise.resolve(stored(answer(sku, 1))),
+  findById: (_partner: string, id: ProductId) => Promise.resolve(stored(answer(`ID-${id}`, Number(id)))),
 };
 const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cacheTtlMs, 1), maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
 process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cacheMaxEntries}, CACHE_MAX_BYTES=${config.cacheMaxBytes}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);
