@@ -26,7 +26,10 @@ const header = (...lines: string[]) => ['/*', ...lines.map((line) => ` * ${line}
 async function lookupExample(): Promise<GeneratedFile> {
   const catalog = new MemoryCatalogStore();
   await new ImportCatalog(catalog, systemClock, processCursorKeys()).execute(catalogFilePieces(DEMO_CATALOG_FILE));
-  const answer = { data: await catalog.findBySku(DEMO_PARTNER_ID, parseSku('TENT-2P')) };
+  const found = await catalog.findBySku(DEMO_PARTNER_ID, parseSku('TENT-2P'));
+  if (found === null) throw new Error('the demo catalog has no TENT-2P');
+  // The body a lookup sends, as it sends it.
+  const answer = JSON.parse(found.body.toString('utf8')) as unknown;
   return {
     path: 'src/adapters/http/openapi-examples.ts',
     source: header(
