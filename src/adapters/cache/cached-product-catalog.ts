@@ -32,7 +32,7 @@ type Held = LookupAnswer | typeof NOT_FOUND;
 /*
  * What an answer is counted for, from `npm run bench:cache-bytes` (docs/decisions.md, configuration):
  * the MySQL catalog hands each answer as its body alone, in a buffer of its own, with its ETag; the
- * body's objects, the key, the ETag and the header lists add about 600 bytes.
+ * buffer's and the answer's objects, the key and the ETag add about 600 bytes.
  */
 /** Bytes an answer is counted for besides its body's. */
 export const ANSWER_OVERHEAD_BYTES = 1_000;

@@ -17,8 +17,8 @@ const STATEMENT_FIELDS = new Set(['sql', 'sqlMessage', 'parameters', 'values', '
 const MAX_DEPTH = 5;
 
 /**
- * Lines gather up to this many bytes before one write to stdout. A write per line cost about a tenth
- * of the CPU a cold lookup takes (each is a round trip through libuv's thread pool, profiled under load).
+ * Lines gather up to this many bytes before one write to stdout. A write per line (each a round trip
+ * through libuv's thread pool) took a tenth of the samples of a cold lookup's profile under load.
  */
 export const LOG_BATCH_BYTES = 4096;
 /** The longest a line waits for its batch; at exit, whatever is gathered is written at once. */
