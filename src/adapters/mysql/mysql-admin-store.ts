@@ -129,9 +129,10 @@ export class MysqlSignInThrottle implements SignInThrottle {
   }
 
   async lock(email: string, until: Date): Promise<void> {
-    await this.db.deleteFrom('admin_sign_in_failures').where('email', '=', email).execute();
+    // The lock first: a failure counted afresh once the failures are gone then finds it (SignIn reads it after counting).
     await sql`insert into admin_sign_in_locks (email, locked_until) values (${email}, ${until})
       on duplicate key update locked_until = values(locked_until)`.execute(this.db);
+    await this.db.deleteFrom('admin_sign_in_failures').where('email', '=', email).execute();
   }
 
   async clear(email: string): Promise<void> {

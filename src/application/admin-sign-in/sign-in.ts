@@ -73,6 +73,10 @@ export class SignIn {
       const counted = await this.throttle.recordFailure(email, at, new Date(now - SIGN_IN_FAILURE_WINDOW_MS));
       if (counted === 'full') throw signInBusy();
       if (counted > SIGN_IN_FAILURES_TO_LOCK) return { failures: counted, matches: false };
+      // A lock forgets the failures before it, so an attempt that passed the check above and was
+      // counted after another attempt locked the email counts afresh: the lock, read after counting, stops it.
+      const locked = await this.throttle.lockedUntil(email);
+      if (locked !== null && locked.getTime() > now) throw signInLocked(locked.getTime() - now);
       return { failures: counted, matches: await checkSignInPassword(password, account?.passwordHash ?? null) };
     });
     if (failures > SIGN_IN_FAILURES_TO_LOCK) {
