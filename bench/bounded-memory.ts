@@ -10,7 +10,6 @@ import { MemoryRateLimiter } from '../src/adapters/memory/memory-rate-limiter.js
 import { systemClock } from '../src/application/common/clock.js';
 import type { ProductCatalog } from '../src/application/lookup/product-catalog.js';
 import { LookupAnswer } from '../src/domain/lookup-answer.js';
-import { etagOf, lookupBodyOfText } from '../src/domain/lookup-body.js';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import type { ProductId } from '../src/domain/product-id.js';
 import type { Sku } from '../src/domain/sku.js';
@@ -42,10 +41,7 @@ const answer = (sku: string, id: number): LookupResult => ({
     what_text: 'w', who_text: 'w', why_text: 'w', videos: [], pdp_urls: [],
   },
 });
-const stored = (result: LookupResult): LookupAnswer => {
-  const text = JSON.stringify(result);
-  return LookupAnswer.ofStoredText(Buffer.from(text), etagOf(lookupBodyOfText(text)));
-};
+const stored = (result: LookupResult): LookupAnswer => LookupAnswer.ofResultText(JSON.stringify(result));
 const everyProduct: ProductCatalog = {
   findBySku: (_partner: string, sku: Sku) => Promise.resolve(stored(answer(sku, 1))),
   findById: (_partner: string, id: ProductId) => Promise.resolve(stored(answer(`ID-${id}`, Number(id)))),

@@ -13,7 +13,6 @@ import { CachedProductCatalog, DEFAULT_MAX_BYTES, heldBytes } from '../src/adapt
 import type { ProductCatalog } from '../src/application/lookup/product-catalog.js';
 import { parseCatalogSource } from '../src/domain/catalog-source.js';
 import { LookupAnswer } from '../src/domain/lookup-answer.js';
-import { etagOf, lookupBodyOfText } from '../src/domain/lookup-body.js';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import type { Sku } from '../src/domain/sku.js';
 import { MemoryProductCatalog } from '../test/support/memory-product-catalog.js';
@@ -41,15 +40,10 @@ interface Reading {
   readonly countedBytes: number;
 }
 
-/** A fresh answer of `text`, as the MySQL catalog reads one: the stored bytes and ETag. */
-function stored(text: string): LookupAnswer {
-  return LookupAnswer.ofStoredText(Buffer.from(text), etagOf(lookupBodyOfText(text)));
-}
-
 /** `ENTRIES` distinct lookups answered with fresh copies of `text` (null: remembered misses). */
 async function measure(kind: string, text: string | null): Promise<Reading> {
   const catalog: ProductCatalog = {
-    findBySku: () => Promise.resolve(text === null ? null : stored(text)),
+    findBySku: () => Promise.resolve(text === null ? null : LookupAnswer.ofResultText(text)),
     findById: () => Promise.resolve(null),
   };
   const cacheOf = (): CachedProductCatalog => new CachedProductCatalog(catalog, {
@@ -110,7 +104,7 @@ function random(seed: number): () => number {
  * an answer still held keeps alive).
  */
 async function measureChurn(kind: string, text: string): Promise<Reading> {
-  const catalog: ProductCatalog = { findBySku: () => Promise.resolve(stored(text)), findById: () => Promise.resolve(null) };
+  const catalog: ProductCatalog = { findBySku: () => Promise.resolve(LookupAnswer.ofResultText(text)), findById: () => Promise.resolve(null) };
   const cache = new CachedProductCatalog(catalog, {
     ttlMs: 3_600_000, maxEntries: CATALOG, maxBytes: CHURN_BYTES,
   });

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { deepFreeze } from './deep-freeze.js';
-import { etagOf, lookupBody } from './lookup-body.js';
+import { etagOf, lookupBody, lookupBodyOfText } from './lookup-body.js';
 import type { LookupResult } from './lookup-result.js';
 
 const BODY_START = Buffer.from('{"data":');
@@ -41,6 +41,11 @@ export class LookupAnswer {
     body.set(resultJson, BODY_START.length);
     BODY_END.copy(body, BODY_START.length + resultJson.length);
     return new LookupAnswer(undefined, body, etag);
+  }
+
+  /** An answer held as the JSON text of its result, with no ETag stored beside it: the ETag is made here, once. */
+  static ofResultText(resultJson: string): LookupAnswer {
+    return LookupAnswer.ofStoredText(Buffer.from(resultJson, 'utf8'), etagOf(lookupBodyOfText(resultJson)));
   }
 
   /** The result, parsed from the stored text the first time it is asked for. */

@@ -248,13 +248,19 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
     expect(counted).to.have.length(200);
   });
 
-  it('lets no backlog of a hanging endpoint hold the slots another endpoint\'s message needs', async function () {
+  /** An endpoint that never answers with `backlog` messages queued, then one for an endpoint that answers 204. */
+  const hangingBacklog = async (backlog: number) => {
     const hanging = await start(['hang']);
     const healthy = await start([204]);
     const slow = await addEndpoint(hanging.url);
     const fine = await addEndpoint(healthy.url);
-    for (let i = 0; i < 40; i += 1) await queue([slow.id]);
+    for (let i = 0; i < backlog; i += 1) await queue([slow.id]);
     await queue([fine.id]);
+    return { hanging, healthy };
+  };
+
+  it('lets no backlog of a hanging endpoint hold the slots another endpoint\'s message needs', async function () {
+    const { healthy } = await hangingBacklog(40);
     const deliver = worker([5], 5_000);
     expect(await deliver.poll(), '4 attempts to the hanging endpoint, 1 to the other').to.equal(5);
     expect(await deliver.poll(), 'nothing more for the hanging one while its 4 hang').to.equal(0);
@@ -265,12 +271,7 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
   });
 
   it('keeps a hanging endpoint to its own slots: another endpoint\'s message goes through meanwhile', async function () {
-    const hanging = await start(['hang']);
-    const healthy = await start([204]);
-    const slow = await addEndpoint(hanging.url);
-    const fine = await addEndpoint(healthy.url);
-    for (let i = 0; i < 6; i += 1) await queue([slow.id]);
-    await queue([fine.id]);
+    const { hanging, healthy } = await hangingBacklog(6);
     const deliver = worker([5], 1_500);
     expect(await deliver.poll(), 'at most 4 at once to one endpoint').to.equal(5);
     for (let waited = 0; healthy.arrivals.length === 0 && waited < 1_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -17,7 +17,9 @@ describe('LookupAnswer', function () {
     const answer = LookupAnswer.ofResult(result);
     expect(answer.body.toString('utf8')).to.equal(lookupBody(result));
     expect(answer.etag).to.equal(etagOf(lookupBody(result)));
-    expect(answer.body).to.equal(answer.body);
+    // Written once: the same bytes every time.
+    const body = answer.body;
+    expect(answer.body).to.equal(body);
     expect(Object.isFrozen(answer.result.product.videos[0])).to.equal(true);
   });
 
@@ -33,5 +35,10 @@ describe('LookupAnswer', function () {
     expect(answer.body.toString('utf8')).to.equal(`{"data":${text}}`);
     expect(answer.result.product.title).to.equal('Tent «2P»');
     expect(Object.isFrozen(answer.result.product)).to.equal(true);
+  });
+
+  it('makes the ETag of a stored text that has none, as a lookup of the same result sends it', function () {
+    const answer = LookupAnswer.ofResultText(JSON.stringify(result));
+    expect([answer.body.toString('utf8'), answer.etag]).to.deep.equal([lookupBody(result), LookupAnswer.ofResult(result).etag]);
   });
 });

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { LookupAnswer } from '../../domain/lookup-answer.js';
-import { etagOf, lookupBodyOfText } from '../../domain/lookup-body.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
@@ -54,6 +53,5 @@ function answerOf([row]: readonly { id: number; etag: string | null; lookup: Uin
   if (row.etag !== null) return LookupAnswer.ofStoredText(row.lookup, row.etag);
   // The migration that built the answers wrote no ETag, nor compact text: until the next import
   // rewrites it, such an answer is written again here, and held in the same form as the others.
-  const text = JSON.stringify(JSON.parse(Buffer.from(row.lookup).toString('utf8')) as LookupResult);
-  return LookupAnswer.ofStoredText(Buffer.from(text, 'utf8'), etagOf(lookupBodyOfText(text)));
+  return LookupAnswer.ofResultText(JSON.stringify(JSON.parse(Buffer.from(row.lookup).toString('utf8')) as LookupResult));
 }

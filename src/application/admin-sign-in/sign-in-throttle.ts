@@ -8,7 +8,11 @@ export interface SignInThrottle {
    * more email without forgetting a live failure or lock (a store bounded in size; never MySQL).
    */
   recordFailure(email: string, at: Date, since: Date): Promise<number | 'full'>;
-  /** Locks the email until `until` and forgets its failures. Never refused: the lock takes the failures' place. */
+  /**
+   * Locks the email until `until` and forgets its failures. Never refused: the lock takes the failures'
+   * place. The lock is in place before the failures are gone: SignIn reads it after counting, so an
+   * attempt counted afresh once they are gone finds it.
+   */
   lock(email: string, until: Date): Promise<void>;
   /** Forgets the email's failures and lock (after a successful sign-in). */
   clear(email: string): Promise<void>;
