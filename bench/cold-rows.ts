@@ -23,7 +23,9 @@ interface ColdRow {
   readonly script: string;
   readonly env: Record<string, string>;
   readonly distribution: Distribution;
-  /** The limit row of the same distribution, for a service row. */
+  /** A row of the service (its /metrics are read), or a limit's. */
+  readonly service: boolean;
+  /** The limit row of the same distribution, that this row's ratios are taken against. */
   readonly limit?: ColdRow;
 }
 
@@ -61,6 +63,7 @@ const SKU_PATH = '/api/v1/public/sku/';
 /** Zipf rank r is SKU index ((r - 1) * STRIDE) mod products: the popular SKUs spread over the catalog, not its first rows. */
 const STRIDE = 611_953;
 const SAMPLE_EVERY_MS = 250;
+const LIMIT_SCRIPT = 'bench/db-limit-server.ts';
 
 /**
  * A wrk script asking for a random SKU of the catalog each request, with the catalog's keys in turn.
@@ -117,7 +120,7 @@ async function scrape(metricsUrl: string): Promise<Map<string, number>> {
 }
 
 async function measure(row: ColdRow, context: BenchContext, catalog: ColdCatalog, options: ColdOptions, serverOptions: ServerOptions): Promise<ColdSample> {
-  const isService = row.limit !== undefined;
+  const isService = row.service;
   const metricsPort = isService ? await freePort() : 0;
   const env = isService ? { ...row.env, METRICS_PORT: String(metricsPort) } : row.env;
   return withServer(row.script, env, async (base, pid) => {
@@ -174,15 +177,20 @@ export async function runColdRows(context: BenchContext, options: ColdOptions): 
   try {
     const serviceEnv = { ...context.serviceEnv, STORAGE: 'mysql', DATABASE_URL: catalog.url, ...redis.env };
     const limitEnv = { DATABASE_URL: catalog.url, PARTNER: catalog.partner };
-    const limitUniform: ColdRow = { name: 'limit: node:http + one prepared SELECT, uniform SKUs', script: 'bench/db-limit-server.ts', env: limitEnv, distribution: 'uniform' };
-    const limitZipf: ColdRow = { name: 'limit: node:http + one prepared SELECT, Zipf SKUs', script: 'bench/db-limit-server.ts', env: limitEnv, distribution: 'zipf' };
+    const limitUniform: ColdRow = { name: 'limit: node:http + one prepared SELECT, uniform SKUs', script: LIMIT_SCRIPT, env: limitEnv, distribution: 'uniform', service: false };
+    const limitZipf: ColdRow = { name: 'limit: node:http + one prepared SELECT, Zipf SKUs', script: LIMIT_SCRIPT, env: limitEnv, distribution: 'zipf', service: false };
+    // The contract's floor: what every request must also do (a shared count that reads the version tokens).
+    const countedUniform: ColdRow = {
+      name: 'limit + the Redis count every request makes, uniform SKUs', script: LIMIT_SCRIPT, env: { ...limitEnv, REDIS_URL: redis.env.REDIS_URL! }, distribution: 'uniform', service: false, limit: limitUniform,
+    };
     const rows: ColdRow[] = [
       limitUniform,
-      { name: 'service, MySQL + Redis, production settings, cold uniform SKUs', script: context.serviceScript, env: serviceEnv, distribution: 'uniform', limit: limitUniform },
+      { name: 'service, MySQL + Redis, production settings, cold uniform SKUs', script: context.serviceScript, env: serviceEnv, distribution: 'uniform', service: true, limit: limitUniform },
+      countedUniform,
       limitZipf,
-      { name: 'service, MySQL + Redis, production settings, Zipf (s = 1) SKUs', script: context.serviceScript, env: serviceEnv, distribution: 'zipf', limit: limitZipf },
+      { name: 'service, MySQL + Redis, production settings, Zipf (s = 1) SKUs', script: context.serviceScript, env: serviceEnv, distribution: 'zipf', service: true, limit: limitZipf },
       ...(options.baselineDirs ?? []).map((dir): ColdRow => ({
-        name: `service, production settings, cold uniform SKUs, baseline ${basename(resolve(dir))}`, script: resolve(dir, 'src/main.ts'), env: serviceEnv, distribution: 'uniform', limit: limitUniform,
+        name: `service, production settings, cold uniform SKUs, baseline ${basename(resolve(dir))}`, script: resolve(dir, 'src/main.ts'), env: serviceEnv, distribution: 'uniform', service: true, limit: limitUniform,
       })),
     ];
     const sizes = await bufferPoolAndAnswersMb(catalog);
@@ -193,7 +201,7 @@ export async function runColdRows(context: BenchContext, options: ColdOptions): 
     for (let round = 0; round < options.rounds; round += 1) {
       const order = round % 2 === 0 ? rows : [...rows].reverse();
       for (const row of order) {
-        const profile = options.cpuProfDir !== undefined && round === options.rounds - 1 && row.limit !== undefined && row.distribution === 'uniform';
+        const profile = options.cpuProfDir !== undefined && round === options.rounds - 1 && row.service && row.distribution === 'uniform';
         const serverOptions: ServerOptions = profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`], stopGracefully: true } : {};
         const sample = await measure(row, context, catalog, options, serverOptions);
         samples.get(row)!.push(sample);
@@ -219,12 +227,11 @@ function printColdTable(rows: ColdRow[], samples: Map<ColdRow, ColdSample[]>): v
     const s = samples.get(row)!;
     const cells = [row.name, String(Math.round(median(s.map((x) => x.rps)))), median(s.map((x) => x.p50Ms)).toFixed(2), median(s.map((x) => x.p99Ms)).toFixed(2)];
     const limit = row.limit === undefined ? undefined : samples.get(row.limit)!;
-    if (limit === undefined) cells.push('1.00', '1.00', '-', '-', '-');
+    cells.push(...(limit === undefined ? ['1.00', '1.00'] : [ratio(s, limit, 'rps'), ratio(s, limit, 'p99Ms')]));
+    if (!row.service) cells.push('-', '-', '-');
     else {
       const figures = s.map((x) => x.service!);
       cells.push(
-        median(s.map((x, round) => x.rps / limit[round]!.rps)).toFixed(2),
-        median(s.map((x, round) => x.p99Ms / limit[round]!.p99Ms)).toFixed(2),
         figures.map(hitRate).join(', '),
         figures.map((f) => `${f.meanWaiting.toFixed(1)} (${f.maxWaiting})`).join(', '),
         figures.map((f) => (f.waitPerMiss * 1000).toFixed(2)).join(', '),
@@ -234,4 +241,16 @@ function printColdTable(rows: ColdRow[], samples: Map<ColdRow, ColdSample[]>): v
     process.stdout.write(`| ${cells.join(' | ')} |\n`);
   }
   process.stdout.write('(hit rate, pool waiting and queue wait: each round in turn; the targets of issue 27: cold uniform at 0.85 of the limit\'s req/s or more, p99 at most 1.5 times the limit\'s)\n');
+  const counted = rows.find((row) => !row.service && row.limit !== undefined);
+  const service = rows.find((row) => row.service && row.distribution === 'uniform');
+  if (counted !== undefined && service !== undefined) {
+    const floor = samples.get(counted)!;
+    const ours = samples.get(service)!;
+    process.stdout.write(`service, cold uniform, against the limit with the Redis count: req/s ${ratio(ours, floor, 'rps')}, p99 ${ratio(ours, floor, 'p99Ms')} (same rounds)\n`);
+  }
+}
+
+/** The median over the rounds of a figure's ratio, each round's against the other row's in that round. */
+function ratio(rows: readonly ColdSample[], against: readonly ColdSample[], figure: 'rps' | 'p99Ms'): string {
+  return median(rows.map((x, round) => x[figure] / against[round]![figure])).toFixed(2);
 }

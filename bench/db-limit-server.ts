@@ -6,6 +6,11 @@
  * what the service does on a cache miss beyond this is its own cost. 404 for an unknown SKU or
  * another path, 503 if the database fails.
  *
+ * With REDIS_URL set, each request is first counted on Redis by the service's own adapter
+ * (RedisRateLimiter with a watch: one EVALSHA that counts the key and reads the version tokens), as
+ * decisions on a shared limit and on changes seen "on the next request" require of every request:
+ * the floor of a miss under that contract. Each key is counted under `bench-limit-` and its last characters.
+ *
  * Runs on its own: DATABASE_URL=mysql://root@127.0.0.1:3306/pcat_bench_cold_1000000 PORT=3005
  * PARTNER=bench node --import tsx bench/db-limit-server.ts (the database `npm run bench -- --only
  * cold` seeds and keeps), then `curl localhost:3005/api/v1/public/sku/B-42`.
@@ -13,6 +18,8 @@
 import { createServer } from 'node:http';
 import { createPool } from 'mysql2';
 import { SERVING_POOL } from '../src/adapters/mysql/mysql-database.js';
+import { RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
+import { ChangesElsewhere } from '../src/application/instances/changes-elsewhere.js';
 
 const url = process.env.DATABASE_URL;
 if (url === undefined) throw new Error('DATABASE_URL is not set');
@@ -30,12 +37,30 @@ const pool = createPool({
 /** What a cache miss reads: the stored answer of one partner's SKU, by the (partner_id, sku) index. */
 const SELECT_ANSWER = 'select l.lookup from products p join product_lookups l on l.product_id = p.id where p.partner_id = ? and p.sku = ?';
 
+const redisUrl = process.env.REDIS_URL;
+const counter = redisUrl === undefined || redisUrl === ''
+  ? null
+  : new RedisRateLimiter({ url: redisUrl, limit: 1_000_000_000, watch: new ChangesElsewhere() });
+
 createServer((req, res) => {
   const path = req.url ?? '';
   if (!path.startsWith(PREFIX)) {
     res.writeHead(404, { 'Content-Length': 0 }).end();
     return;
   }
+  if (counter === null) {
+    select(path, res);
+    return;
+  }
+  counter.consume(countKey(req.headers.authorization), partner).then(() => select(path, res), () => res.writeHead(503, { 'Content-Length': 0 }).end());
+}).listen(Number(process.env.PORT ?? 3005), '127.0.0.1');
+
+/** The count's key of a request's key, under the bench's own prefix (bench-redis.ts removes them). */
+function countKey(authorization: string | undefined): string {
+  return `bench-limit-${(authorization ?? '').slice(-12)}`;
+}
+
+function select(path: string, res: import('node:http').ServerResponse): void {
   pool.execute<({ lookup: string } & import('mysql2').RowDataPacket)[]>(SELECT_ANSWER, [partner, path.slice(PREFIX.length)], (error, rows) => {
     if (error !== null) {
       res.writeHead(503, { 'Content-Length': 0 }).end();
@@ -49,4 +74,4 @@ createServer((req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   });
-}).listen(Number(process.env.PORT ?? 3005), '127.0.0.1');
+}
