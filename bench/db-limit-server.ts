@@ -7,9 +7,11 @@
  * another path, 503 if the database fails.
  *
  * With REDIS_URL set, each request is first counted on Redis by the service's own adapter
- * (RedisRateLimiter with a watch: one EVALSHA that counts the key and reads the version tokens), as
- * decisions on a shared limit and on changes seen "on the next request" require of every request:
- * the floor of a miss under that contract. Each key is counted under `bench-limit-` and its last characters.
+ * (RedisRateLimiter with a watch: one EVALSHA that counts the key and reads the version tokens). One
+ * count per key shared by every instance, and changes seen on an instance's next request
+ * (docs/several-instances.md), make that round trip part of every lookup with Redis limits: this is
+ * the floor of a miss under those promises. Each key is counted under `bench-limit-` and the key's
+ * last characters, which the bench removes from Redis with its own counters.
  *
  * Runs on its own: DATABASE_URL=mysql://root@127.0.0.1:3306/pcat_bench_cold_1000000 PORT=3005
  * PARTNER=bench node --import tsx bench/db-limit-server.ts (the database `npm run bench -- --only
