@@ -69,5 +69,33 @@ describe('webhook outbox storage', function () {
       expect(new Set(retaken).size).to.equal(60);
       expect(retaken).to.have.length(60);
     });
+
+    it('answers a resend of a message pruned while the resend runs "not found" (false), not with an error', async function () {
+      await fresh();
+      const endpoints = new MysqlWebhookEndpoints(testDb.db);
+      const outbox = new MysqlWebhookOutbox(testDb.db);
+      const now = new Date(Date.UTC(2026, 0, 5, 9, 0, 0));
+      const endpointId = 'whep_0000000000000001';
+      const messageId = 'msg_0000000000000000000001';
+      await endpoints.insertWithin({ id: endpointId, partnerId: 'acme', url: 'https://hooks.example.com/a', description: null, status: 'enabled', createdAt: now, secrets: { current: generateWebhookSecret(), previous: null } }, 10);
+      await outbox.enqueue({ id: messageId, partnerId: 'acme', type: 'webhook.test', body: '{}', createdAt: now, endpointIds: [endpointId] });
+      await testDb.db.connection().execute(async (pruner) => {
+        // Deleted on another connection, not yet committed: the resend still reads the message, then
+        // waits for the rows the delete holds, and finds it gone once the delete commits.
+        await sql`begin`.execute(pruner);
+        await pruner.deleteFrom('webhook_messages').where('id', '=', messageId).execute();
+        const resent = outbox.resend(messageId, endpointId, now);
+        // InnoDB refreshes this table only when it was last read over 100 ms before: read it less often.
+        const waiting = async (): Promise<number> => {
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          return (await sql<{ state: string }>`select trx_state as state from information_schema.innodb_trx`.execute(testDb.db)).rows.filter((row) => row.state === 'LOCK WAIT').length;
+        };
+        for (const deadline = Date.now() + 10_000; await waiting() === 0 && Date.now() < deadline;);
+        expect(await waiting(), 'the resend waits on the delete').to.equal(1);
+        await sql`commit`.execute(pruner);
+        expect(await resent).to.equal(false);
+      });
+      expect(await testDb.db.selectFrom('webhook_deliveries').select('id').execute()).to.deep.equal([]);
+    });
   });
 });

@@ -3,9 +3,12 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { AttemptError } from '../../application/webhooks/webhook-sender.js';
 import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, EndpointRoom, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
 import type { Database } from './database.js';
+import { DatabaseError } from './database-error.js';
 
 /** Bytes of an answer the delivery log keeps, as its column holds them. */
 const EXCERPT_BYTES = 1_024;
+/** MariaDB's refusal of a row whose foreign key names a row that is not there (any more). */
+const NO_REFERENCED_ROW = 'ER_NO_REFERENCED_ROW_2';
 
 /**
  * Writes a message and a pending delivery per endpoint, due at its creation, on `db`: an import
@@ -142,7 +145,17 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     }));
   }
 
-  resend(messageId: string, endpointId: string, now: Date): Promise<boolean> {
+  async resend(messageId: string, endpointId: string, now: Date): Promise<boolean> {
+    try {
+      return await this.resendOnce(messageId, endpointId, now);
+    } catch (error) {
+      // Pruned between the read and the insert: a message that is gone cannot be sent again.
+      if (error instanceof DatabaseError && error.code === NO_REFERENCED_ROW) return false;
+      throw error;
+    }
+  }
+
+  private resendOnce(messageId: string, endpointId: string, now: Date): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const message = await trx.selectFrom('webhook_messages').select('partner_id').where('id', '=', messageId).executeTakeFirst();
       const endpoint = await trx.selectFrom('webhook_endpoints').select('partner_id').where('id', '=', endpointId).executeTakeFirst();
@@ -167,14 +180,17 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     return rows[0]?.since ?? null;
   }
 
-  async prune(before: Date): Promise<number> {
-    const result = await this.db.deleteFrom('webhook_attempts').where('at', '<', before).executeTakeFirst();
-    // A message goes once nothing waits for it and the log holds none of its attempts; its deliveries
-    // go with it (foreign key, on delete cascade).
-    await sql`delete from webhook_messages where created_at < ${before} and not exists
-      (select 1 from webhook_deliveries d where d.message_id = webhook_messages.id
-        and (d.state = 'pending' or exists (select 1 from webhook_attempts a where a.delivery_id = d.id)))`.execute(this.db);
-    return Number(result.numDeletedRows);
+  prune(before: Date): Promise<number> {
+    // One transaction: a reader never finds a message's attempts gone while the message stays.
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom('webhook_attempts').where('at', '<', before).executeTakeFirst();
+      // A message goes once nothing waits for it and the log holds none of its attempts; its deliveries
+      // go with it (foreign key, on delete cascade).
+      await sql`delete from webhook_messages where created_at < ${before} and not exists
+        (select 1 from webhook_deliveries d where d.message_id = webhook_messages.id
+          and (d.state = 'pending' or exists (select 1 from webhook_attempts a where a.delivery_id = d.id)))`.execute(trx);
+      return Number(result.numDeletedRows);
+    });
   }
 }
 
