@@ -149,7 +149,7 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     try {
       return await this.resendOnce(messageId, endpointId, now);
     } catch (error) {
-      // Pruned between the read and the insert: a message that is gone cannot be sent again.
+      // The message (pruned) or the endpoint (deleted) went between the read and the insert: not found.
       if (error instanceof DatabaseError && error.code === NO_REFERENCED_ROW) return false;
       throw error;
     }
