@@ -40,7 +40,8 @@ let built = false;
 export function ensureBuilt(): void {
   if (built) return;
   const stale = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts'))
+    // A declaration file (.d.ts) compiles to nothing: it would count as never built.
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
     .some((file) => {
       const output = join(ROOT, 'dist', file.replace(/\.ts$/, '.js'));
       try {
