@@ -26,7 +26,7 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
     },
   },
-  { files: ['*.js', '*.cjs', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['*.js', '**/*.cjs', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly' } } },
-  { files: ['*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

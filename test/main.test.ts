@@ -7,8 +7,10 @@ import { fixtureDocument, KEYS } from './fixtures/catalog-fixture.js';
 import type { ServiceScript } from './support/script-command.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
 
-// The demo's start (tsx) and production's (compiled, from dist/) must behave alike.
-for (const script of ['start', 'start:prod'] satisfies ServiceScript[]) describe(`the service as a user starts it (npm run ${script})`, function () {
+// Production's start (compiled, from dist/). The demo's `npm start` (tsx) runs the same sources: it is
+// started by test/entry-points.test.ts on every Node.js line, and by one-process's signal tests.
+const script: ServiceScript = 'start:prod';
+describe(`the service as a user starts it (npm run ${script})`, function () {
   this.timeout(30_000);
   const running: ServiceProcess[] = [];
   const start = (env: Record<string, string> = {}): ServiceProcess => {

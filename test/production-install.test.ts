@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { cli } from './support/cli-process.js';
 import { useTestDatabase } from './support/mariadb.js';
-import { freePort, startRedisServer, type RedisServerProcess } from './support/redis.js';
+import { startRedisServer, type RedisServerProcess } from './support/redis.js';
 import { ensureBuilt, ROOT } from './support/script-command.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
 
@@ -37,7 +37,7 @@ describe('the compiled service on production dependencies only', function () {
 
   before(async function () {
     dir = productionCopy();
-    redis = await startRedisServer(await freePort());
+    redis = await startRedisServer();
   });
   afterEach(function () {
     for (const service of running.splice(0)) service.kill();

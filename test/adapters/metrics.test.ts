@@ -5,7 +5,7 @@ import { startMetricsServer } from '../../src/adapters/metrics/metrics-server.js
 import { exchangeOnce } from '../support/hostile-clients.js';
 import { LEFT_OUT_PROCESS_METRICS, MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
-import { freePort, requireRedis, startRedisServer } from '../support/redis.js';
+import { requireRedis, startRedisServer } from '../support/redis.js';
 
 type Value = { metricName?: string; labels: Record<string, string | number>; value: number };
 
@@ -94,7 +94,7 @@ describe('PrometheusMetrics', function () {
 
     it('reads 0 while counting in Redis and 1 once Redis is gone and the instance counts on its share', async function () {
       this.timeout(15_000);
-      const redis = await startRedisServer(await freePort());
+      const redis = await startRedisServer();
       const limiter = createRedisRateLimiter({
         url: redis.url, limit: 100, keyPrefix: `pcat:test:metrics:${process.pid}:`,
       });

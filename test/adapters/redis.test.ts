@@ -436,7 +436,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
     await requireRedis(this);
   });
   beforeEach(async function () {
-    server = await startRedisServer(await freePort());
+    server = await startRedisServer();
   });
   afterEach(async function () {
     await Promise.all(opened.splice(0).map((l) => l.close()));

@@ -67,7 +67,7 @@ describe('the lean Redis script connection', function () {
     });
 
     it('runs the script again after Redis forgot it (SCRIPT FLUSH)', async function () {
-      server = await startRedisServer(await freePort());
+      server = await startRedisServer();
       const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 2_000 });
       try {
         expect(await connection.run(['a'], ['1', 'x'])).to.deep.equal([1, 1, 'a', 'x', null]);
@@ -101,7 +101,7 @@ describe('the lean Redis script connection', function () {
     });
 
     it('drops the connection and rejects every waiting call once Redis has answered nothing for lostAfterMs, and reconnects on the next call', async function () {
-      server = await startRedisServer(await freePort());
+      server = await startRedisServer();
       const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 5_000, lostAfterMs: 300 });
       try {
         expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);
@@ -118,7 +118,7 @@ describe('the lean Redis script connection', function () {
     });
 
     it('gives up a call not answered within the timeout as slow, keeping the connection, and gives each later call its own reply', async function () {
-      server = await startRedisServer(await freePort());
+      server = await startRedisServer();
       const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 200, lostAfterMs: 5_000 });
       try {
         expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);
@@ -137,7 +137,7 @@ describe('the lean Redis script connection', function () {
     });
 
     it('takes a reply that waited unread while this process was busy, however long, and gives up nothing for it', async function () {
-      server = await startRedisServer(await freePort());
+      server = await startRedisServer();
       const connection = new ScriptConnection({ url: server.url, script: ECHO, timeoutMs: 200, lostAfterMs: 600 });
       try {
         expect(await connection.run(['a'], ['1', 'x'])).to.have.length(5);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
-import { freePort, requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
+import { requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { expectNoKeyInOutput, logLines } from '../support/service-logs.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 
@@ -43,7 +43,7 @@ describe('several instances sharing one Redis', function () {
 
   /** Two instances over the fixture catalog file and a fresh redis-server of this test's own. */
   async function startPair(extraEnv: Record<string, string> = {}): Promise<[string, string]> {
-    const redis = await startRedisServer(await freePort());
+    const redis = await startRedisServer();
     redisServers.push(redis);
     dir = mkdtempSync(join(tmpdir(), 'pcat-multi-'));
     const catalogFile = join(dir, 'catalog.json');

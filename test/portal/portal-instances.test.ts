@@ -26,7 +26,7 @@ describe('the portal on two instances sharing MySQL and Redis', function () {
   before(async function () {
     await requireRedis(this);
     await importCatalog(testDb.db, fixtureCatalog());
-    redis = await startRedisServer(await freePort());
+    redis = await startRedisServer();
   });
   after(async function () {
     expectNoKeyInOutput(services);

@@ -10,9 +10,10 @@ export interface CliRun {
 
 /**
  * Runs the real CLI as an operator would, with only the environment given here: the command line of
- * `npm run cli` (tsx), or of `npm run cli:prod` (compiled, from dist/), in the project's directory unless told.
+ * `npm run cli:prod` (compiled, from dist/: the build is made once per run, where tsx would compile the
+ * sources again at every run), or of `npm run cli` (tsx) when told, in the project's directory unless told.
  */
-export function cli(args: readonly string[], env: Record<string, string> = {}, script: CliScript = 'cli', cwd = ROOT): Promise<CliRun> {
+export function cli(args: readonly string[], env: Record<string, string> = {}, script: CliScript = 'cli:prod', cwd = ROOT): Promise<CliRun> {
   const command = scriptCommand(script);
   const base = { PATH: command.path, HOME: process.env.HOME ?? '' };
   return new Promise((resolve) => {

@@ -75,7 +75,25 @@ export interface RedisServerProcess {
   resume(): void;
 }
 
-export async function startRedisServer(port: number, extraArgs: readonly string[] = []): Promise<RedisServerProcess> {
+/**
+ * On `port`, or, without one, on a port nothing listens on: a port freePort found can be taken by
+ * another process (a test file in another worker) before redis-server binds it, so a start that
+ * finds it taken starts again on another.
+ */
+export async function startRedisServer(port?: number, extraArgs: readonly string[] = []): Promise<RedisServerProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    const chosen = port ?? await freePort();
+    try {
+      return await startRedisServerOn(chosen, extraArgs);
+    } catch (error) {
+      if (port !== undefined || attempt === 5 || !(error instanceof PortTaken)) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startRedisServerOn(port: number, extraArgs: readonly string[]): Promise<RedisServerProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -101,7 +119,10 @@ function untilReady(child: ChildProcess): Promise<void> {
       if (output.includes('Ready to accept connections')) settle();
     };
     const onError = (error: Error): void => settle(error);
-    const onExit = (code: number | null): void => settle(new Error(`redis-server exited ${code}: ${output}`));
+    const onExit = (code: number | null): void => {
+      const message = `redis-server exited ${code}: ${output}`;
+      settle(/Address already in use/.test(output) ? new PortTaken(message) : new Error(message));
+    };
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       settle(new Error(`redis-server did not start within 5 s: ${output}`));

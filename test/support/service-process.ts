@@ -13,8 +13,13 @@ export interface ServiceProcess {
   kill(): void;
 }
 
-/** In `cwd`, the project's directory unless told: a copy of it is where production's install is tried. */
-export function startService(env: Record<string, string>, script: ServiceScript = 'start', cwd = ROOT): ServiceProcess {
+/**
+ * In `cwd`, the project's directory unless told: a copy of it is where production's install is tried.
+ * The compiled start unless told: it is what production runs, and the build is made once per run where
+ * tsx would compile the sources again at every start (twice the CPU of a start). The demo's `npm start`
+ * (tsx) is started by the tests that are about it (test/entry-points.test.ts, one-process).
+ */
+export function startService(env: Record<string, string>, script: ServiceScript = 'start:prod', cwd = ROOT): ServiceProcess {
   const command = scriptCommand(script);
   const child = spawn(command.file, command.args, {
     cwd,
