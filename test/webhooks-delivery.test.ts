@@ -16,7 +16,6 @@ import { startService, type ServiceProcess } from './support/service-process.js'
 import { startTcpProxy } from './support/tcp-proxy.js';
 
 interface Arrival {
-  readonly at: number;
   readonly headers: Record<string, string>;
   readonly body: string;
 }
@@ -54,12 +53,11 @@ describe('webhook delivery by running instances (MySQL)', function () {
     await service.waitFor(/"msg":"listening"/, 60_000);
     return service;
   };
-  const importTitle = async (title: string): Promise<number> => {
+  const importTitle = async (title: string): Promise<void> => {
     const file = join(dir, `catalog-${Math.random().toString(16).slice(2)}.json`);
     await writeFile(file, JSON.stringify(catalogDocument(retitled(title))));
     const run = await cli(['import', file], env, 'cli:prod');
     expect(run.code, run.stderr).to.equal(0);
-    return Date.now();
   };
   const until = async (done: () => boolean, timeoutMs: number): Promise<void> => {
     for (const deadline = Date.now() + timeoutMs; !done() && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 25));
@@ -80,7 +78,7 @@ describe('webhook delivery by running instances (MySQL)', function () {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const arrival = { at: Date.now(), headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') };
+        const arrival = { headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') };
         arrivals.push(arrival);
         const status = answer(arrival);
         if (typeof status === 'number') res.writeHead(status).end();
@@ -115,9 +113,10 @@ describe('webhook delivery by running instances (MySQL)', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('delivers one catalog.changed message per import, exactly once with two instances running, promptly after the commit', async function () {
+  // How soon after the commit is the bench's figure (npm run bench, the webhook rows), not a test's.
+  it('delivers one catalog.changed message per import, exactly once with two instances running', async function () {
     await Promise.all([serve(), serve()]);
-    const committed = await importTitle('Changed for two instances');
+    await importTitle('Changed for two instances');
     await until(() => arrivals.length > 0, 10_000);
     // Long enough for a second instance's duplicate to arrive, if one were coming.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
@@ -126,7 +125,6 @@ describe('webhook delivery by running instances (MySQL)', function () {
     expect(message.type).to.equal('catalog.changed');
     expect(message.data).to.include({ changes: 1, upserted: 1, deleted: 0 });
     expect(message.data.items!.map((item) => item.sku)).to.deep.equal([fixtureCatalog().partners.find((p) => p.id === 'acme')!.products[0]!.sku]);
-    expect(arrivals[0]!.at - committed, 'from the CLI\'s exit, after its commit, to the receiver').to.be.below(5_000);
     const log = await new MysqlWebhookOutbox(testDb.db).deliveries(endpointId, 100);
     const messageId = arrivals[0]!.headers['webhook-id'];
     expect(log.filter((entry) => entry.messageId === messageId).map((entry) => [entry.attempt, entry.status])).to.deep.equal([[1, 204]]);

@@ -6,7 +6,7 @@ import { jsonAnswers, startGuardedServer, type RunningServer } from '../../src/a
 type Outcome = { readonly connection: string | undefined; readonly afterClose: boolean } | { readonly error: string };
 
 /** Keep-alive requests from `clients` loops until `stop()`, each on the agent's pooled connections. */
-function keepAliveLoad(url: string, clients: number, closedAt: () => number | null): { stop(): Promise<Outcome[]> } {
+function keepAliveLoad(url: string, clients: number, closedAt: () => number | null): { ended(): number; stop(): Promise<Outcome[]> } {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const outcomes: Outcome[] = [];
   let running = true;
@@ -32,6 +32,7 @@ function keepAliveLoad(url: string, clients: number, closedAt: () => number | nu
     while (running) await one();
   });
   return {
+    ended: () => outcomes.length,
     stop: async () => {
       running = false;
       await Promise.all(loops);
@@ -55,12 +56,12 @@ describe('a listener closing under keep-alive load (a rolling restart)', functio
     });
     let closedAt: number | null = null;
     const load = keepAliveLoad(`${server.url}/`, 8, () => closedAt);
-    await new Promise((r) => setTimeout(r, 500));
+    // Under way by a count of answers, not a time, whatever the machine's load.
+    while (load.ended() < 150) await new Promise((r) => setTimeout(r, 10));
     closedAt = performance.now();
-    const closed = server.close(5_000);
-    await new Promise((r) => setTimeout(r, 500));
+    // Closed once every connection has ended; the clients meanwhile go on, and are refused.
+    await server.close(5_000);
     const outcomes = await load.stop();
-    await closed;
     const errors = outcomes.filter((o): o is { error: string } => 'error' in o).map((o) => o.error);
     const answered = outcomes.filter((o): o is { connection: string | undefined; afterClose: boolean } => 'connection' in o);
     process.stdout.write(`      ${answered.length} answered, ${answered.filter((o) => o.afterClose).length} of them after the close began; errors: ${JSON.stringify(errors.reduce<Record<string, number>>((n, e) => ({ ...n, [e]: (n[e] ?? 0) + 1 }), {}))}\n`);
