@@ -1,7 +1,8 @@
 'use strict';
 /*
  * Mocha's spec reporter, then the ten slowest tests and the ten slowest files, so a run says where its
- * time went (`npm test` uses it; it works in parallel mode, where each file's events come back whole).
+ * time went (`npm test` uses it; it works in parallel mode, where each file's events come back whole),
+ * and a closing line of counts in the plain form CI tools read ("N passed, N failed, N skipped").
  * A test over 20 s says why it must be, in a comment beside it.
  */
 const Mocha = require('mocha');
@@ -44,6 +45,8 @@ class SlowestReporter extends Spec {
       out(`  The ${SHOWN} slowest files (tests and hooks):`);
       for (const [file, ms] of [...files].sort((a, b) => b[1] - a[1]).slice(0, SHOWN)) out(`  ${seconds(ms)}  ${file}`);
       out('');
+      const { passes, failures, pending } = this.stats;
+      out(`${passes} passed, ${failures} failed, ${pending} skipped`);
     });
   }
 }
