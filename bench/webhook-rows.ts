@@ -1,9 +1,10 @@
 /**
- * The webhook rows of `npm run bench` (`--only webhooks` runs both; `--only "first attempt"` or
- * `--only hang` one). Both run the production configuration: MySQL storage on a database of the
- * bench's own seeded with the bench catalog (as the MySQL rows'), Redis limits on the bench's own
- * redis-server, every setting at its default but the bench's two, plus
- * WEBHOOK_ALLOW_PRIVATE_TARGETS=true so that receivers on 127.0.0.1 may be endpoints. The
+ * The webhook rows of `npm run bench` (`--only webhooks` runs all three; `--only "first attempt"`,
+ * `--only "lookups while"` or `--only "another partner"` one). All run the production
+ * configuration: MySQL storage on a database of the bench's own seeded with the bench catalog (as
+ * the MySQL rows'), Redis limits on the bench's own redis-server, every setting at its default but
+ * the bench's two, plus WEBHOOK_ALLOW_PRIVATE_TARGETS=true so that receivers on 127.0.0.1 may be
+ * endpoints. The
  * endpoints are written to the store directly, and the imports that queue messages for them are
  * ImportCatalog run in this process (as the CLI runs it), each changing one product's title of a
  * small partner of the row's own; the bench partner's catalog is never touched.
@@ -23,6 +24,15 @@
  *   run, and each run starts with an empty outbox, so what one run left claimed is never made by
  *   the next. At the end of each measured run: the deliveries waiting (the instance's own
  *   pcat_webhook_deliveries_waiting), those claimed (the outbox), and the requests the receivers hold.
+ * - Another partner's message while 10 endpoints of one partner hang: one instance, a partner whose
+ *   10 endpoints take the request and never answer (WEBHOOK_TIMEOUT_MS at its default 15 s), with a
+ *   backlog of imports queued for them before the instance starts, as an instance finds them after
+ *   a restart. A second partner's imports go one after another, each once the hanging receivers
+ *   have held the same number of requests for three poll intervals (every slot the instance will
+ *   give them is taken again) and after a random pause of up to one poll interval; for each, the
+ *   time from its `commit` to its receiver (answering 204) having the request's head, and whether
+ *   an attempt at a hanging endpoint ended in between (the message then waited for a slot that a
+ *   timeout freed).
  */
 import { spawnSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -53,6 +63,7 @@ import { openMysqlBenchDatabase } from './targets-mysql.js';
 
 export const FIRST_ATTEMPT_ROW = 'webhooks, first attempt after the commit';
 export const HANGING_ROW = 'webhooks, lookups while 10 endpoints hang';
+export const OTHER_PARTNER_ROW = 'webhooks, another partner\'s message while 10 endpoints of one partner hang';
 
 /** The instance's default WEBHOOK_POLL_MS, which the rows keep: the pauses between the first row's imports spread over it. */
 const DEFAULT_POLL_MS = 500;
@@ -64,17 +75,29 @@ const HANGING_ENDPOINTS = 10;
 const IMPORT_EVERY_MS = 200;
 /** Products of each webhook partner; an import changes the first one's title. */
 const HOOK_PRODUCTS = 10;
+/** The third row's backlog for the hanging endpoints, queued before the instance starts: 400 deliveries, more than 16 slots take in 20 timeouts. */
+const HANGING_BACKLOG_IMPORTS = 40;
+/** The third row's messages of the other partner, one after another. */
+const OTHER_PARTNER_MESSAGES = 20;
+/** How long the hanging receivers' count of held requests must stay still for the instance to have given them every slot it will. */
+const SETTLED_FOR_MS = 3 * DEFAULT_POLL_MS;
+/** How long the third row waits for the other partner's message: past two attempt timeouts (15 s at the default). */
+const OTHER_ARRIVAL_TIMEOUT_MS = 40_000;
 
 export interface WebhookRowChoice {
   readonly firstAttempt: boolean;
   readonly hanging: boolean;
+  readonly otherPartner: boolean;
 }
 
-/** Both rows in a full run; with --only, those whose name contains one of its texts. */
+/** Every row in a full run; with --only, those whose name contains one of its texts. */
 export function chooseWebhookRows(only: readonly string[] | undefined): WebhookRowChoice {
   const chosen = (name: string): boolean => only === undefined || only.some((text) => name.includes(text));
-  return { firstAttempt: chosen(FIRST_ATTEMPT_ROW), hanging: chosen(HANGING_ROW) };
+  return { firstAttempt: chosen(FIRST_ATTEMPT_ROW), hanging: chosen(HANGING_ROW), otherPartner: chosen(OTHER_PARTNER_ROW) };
 }
+
+/** Whether any webhook row is chosen. */
+export const anyWebhookRow = (choice: WebhookRowChoice): boolean => choice.firstAttempt || choice.hanging || choice.otherPartner;
 
 export interface WebhookRowOptions {
   readonly rounds: number;
@@ -106,6 +129,7 @@ export async function runWebhookRows(context: BenchContext, choice: WebhookRowCh
       const setup: Setup = { context, env, db, imports };
       if (choice.firstAttempt) await firstAttempt(setup, options.imports);
       if (choice.hanging) await hanging(setup, options);
+      if (choice.otherPartner) await otherPartner(setup);
     } finally {
       await imports.close();
       await db.destroy();
@@ -430,4 +454,100 @@ function printHanging(quiet: Side, hung: Side, samples: Map<Side, HangSample[]>)
   const describe = (xs: number[]): string => `${median(xs).toFixed(3)} (rounds ${xs.map((x) => x.toFixed(3)).join(', ')})`;
   process.stdout.write(`\nhanging / quiet, same rounds: req/s ${describe(ratios((x) => x.rps))}, goal >= 0.9; p99 ${describe(ratios((x) => x.p99Ms))}; ` +
     `CPU per answer ${describe(ratios((x) => x.cpuUs))}\n`);
+}
+
+/** One message of the other partner in the third row. */
+interface OtherMessage {
+  /** From the import's `commit` to the receiver reading the request's head; null if it did not arrive in time. */
+  readonly ms: number | null;
+  /** Attempts at the hanging endpoints that ended between the import's start and the arrival (or the give-up). */
+  readonly hangingEnded: number;
+  /** Requests the hanging receivers held, steady, when the import began. */
+  readonly held: number;
+}
+
+async function otherPartner(setup: Setup): Promise<void> {
+  const { context, db } = setup;
+  const held = new Set<ServerResponse>();
+  let hangingEnded = 0;
+  const receivers = await Promise.all(Array.from({ length: HANGING_ENDPOINTS }, () => receiver((request, response) => {
+    held.add(response);
+    response.on('close', () => {
+      held.delete(response);
+      hangingEnded += 1;
+    });
+    request.resume();
+  })));
+  const arrivals: Arrival[] = [];
+  const other = await receiver((request, response) => {
+    const at = performance.now();
+    request.resume();
+    request.on('end', () => {
+      response.writeHead(204).end();
+      arrivals.push({ at, headers: request.headers as Record<string, string>, body: '' });
+    });
+  });
+  try {
+    const hostile = 'hooks-hostile';
+    const quietPartner = 'hooks-other';
+    for (const partnerId of [hostile, quietPartner]) await setup.imports.next(partnerId);
+    await db.deleteFrom('webhook_messages').execute(); // an empty outbox: what an earlier row left is not this row's
+    for (const hook of receivers) await addEndpoint(db, hostile, hook.url);
+    await addEndpoint(db, quietPartner, other.url);
+    for (let i = 0; i < HANGING_BACKLOG_IMPORTS; i += 1) await setup.imports.next(hostile);
+    process.stdout.write(`\n${OTHER_PARTNER_ROW}: ${HANGING_BACKLOG_IMPORTS} imports queued for a partner's ${HANGING_ENDPOINTS} endpoints that never answer ` +
+      `(${HANGING_BACKLOG_IMPORTS * HANGING_ENDPOINTS} deliveries) before one instance starts (production settings, WEBHOOK_TIMEOUT_MS and WEBHOOK_CONCURRENCY at their defaults, 15 s and 16); ` +
+      `once the hanging receivers hold steady, ${OTHER_PARTNER_MESSAGES} imports of another partner one after another, each after a random pause of 0 to ${DEFAULT_POLL_MS} ms, ` +
+      `its one endpoint answering 204\n`);
+    // The instance has given the hanging endpoints every slot it will once their count of held
+    // requests stays still for a few polls: each message is queued then, as in the attack.
+    const steadyHeld = async (): Promise<number> => {
+      let last = -1;
+      let since = performance.now();
+      while (held.size === 0 || held.size !== last || performance.now() - since < SETTLED_FOR_MS) {
+        if (held.size !== last) {
+          last = held.size;
+          since = performance.now();
+        }
+        await sleep(10);
+      }
+      return held.size;
+    };
+    const results = await withServer(context.serviceScript, setup.env, async () => {
+      const done: OtherMessage[] = [];
+      const ids = new Set<string>();
+      for (let i = 0; i < OTHER_PARTNER_MESSAGES; i += 1) {
+        const steady = await steadyHeld();
+        await sleep(Math.random() * DEFAULT_POLL_MS);
+        const seen = arrivals.length;
+        const endedBefore = hangingEnded;
+        const committed = await setup.imports.next(quietPartner);
+        let arrival: Arrival | undefined;
+        for (const deadline = committed + OTHER_ARRIVAL_TIMEOUT_MS; arrival === undefined && performance.now() < deadline;) {
+          arrival = arrivals.slice(seen).find((a) => !ids.has(a.headers['webhook-id'] ?? ''));
+          if (arrival === undefined) await sleep(5);
+        }
+        if (arrival !== undefined) ids.add(arrival.headers['webhook-id'] ?? '');
+        done.push({ ms: arrival === undefined ? null : arrival.at - committed, hangingEnded: hangingEnded - endedBefore, held: steady });
+        process.stdout.write(`  message ${i + 1}: queued while the hanging receivers held ${steady}; ${arrival === undefined ? 'not arrived' : `arrived ${(arrival.at - committed).toFixed(1)} ms after the commit`}, ` +
+          `${hangingEnded - endedBefore} hanging attempts ended meanwhile\n`);
+      }
+      return done;
+    });
+    const ms = results.flatMap((r) => (r.ms === null ? [] : [r.ms]));
+    const header = ['messages', 'requests the hanging receivers held when each was queued', 'from the commit to the other partner\'s receiver: p50 ms', 'max ms', 'min ms', 'within 2 s',
+      'waited for a hanging attempt to end', 'not in 40 s'];
+    process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
+    const cells = [
+      String(results.length), [...new Set(results.map((r) => r.held))].join(', '), ms.length === 0 ? '-' : percentile(ms, 50).toFixed(1), ms.length === 0 ? '-' : Math.max(...ms).toFixed(1),
+      ms.length === 0 ? '-' : Math.min(...ms).toFixed(1), `${ms.filter((x) => x <= 2_000).length} of ${results.length}`,
+      `${results.filter((r) => r.hangingEnded > 0).length} of ${results.length}`, String(results.filter((r) => r.ms === null).length),
+    ];
+    process.stdout.write(`| ${cells.join(' | ')} |\n`);
+    process.stdout.write('(from the moment the import\'s `commit` was answered to the other partner\'s receiver reading the request\'s head, both on this process\'s clock; ' +
+      'the contract: a first attempt within 2 s of the commit, whatever another partner\'s receivers do)\n');
+  } finally {
+    await other.close();
+    for (const hook of receivers) await hook.close();
+  }
 }

@@ -1,4 +1,4 @@
-import { WEBHOOK_ATTEMPTS_PER_ENDPOINT } from './application/webhooks/deliver-webhooks.js';
+import { WEBHOOK_ATTEMPTS_PER_ENDPOINT, webhookAttemptsPerPartner } from './application/webhooks/deliver-webhooks.js';
 import { startDeliveryLoop } from './adapters/webhooks/delivery-loop.js';
 import { HttpWebhookSender } from './adapters/webhooks/http-webhook-sender.js';
 import type { WebhookEndpointStore } from './application/webhooks/webhook-endpoint-store.js';
@@ -140,7 +140,10 @@ function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: Prometh
     allowHttp: allowPrivate,
     allowsAddress: allowPrivate ? () => true : (address) => refusedAddress(address) === null,
   });
-  const limits = { concurrency: config.webhookConcurrency, perEndpoint: WEBHOOK_ATTEMPTS_PER_ENDPOINT, attemptTimeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule };
+  const limits = {
+    concurrency: config.webhookConcurrency, perEndpoint: WEBHOOK_ATTEMPTS_PER_ENDPOINT, perPartner: webhookAttemptsPerPartner(config.webhookConcurrency),
+    attemptTimeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule,
+  };
   if (metrics !== undefined) metrics.watchWebhookOutbox(() => outbox.pendingCount());
   return metrics === undefined ? { sender, limits } : { sender, limits, metrics };
 }

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { MysqlWebhookEndpoints } from '../src/adapters/mysql/mysql-webhook-endpoints.js';
 import { MysqlWebhookOutbox } from '../src/adapters/mysql/mysql-webhook-outbox.js';
+import { generateWebhookSecret } from '../src/domain/webhook-secret.js';
 import type { Catalog } from '../src/domain/catalog.js';
 import type { CatalogChangedMessage } from '../src/domain/webhook-messages.js';
 import { fixtureCatalog } from './fixtures/catalog-fixture.js';
@@ -178,6 +180,58 @@ describe('webhook delivery by running instances (MySQL)', function () {
     ]);
     const unknown = await cli(['webhooks', 'deliveries', 'whep_0000000000000000'], env, 'cli:prod');
     expect([unknown.code, unknown.stderr]).to.deep.equal([1, 'error: no webhook endpoint with id "whep_0000000000000000"\n']);
+  });
+
+  // The attack, as run: one partner's 10 endpoints point at a listener that takes connections and
+  // never answers, with messages queued while no instance ran; once the instance has opened every
+  // connection it will, another partner's test event is sent. It must arrive while every one of
+  // them still hangs, before any attempt times out: the order of events, not a time.
+  it('keeps one partner\'s 10 hanging endpoints to its share of the slots: another partner\'s test event goes through while all of them hang', async function () {
+    const sockets = new Set<Socket>();
+    let opened = 0;
+    let ended = 0;
+    const listener = createTcpServer((socket) => {
+      opened += 1;
+      sockets.add(socket);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        ended += 1;
+      });
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const hanging = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/hooks`;
+    const endpoints = new MysqlWebhookEndpoints(testDb.db);
+    const hostile = Array.from({ length: 10 }, (_, i) => `whep_${String(i).padStart(16, 'a')}`);
+    try {
+      for (const id of hostile) {
+        const added = await endpoints.insertWithin({
+          id, partnerId: 'globex', url: `${hanging}/${id}`, description: null, status: 'enabled', createdAt: new Date(), secrets: { current: generateWebhookSecret(), previous: null },
+        }, 10);
+        expect(added).to.equal('added');
+      }
+      const outbox = new MysqlWebhookOutbox(testDb.db);
+      for (let i = 0; i < 5; i += 1) {
+        await outbox.enqueue({ id: `msg_hostile${String(i).padStart(15, '0')}`, partnerId: 'globex', type: 'webhook.test', body: '{}', createdAt: new Date(), endpointIds: hostile });
+      }
+      // The default 16 slots, and an attempt timeout well past what the test event needs.
+      const service = await serve({ WEBHOOK_CONCURRENCY: '16', WEBHOOK_TIMEOUT_MS: '30000' });
+      // The instance's first poll claims what it gives globex; the test event is queued once those connections are open.
+      await until(() => opened >= 8, 30_000);
+      const share = opened;
+      const sent = await cli(['webhooks', 'test', endpointId, '--json'], env, 'cli:prod');
+      expect(sent.code, sent.stderr).to.equal(0);
+      const { message_id: messageId } = sent.json() as { message_id: string };
+      await until(() => arrivals.length > 0 || ended > 0 || service.child.exitCode !== null, 45_000);
+      expect(arrivals.map((arrival) => arrival.headers['webhook-id']), 'acme\'s test event arrived').to.deep.equal([messageId]);
+      expect(ended, 'no attempt at globex\'s endpoints had ended').to.equal(0);
+      expect([share, opened, sockets.size], 'globex holds half the 16 slots, not one more').to.deep.equal([8, 8, 8]);
+    } finally {
+      // Their deliveries go with them; the attempts in flight end as the connections close, and record nothing.
+      for (const id of hostile) await endpoints.remove(id);
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => listener.close(resolve));
+    }
   });
 
   it('makes an attempt again when the instance making it dies, once its claim lapses', async function () {

@@ -5,7 +5,7 @@ import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-sto
 import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
 import { MemoryWebhookOutbox } from '../../src/adapters/memory/memory-webhook-outbox.js';
 import { MysqlWebhookEndpoints } from '../../src/adapters/mysql/mysql-webhook-endpoints.js';
-import { MysqlWebhookOutbox } from '../../src/adapters/mysql/mysql-webhook-outbox.js';
+import { duePick, MysqlWebhookOutbox } from '../../src/adapters/mysql/mysql-webhook-outbox.js';
 import { fixtureCatalog, fixtureDocument } from '../fixtures/catalog-fixture.js';
 import { webhookOutboxContract } from '../contracts/webhook-outbox.contract.js';
 import { importCatalog, importDocument } from '../support/import.js';
@@ -68,6 +68,31 @@ describe('webhook outbox storage', function () {
       const retaken = again.flat().map((c) => c.deliveryId);
       expect(new Set(retaken).size).to.equal(60);
       expect(retaken).to.have.length(60);
+    });
+
+    it('picks due deliveries by the (state, next_attempt_at) index, and each one\'s partner by its endpoint\'s primary key', async function () {
+      await fresh();
+      const endpoints = new MysqlWebhookEndpoints(testDb.db);
+      const now = new Date(Date.UTC(2026, 0, 5, 9, 0, 0));
+      const ids = ['whep_0000000000000001', 'whep_0000000000000002'];
+      for (const [i, id] of ids.entries()) {
+        await endpoints.insertWithin({ id, partnerId: i === 0 ? 'acme' : 'globex', url: `https://hooks.example.com/${id}`, description: null, status: 'enabled', createdAt: now, secrets: { current: generateWebhookSecret(), previous: null } }, 10);
+      }
+      // A log's worth of deliveries done, and a few due: the index leaves the done ones unread.
+      const messages = Array.from({ length: 2_000 }, (_, i) => ({
+        id: `msg_${String(i).padStart(22, '0')}`, partner_id: i % 2 === 0 ? 'acme' : 'globex', type: 'webhook.test' as const, body: '{}', created_at: new Date(now.getTime() - i),
+      }));
+      await testDb.db.insertInto('webhook_messages').values(messages).execute();
+      await testDb.db.insertInto('webhook_deliveries').values(messages.map((m, i) => ({
+        message_id: m.id, endpoint_id: ids[i % 2]!, state: i < 5 ? 'pending' as const : 'delivered' as const, next_attempt_at: m.created_at, created_at: m.created_at,
+      }))).execute();
+      await sql`analyze table webhook_deliveries`.execute(testDb.db);
+      const pick = duePick(now, 16, { perEndpoint: 4, perPartner: 8 }, { endpoints: new Map([[ids[0]!, 1]]), partners: new Map([['acme', 1]]) });
+      const { rows } = await sql<{ table: string; key: string | null }>`explain ${pick}`.execute(testDb.db);
+      expect(rows.find((row) => row.table === 'd')?.key, 'the due rows, by the index').to.equal('webhook_deliveries_due');
+      // A subquery, not a join: the plan can never start from the endpoints and read each one's whole log.
+      expect(rows.find((row) => row.table === 'e')?.key, 'each one\'s partner').to.equal('PRIMARY');
+      expect((await pick.execute(testDb.db)).rows, 'the 5 due, not yet claimed').to.have.length(5);
     });
 
     it('answers a resend of a message pruned while the resend runs "not found" (false), not with an error', async function () {

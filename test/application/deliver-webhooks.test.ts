@@ -68,21 +68,21 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
   const worker = (schedule: number[] = [5, 300], timeoutMs = 2_000): DeliverWebhooks => new DeliverWebhooks(
     outbox, endpoints, audit,
     new HttpWebhookSender({ timeoutMs, allowHttp: true, allowsAddress: () => true }),
-    clock, { concurrency: 16, perEndpoint: 4, attemptTimeoutMs: timeoutMs, retrySchedule: schedule },
+    clock, { concurrency: 16, perEndpoint: 4, perPartner: 8, attemptTimeoutMs: timeoutMs, retrySchedule: schedule },
     { attemptMade: (outcome) => counted.push(outcome) }, () => 0.5,
   );
-  const addEndpoint = async (url: string, status: 'enabled' | 'disabled' = 'enabled'): Promise<WebhookEndpoint> => {
+  const addEndpoint = async (url: string, status: 'enabled' | 'disabled' = 'enabled', partnerId = 'acme'): Promise<WebhookEndpoint> => {
     const endpoint: WebhookEndpoint = {
-      id: `whep_${Math.random().toString(16).slice(2, 18).padEnd(16, '0')}`, partnerId: 'acme', url, description: null, status,
+      id: `whep_${Math.random().toString(16).slice(2, 18).padEnd(16, '0')}`, partnerId, url, description: null, status,
       createdAt: new Date(now), secrets: { current: generateWebhookSecret(), previous: null },
     };
     expect(await endpoints.insertWithin(endpoint, 10)).to.equal('added');
     return endpoint;
   };
-  const queue = async (endpointIds: string[], type: 'catalog.changed' | 'webhook.test' = 'catalog.changed'): Promise<{ id: string; body: string }> => {
+  const queue = async (endpointIds: string[], type: 'catalog.changed' | 'webhook.test' = 'catalog.changed', partnerId = 'acme'): Promise<{ id: string; body: string }> => {
     const id = newWebhookMessageId();
     const body = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data: { changes: 0 } });
-    await outbox.enqueue({ id, partnerId: 'acme', type, body, createdAt: new Date(now), endpointIds });
+    await outbox.enqueue({ id, partnerId, type, body, createdAt: new Date(now), endpointIds });
     return { id, body };
   };
   const run = async (deliver: DeliverWebhooks): Promise<number> => {
@@ -213,7 +213,7 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
     expect(server.arrivals).to.have.length(1);
   });
 
-  it('takes a flood of imports in its stride: every message once to every endpoint, never more than 4 at once to one, nor 16 in all', async function () {
+  it('takes a flood of imports in its stride: every message once to every endpoint, never more than 4 at once to one, nor 8 to one partner\'s together', async function () {
     const inFlight = new Map<string, number>();
     let most = 0;
     const mostPerEndpoint = new Map<string, number>();
@@ -244,7 +244,7 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
     await deliver.settled();
     for (let i = 0; i < 5; i += 1) expect([...(received.get(`/hook/${i}`) ?? [])].sort(), `endpoint ${i}`).to.deep.equal([...ids].sort());
     expect(Math.max(...mostPerEndpoint.values()), 'at most 4 at once to one endpoint').to.be.at.most(4);
-    expect(most, 'at most WEBHOOK_CONCURRENCY (16) at once in all').to.be.within(5, 16);
+    expect(most, 'at most half the 16 slots at once to one partner\'s endpoints').to.be.within(5, 8);
     expect(counted).to.have.length(200);
   });
 
@@ -292,5 +292,25 @@ describe('DeliverWebhooks: attempts, retries and 410, against a real receiver', 
     await deliver.settled();
     expect(hanging.arrivals).to.have.length(6);
     expect(counted.filter((label) => label === 'timeout')).to.have.length(6);
+  });
+
+  // The attack: a partner's 10 endpoints never answer and have a backlog, which the worker claims
+  // first; another partner's message queued after that is delivered while all of them still hang.
+  it('keeps one partner\'s hanging endpoints, all 10 together, to its share: another partner\'s message goes at the next poll', async function () {
+    const hanging = await start(['hang']);
+    const healthy = await start([204]);
+    const slow = await Promise.all(Array.from({ length: 10 }, () => addEndpoint(hanging.url)));
+    for (let i = 0; i < 5; i += 1) await queue(slow.map((endpoint) => endpoint.id));
+    const other = await addEndpoint(healthy.url, 'enabled', 'globex');
+    const deliver = worker([5], 5_000);
+    expect(await deliver.poll(), 'acme\'s share: half the 16 slots').to.equal(8);
+    await queue([other.id], 'webhook.test', 'globex');
+    expect(await deliver.poll(), 'globex\'s message, in a slot acme cannot take').to.equal(1);
+    expect(await firstOutcome(), 'the first attempt to end: globex\'s, before any of acme\'s times out').to.deep.equal(['delivered']);
+    expect(healthy.arrivals).to.have.length(1);
+    expect(deliver.busy, 'acme\'s 8 still hang').to.equal(8);
+    expect(await deliver.poll(), 'nothing more of acme\'s while its share is taken').to.equal(0);
+    await hanging.close();
+    await deliver.settled();
   });
 });

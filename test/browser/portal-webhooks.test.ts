@@ -53,7 +53,7 @@ describe('the portal\'s webhooks page in headless Chromium', function () {
       world.webhooks.outbox, world.webhooks.endpoints, world.admin.audit,
       // What WEBHOOK_ALLOW_PRIVATE_TARGETS=true gives the service's sender: http, and any address.
       new HttpWebhookSender({ timeoutMs, allowHttp: true, allowsAddress: () => true }),
-      world.clock, { concurrency: 4, perEndpoint: 4, attemptTimeoutMs: timeoutMs, retrySchedule: [5] },
+      world.clock, { concurrency: 4, perEndpoint: 4, perPartner: 2, attemptTimeoutMs: timeoutMs, retrySchedule: [5] },
     );
   });
   after(async function () {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { WebhookEndpointStore } from '../../src/application/webhooks/webhook-endpoint-store.js';
-import type { AttemptRecord, OutboxMessage, WebhookOutbox } from '../../src/application/webhooks/webhook-outbox.js';
+import type { AttemptRecord, ClaimedDelivery, OutboxMessage, WebhookOutbox } from '../../src/application/webhooks/webhook-outbox.js';
 import type { WebhookEndpoint } from '../../src/domain/webhook-endpoint.js';
 import { webhookBody, webhookTestMessage } from '../../src/domain/webhook-messages.js';
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
@@ -47,7 +47,7 @@ export function webhookOutboxContract(adapterName: string, factory: WebhookOutbo
       expect(await outbox.pendingCount()).to.equal(2);
       expect(await outbox.claimDue(at(-1), 10, LEASE)).to.deep.equal([]);
       const claimed = await outbox.claimDue(at(0), 10, LEASE);
-      expect(claimed.map((c) => c.endpoint)).to.have.deep.members([first, second].map((e) => ({ id: e.id, url: e.url, status: e.status, secrets: e.secrets })));
+      expect(claimed.map((c) => c.endpoint)).to.have.deep.members([first, second].map((e) => ({ id: e.id, partnerId: e.partnerId, url: e.url, status: e.status, secrets: e.secrets })));
       for (const c of claimed) {
         expect(c.message).to.deep.equal({ id: queued.id, type: 'webhook.test', body: queued.body, createdAt: T0 });
         expect(c.attempts).to.equal(0);
@@ -72,12 +72,37 @@ export function webhookOutboxContract(adapterName: string, factory: WebhookOutbo
       await outbox.enqueue(message('msg_bbbbbbbbbbbbbbbbbbbbbb', [globex.id], at(100), 'globex'));
       const two = await outbox.claimDue(at(1_000), 2, LEASE);
       expect(two.map((c) => c.message.id), 'the first of each endpoint before a second of any').to.deep.equal([`msg_a${'0'.repeat(21)}`, 'msg_bbbbbbbbbbbbbbbbbbbbbb']);
-      const room = { perEndpoint: 4, busy: new Map([[first.id, 1]]) };
+      const room = { perEndpoint: 4, perPartner: 8, busy: new Map([[first.id, 1]]), busyPartners: new Map([['acme', 1]]) };
       const more = await outbox.claimDue(at(1_000), 10, LEASE, room);
       expect(more.map((c) => c.message.id), 'three more for the endpoint already holding one, earliest due first').to.deep.equal(
         [1, 2, 3].map((i) => `msg_a${String(i).padStart(21, '0')}`));
-      expect(await outbox.claimDue(at(1_000), 10, LEASE, { perEndpoint: 4, busy: new Map([[first.id, 4]]) }), 'its room is full').to.deep.equal([]);
-      expect((await outbox.claimDue(at(1_000), 10, LEASE, { perEndpoint: 4, busy: new Map() })).map((c) => c.message.id)).to.have.length(4);
+      expect(await outbox.claimDue(at(1_000), 10, LEASE, { ...room, busy: new Map([[first.id, 4]]), busyPartners: new Map([['acme', 4]]) }), 'its room is full').to.deep.equal([]);
+      expect((await outbox.claimDue(at(1_000), 10, LEASE, { ...room, busy: new Map(), busyPartners: new Map() })).map((c) => c.message.id)).to.have.length(4);
+    });
+
+    it('takes partners in turns, and no more of one partner\'s endpoints together than its room: one partner\'s backlog never fills a claim while another partner has a delivery due', async function () {
+      const third = endpoint('whep_0000000000000004');
+      const fourth = endpoint('whep_0000000000000005');
+      for (const e of [third, fourth]) expect(await endpoints.insertWithin(e, 10)).to.equal('added');
+      const acme = [first.id, second.id, third.id, fourth.id];
+      const acmeMessage = (i: number): string => `msg_a${String(i).padStart(21, '0')}`;
+      for (let i = 0; i < 5; i += 1) await outbox.enqueue(message(acmeMessage(i), acme, at(i)));
+      await outbox.enqueue(message('msg_gggggggggggggggggggggg', [globex.id], at(100), 'globex'));
+      const claimed = (deliveries: readonly ClaimedDelivery[]): string[][] => deliveries.map((c) => [c.endpoint.id, c.message.id]);
+      const three = await outbox.claimDue(at(1_000), 3, LEASE);
+      expect(claimed(three), 'each partner\'s first before a second of any: acme\'s earliest, globex\'s, then acme\'s next endpoint').to.have.deep.members([
+        [first.id, acmeMessage(0)], [second.id, acmeMessage(0)], [globex.id, 'msg_gggggggggggggggggggggg'],
+      ]);
+      expect(three.find((c) => c.endpoint.id === globex.id)?.endpoint.partnerId).to.equal('globex');
+      // acme holds 2 (one on each of its first two endpoints): 4 more fill its room of 6, its other endpoints' first turns before second ones.
+      const room = { perEndpoint: 4, perPartner: 6, busy: new Map([[first.id, 1], [second.id, 1]]), busyPartners: new Map([['acme', 2], ['globex', 1]]) };
+      expect(claimed(await outbox.claimDue(at(1_000), 16, LEASE, room)), 'acme up to its room, in turns across its endpoints').to.have.deep.members([
+        [third.id, acmeMessage(0)], [fourth.id, acmeMessage(0)], [first.id, acmeMessage(1)], [second.id, acmeMessage(1)],
+      ]);
+      const full = { ...room, busy: new Map([[first.id, 2], [second.id, 2], [third.id, 1], [fourth.id, 1]]), busyPartners: new Map([['acme', 6], ['globex', 1]]) };
+      expect(await outbox.claimDue(at(1_000), 16, LEASE, full), 'acme\'s room is full, though each of its endpoints has room').to.deep.equal([]);
+      await outbox.enqueue(message('msg_hhhhhhhhhhhhhhhhhhhhhh', [globex.id], at(200), 'globex'));
+      expect(claimed(await outbox.claimDue(at(1_000), 16, LEASE, full)), 'another partner\'s is taken all the same').to.deep.equal([[globex.id, 'msg_hhhhhhhhhhhhhhhhhhhhhh']]);
     });
 
     it('claims again a delivery whose claim expired, and the old claim can no longer record an attempt', async function () {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, EndpointRoom, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
+import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, ClaimRoom, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
 import type { WebhookEndpoint } from '../../domain/webhook-endpoint.js';
 import { verdictOf } from '../../domain/webhook-retries.js';
 
@@ -49,25 +49,33 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     return Promise.resolve();
   }
 
-  claimDue(now: Date, limit: number, leaseMs: number, room?: EndpointRoom): Promise<ClaimedDelivery[]> {
+  claimDue(now: Date, limit: number, leaseMs: number, room?: ClaimRoom): Promise<ClaimedDelivery[]> {
     const byDue = (a: Delivery, b: Delivery): number => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || a.id - b.id;
-    const due: Delivery[] = [];
+    const due: { delivery: Delivery; partnerId: string }[] = [];
     for (const delivery of this.deliveryRows.values()) {
       if (delivery.state !== 'pending' || delivery.nextAttemptAt > now || (delivery.claim !== null && delivery.claim.expiresAt > now)) continue;
+      const endpoint = this.endpoints.held(delivery.endpointId);
       // An endpoint removed takes its deliveries with it, as MySQL's foreign key does.
-      if (this.endpoints.held(delivery.endpointId) === undefined) this.deliveryRows.delete(delivery.id);
-      else due.push(delivery);
+      if (endpoint === undefined) this.deliveryRows.delete(delivery.id);
+      else due.push({ delivery, partnerId: endpoint.partnerId });
     }
-    due.sort(byDue);
-    // Each delivery's place in its endpoint's turn, counting what the worker already holds of it.
-    const places = new Map<string, number>();
-    const placed = due.map((delivery) => {
-      const place = (places.get(delivery.endpointId) ?? room?.busy.get(delivery.endpointId) ?? 0) + 1;
-      places.set(delivery.endpointId, place);
-      return { delivery, place };
-    });
-    const taken = placed
-      .filter(({ place }) => place <= (room?.perEndpoint ?? limit))
+    due.sort((a, b) => byDue(a.delivery, b.delivery));
+    // Each delivery's place in its endpoint's turn, counting what the worker already holds of the endpoint...
+    const endpointPlaces = new Map<string, number>();
+    const inEndpointRoom = due.map((entry) => {
+      const place = (endpointPlaces.get(entry.delivery.endpointId) ?? room?.busy.get(entry.delivery.endpointId) ?? 0) + 1;
+      endpointPlaces.set(entry.delivery.endpointId, place);
+      return { ...entry, endpointPlace: place };
+    }).filter(({ endpointPlace }) => endpointPlace <= (room?.perEndpoint ?? limit));
+    // ...then in its partner's turn, its endpoints' first places before any second, counting what the worker holds of the partner.
+    inEndpointRoom.sort((a, b) => a.endpointPlace - b.endpointPlace || byDue(a.delivery, b.delivery));
+    const partnerPlaces = new Map<string, number>();
+    const taken = inEndpointRoom.map((entry) => {
+      const place = (partnerPlaces.get(entry.partnerId) ?? room?.busyPartners.get(entry.partnerId) ?? 0) + 1;
+      partnerPlaces.set(entry.partnerId, place);
+      return { delivery: entry.delivery, place };
+    })
+      .filter(({ place }) => place <= (room?.perPartner ?? limit))
       .sort((a, b) => a.place - b.place || byDue(a.delivery, b.delivery))
       .slice(0, limit)
       .map(({ delivery }) => delivery)
@@ -79,7 +87,7 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
       return {
         deliveryId: delivery.id, claimToken: delivery.claim.token, claimExpiresAt: delivery.claim.expiresAt, attempts: delivery.attempts,
         message: { id: message.id, type: message.type, body: message.body, createdAt: message.createdAt },
-        endpoint: { id: endpoint.id, url: endpoint.url, status: endpoint.status, secrets: endpoint.secrets },
+        endpoint: { id: endpoint.id, partnerId: endpoint.partnerId, url: endpoint.url, status: endpoint.status, secrets: endpoint.secrets },
       };
     }));
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { AttemptError } from '../../application/webhooks/webhook-sender.js';
-import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, EndpointRoom, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
+import type { AttemptRecord, ClaimedDelivery, DeliveryLogEntry, DeliveryNext, ClaimRoom, OutboxMessage, WebhookOutbox } from '../../application/webhooks/webhook-outbox.js';
 import type { Database } from './database.js';
 import { DatabaseError } from './database-error.js';
 
@@ -34,6 +34,40 @@ export async function enabledEndpointIds(db: Kysely<Database> | Transaction<Data
 /** Picks a claimer makes at most in one claim when others keep taking what it picked. */
 const MAX_CLAIM_ROUNDS = 10;
 
+/** `case <column> when <id> then <n> ... else 0 end`: what a claimer holds of each id, 0 for the others. */
+function heldOf(column: 'endpoint_id' | 'partner_id', held: ReadonlyMap<string, number>): RawBuilder<number> {
+  const busy = [...held].filter(([, n]) => n > 0);
+  return busy.length === 0 ? sql<number>`0` : sql<number>`case ${sql.ref(column)} ${sql.join(busy.map(([id, n]) => sql`when ${id} then ${n}`), sql` `)} else 0 end`;
+}
+
+/**
+ * The statement that picks up to `limit` due and unclaimed deliveries, without a lock, in turns: each
+ * delivery's place in its endpoint's turn (what the claimer holds of the endpoint, then its earliest
+ * due first), none beyond `perEndpoint`; then its place in its partner's turn (what the claimer holds
+ * of the partner, then its endpoints' first places before any second), none beyond `perPartner`; and
+ * every partner's first place before any partner's second. The due rows are read by the
+ * (state, next_attempt_at) index, and each one's partner by its endpoint's primary key in a
+ * subquery: as a join, the plan could start from the endpoints and read each one's whole log.
+ */
+export function duePick(
+  now: Date, limit: number, room: { readonly perEndpoint: number; readonly perPartner: number },
+  held: { readonly endpoints: ReadonlyMap<string, number>; readonly partners: ReadonlyMap<string, number> },
+): RawBuilder<{ id: number }> {
+  return sql<{ id: number }>`select id from (
+      select id, next_attempt_at,
+        ${heldOf('partner_id', held.partners)} + row_number() over (partition by partner_id order by endpoint_place, next_attempt_at, id) as partner_place
+      from (
+        select d.id, d.next_attempt_at, (select e.partner_id from webhook_endpoints e where e.id = d.endpoint_id) as partner_id,
+          ${heldOf('endpoint_id', held.endpoints)} + row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as endpoint_place
+        from webhook_deliveries d
+        where d.state = 'pending' and d.next_attempt_at <= ${now} and (d.claim_expires_at is null or d.claim_expires_at <= ${now})
+      ) by_endpoint
+      where endpoint_place <= ${room.perEndpoint}
+    ) by_partner
+    where partner_place <= ${room.perPartner}
+    order by partner_place, next_attempt_at, id limit ${limit}`;
+}
+
 /** The outbox in MySQL, shared by every instance: a claim is one UPDATE, so two instances never hold one delivery. */
 export class MysqlWebhookOutbox implements WebhookOutbox {
   constructor(private readonly db: Kysely<Database>) {}
@@ -42,17 +76,21 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     return this.db.transaction().execute((trx) => insertOutboxMessage(trx, message));
   }
 
-  async claimDue(now: Date, limit: number, leaseMs: number, room?: EndpointRoom): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, limit: number, leaseMs: number, room?: ClaimRoom): Promise<ClaimedDelivery[]> {
     const token = randomBytes(16).toString('hex');
     const expiresAt = new Date(now.getTime() + leaseMs);
     const perEndpoint = room?.perEndpoint ?? limit;
-    let taken: readonly { endpoint_id: string }[] = [];
+    const perPartner = room?.perPartner ?? limit;
+    let taken: readonly { endpoint_id: string; partner_id: string }[] = [];
     // A pick takes no lock, so claimers running at once may pick the same rows; the one that loses
     // them picks again from what is left, until it has its fill or nothing due is left unclaimed.
     for (let round = 0; round < MAX_CLAIM_ROUNDS && taken.length < limit; round += 1) {
-      const held = new Map(room?.busy ?? []);
-      for (const row of taken) held.set(row.endpoint_id, (held.get(row.endpoint_id) ?? 0) + 1);
-      const picked = await this.pickDue(now, limit - taken.length, perEndpoint, held);
+      const held = { endpoints: new Map(room?.busy ?? []), partners: new Map(room?.busyPartners ?? []) };
+      for (const row of taken) {
+        held.endpoints.set(row.endpoint_id, (held.endpoints.get(row.endpoint_id) ?? 0) + 1);
+        held.partners.set(row.partner_id, (held.partners.get(row.partner_id) ?? 0) + 1);
+      }
+      const { rows: picked } = await duePick(now, limit - taken.length, { perEndpoint, perPartner }, held).execute(this.db);
       // Every instance looks every WEBHOOK_POLL_MS: a look that finds nothing is this one statement, by the (state, next_attempt_at) index.
       if (picked.length === 0) break;
       // Locks the rows picked by primary key, in key order (so two claimers never deadlock), and takes
@@ -60,12 +98,13 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
       // attempt) meanwhile no longer matches, and no delivery is held twice.
       await this.db.updateTable('webhook_deliveries')
         .set({ claim_token: token, claim_expires_at: expiresAt })
-        .where('id', 'in', picked)
+        .where('id', 'in', picked.map((row) => row.id))
         .where('state', '=', 'pending')
         .where('next_attempt_at', '<=', now)
         .where((eb) => eb.or([eb('claim_expires_at', 'is', null), eb('claim_expires_at', '<=', now)]))
         .execute();
-      taken = await this.db.selectFrom('webhook_deliveries').select('endpoint_id').where('claim_token', '=', token).execute();
+      taken = await this.db.selectFrom('webhook_deliveries as d').innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .select(['d.endpoint_id', 'e.partner_id']).where('d.claim_token', '=', token).execute();
     }
     if (taken.length === 0) return [];
     const rows = await this.db.selectFrom('webhook_deliveries as d')
@@ -73,7 +112,7 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select([
         'd.id', 'd.attempts', 'd.claim_expires_at', 'm.id as message_id', 'm.type', 'm.body', 'm.created_at',
-        'e.id as endpoint_id', 'e.url', 'e.status', 'e.secret', 'e.previous_secret', 'e.previous_secret_until',
+        'e.id as endpoint_id', 'e.partner_id', 'e.url', 'e.status', 'e.secret', 'e.previous_secret', 'e.previous_secret_until',
       ])
       .where('d.claim_token', '=', token)
       .orderBy('d.next_attempt_at').orderBy('d.id')
@@ -82,31 +121,13 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
       deliveryId: row.id, claimToken: token, claimExpiresAt: row.claim_expires_at ?? expiresAt, attempts: row.attempts,
       message: { id: row.message_id, type: row.type, body: row.body, createdAt: row.created_at },
       endpoint: {
-        id: row.endpoint_id, url: row.url, status: row.status,
+        id: row.endpoint_id, partnerId: row.partner_id, url: row.url, status: row.status,
         secrets: {
           current: row.secret,
           previous: row.previous_secret === null || row.previous_secret_until === null ? null : { secret: row.previous_secret, until: row.previous_secret_until },
         },
       },
     }));
-  }
-
-  /**
-   * Up to `limit` due and unclaimed deliveries, in turns across endpoints: each one's place in its
-   * endpoint's turn counts what the claimer holds of that endpoint (`held`), then its earliest due
-   * first, and the first places of every endpoint come before any second; none beyond `perEndpoint`.
-   */
-  private async pickDue(now: Date, limit: number, perEndpoint: number, held: ReadonlyMap<string, number>): Promise<number[]> {
-    const busy = [...held].filter(([, n]) => n > 0);
-    const heldOf = busy.length === 0 ? sql`0` : sql`case endpoint_id ${sql.join(busy.map(([id, n]) => sql`when ${id} then ${n}`), sql` `)} else 0 end`;
-    const { rows } = await sql<{ id: number }>`select id from (
-        select id, next_attempt_at, ${heldOf} + row_number() over (partition by endpoint_id order by next_attempt_at, id) as place
-        from webhook_deliveries
-        where state = 'pending' and next_attempt_at <= ${now} and (claim_expires_at is null or claim_expires_at <= ${now})
-      ) ranked
-      where place <= ${perEndpoint}
-      order by place, next_attempt_at, id limit ${limit}`.execute(this.db);
-    return rows.map((row) => row.id);
   }
 
   recordAttempt(deliveryId: number, claimToken: string, attempt: AttemptRecord, next: DeliveryNext): Promise<boolean> {

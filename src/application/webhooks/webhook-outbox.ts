@@ -14,10 +14,15 @@ export interface OutboxMessage {
   readonly endpointIds: readonly string[];
 }
 
-/** How many attempts at once a worker makes to one endpoint, and how many it has in flight now, by endpoint id. */
-export interface EndpointRoom {
+/**
+ * How many attempts at once a worker makes to one endpoint, and to one partner's endpoints together,
+ * and how many it has in flight now, by endpoint id (`busy`) and by partner id (`busyPartners`).
+ */
+export interface ClaimRoom {
   readonly perEndpoint: number;
+  readonly perPartner: number;
   readonly busy: ReadonlyMap<string, number>;
+  readonly busyPartners: ReadonlyMap<string, number>;
 }
 
 /** A delivery a worker holds until `claimExpiresAt`, with what it needs to make the next attempt. */
@@ -29,7 +34,7 @@ export interface ClaimedDelivery {
   /** Attempts made before this one. */
   readonly attempts: number;
   readonly message: { readonly id: string; readonly type: WebhookMessage['type']; readonly body: string; readonly createdAt: Date };
-  readonly endpoint: { readonly id: string; readonly url: string; readonly status: WebhookEndpointStatus; readonly secrets: WebhookSecrets };
+  readonly endpoint: { readonly id: string; readonly partnerId: string; readonly url: string; readonly status: WebhookEndpointStatus; readonly secrets: WebhookSecrets };
 }
 
 /** One attempt as the delivery log keeps it. `excerpt` is at most the first 1 KiB of the answer. */
@@ -68,11 +73,13 @@ export interface WebhookOutbox {
   /**
    * Claims up to `limit` pending deliveries due at `now` that no live claim holds, until `now + leaseMs`:
    * two workers never hold one delivery, and a claim whose worker died expires. Taken in turns across
-   * endpoints (each endpoint's earliest due first, the endpoints the worker is least busy with first),
-   * and with `room`, no endpoint beyond `room.perEndpoint` counting what the worker already holds of
-   * it: a backlog for one endpoint never fills a claim while another endpoint has a delivery due.
+   * partners, and within a partner in turns across its endpoints (each endpoint's earliest due first;
+   * the partners and endpoints the worker is least busy with first), and with `room`, no endpoint
+   * beyond `room.perEndpoint` and no partner's endpoints together beyond `room.perPartner`, counting
+   * what the worker already holds: one partner's backlog, on one endpoint or ten, never fills a claim
+   * while another partner has a delivery due.
    */
-  claimDue(now: Date, limit: number, leaseMs: number, room?: EndpointRoom): Promise<ClaimedDelivery[]>;
+  claimDue(now: Date, limit: number, leaseMs: number, room?: ClaimRoom): Promise<ClaimedDelivery[]>;
   /**
    * Logs the attempt and moves the delivery on (delivered, due again at `nextAttemptAt` with its claim
    * released, or failed), only while `claimToken` still holds it; false, and nothing written, otherwise.
