@@ -218,9 +218,9 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
   let signingBegan: Backend['signingBegan'];
   let server: TestServer;
 
-  const serve = (limit = 10_000): Promise<TestServer> => startTestServer({
+  const serve = (limit = 10_000, options: { fastPath?: boolean } = {}): Promise<TestServer> => startTestServer({
     ...served, limiter: new MemoryRateLimiter({ limit, clock: systemClock }), readiness: alwaysReady,
-  });
+  }, options);
   /** Serves again, over `store` as it is now, with another rate limit. */
   const serveAgain = async (limit?: number): Promise<void> => {
     await server.close();
@@ -366,6 +366,32 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
     expect(limited.headers['retry-after']).to.match(/^[0-9]+$/);
   });
 
+  it('reads its query whole or refuses it, on the fast path and through Koa alike: past 100 parameters, 400 invalid_query, never a cursor or limit dropped', async function () {
+    const koa = await serve(10_000, { fastPath: false });
+    try {
+      const { cursor } = await readAll(server, ACME, 1000);
+      const others = (n: number): string => Array.from({ length: n }, (_, i) => `p${i}=1`).join('&');
+      for (const target of [server, koa]) {
+        const tooMany = await target.request(`${API}/changes?${others(1001)}`, { headers: ACME });
+        expectError(tooMany, 400, 'invalid_query');
+        expect((tooMany.json() as { message: string }).message).to.equal('The query string has 1001 parameters; send at most 100.');
+        // Read only up to its 1,000th parameter, either would start the feed from the beginning instead.
+        expectError(await target.request(`${API}/changes?${others(1000)}&cursor=garbage`, { headers: ACME }), 400, 'invalid_query');
+        expectError(await target.request(`${API}/changes?${others(1000)}&limit=0`, { headers: ACME }), 400, 'invalid_query');
+        // A second cursor past that point does not slip past the refusal of a cursor sent twice.
+        expectError(await target.request(`${API}/changes?cursor=${cursor}&${others(999)}&cursor=${cursor}`, { headers: ACME }), 400, 'invalid_query');
+        // Up to the bound every parameter is read, the last one too.
+        expectError(await target.request(`${API}/changes?${others(99)}&cursor=garbage`, { headers: ACME }), 400, 'invalid_cursor');
+        expectError(await target.request(`${API}/changes?cursor=${cursor}&${others(98)}&cursor=${cursor}`, { headers: ACME }), 400, 'invalid_cursor');
+        expect(page(await target.request(`${API}/changes?${others(99)}&cursor=${cursor}`, { headers: ACME })).data).to.deep.equal([]);
+        // Empty pieces carry nothing and count for nothing.
+        expect(page(await target.request(`${API}/changes?${'&'.repeat(2000)}limit=1`, { headers: ACME })).data).to.have.length(1);
+      }
+    } finally {
+      await koa.close();
+    }
+  });
+
   it('adds nothing for an import that changes nothing', async function () {
     const { cursor } = await readAll(server, ACME, 1000);
     await importDocument(store, catalogOf(FIFTY.map((sku) => product(sku))));
@@ -407,7 +433,7 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
     const codes = (status: number): unknown => operation.responses[status].content['application/json'].schema.allOf[1].properties.error.enum;
     expect(Object.keys(operation.responses as object)).to.deep.equal(['200', '400', '401', '410', '429', '500', '503']);
     expect([codes(400), codes(401), codes(410), codes(429), codes(503)]).to.deep.equal([
-      ['invalid_cursor', 'invalid_limit'], ['missing_api_key', 'invalid_api_key'], ['cursor_expired'], ['rate_limit_exceeded'], ['service_unavailable'],
+      ['invalid_cursor', 'invalid_limit', 'invalid_query'], ['missing_api_key', 'invalid_api_key'], ['cursor_expired'], ['rate_limit_exceeded'], ['service_unavailable'],
     ]);
     expect((operation.parameters as { name: string; in: string; schema: unknown }[]).map((p) => [p.name, p.in, p.schema])).to.deep.equal([
       ['cursor', 'query', { type: 'string', minLength: 1, maxLength: 64 }],
