@@ -23,13 +23,21 @@ export const DEFAULT_CHANGES_LIMIT = 100;
 export const MAX_CHANGES_LIMIT = 1_000;
 
 /**
+ * How long after a deployment began signing its cursors it still takes the unsigned ones it issued
+ * before: by then such a cursor is older than the feed keeps deletions anyway.
+ */
+export const UNSIGNED_CURSOR_WINDOW_MS = TOMBSTONE_RETENTION_MS;
+
+/**
  * The deployment's key for its cursors. Only the service holds `secret`, so only the service can
- * issue a cursor; `signingSince` is when the deployment began signing them, and bounds how long
- * the unsigned cursors issued before are still taken.
+ * issue a cursor. `signingSince` is when the deployment began signing them; `unsignedIssuedTo`, the
+ * partners whose feed it served before, unsigned, and who alone may hold an unsigned cursor of it
+ * (none where it never served a feed unsigned: memory storage, a database whose feed began after).
  */
 export interface CursorKey {
   readonly secret: Buffer;
   readonly signingSince: Date;
+  readonly unsignedIssuedTo: ReadonlySet<string>;
 }
 
 /** Characters of a signed cursor's MAC: 96 bits of HMAC-SHA256, in base64url. */
@@ -56,8 +64,9 @@ export function encodeCursor(key: CursorKey, partnerId: string, seq: number): st
 
 /**
  * The position a cursor names in this partner's feed. A cursor this deployment did not sign for the
- * partner is refused; an unsigned one is taken for TOMBSTONE_RETENTION_MS after signing began, and
- * is expired after: by then it is older than the feed keeps deletions.
+ * partner is refused. An unsigned one proves nothing (anyone can compute its tag), so it is taken
+ * only from a partner the deployment served unsigned, and only for UNSIGNED_CURSOR_WINDOW_MS after
+ * signing began; otherwise it is refused like any cursor the service would not issue.
  */
 export function decodeCursor(key: CursorKey, partnerId: string, cursor: string, now: number): number {
   const signed = SIGNED_CURSOR.exec(cursor);
@@ -68,8 +77,8 @@ export function decodeCursor(key: CursorKey, partnerId: string, cursor: string, 
   }
   const unsigned = UNSIGNED_CURSOR.exec(cursor);
   if (unsigned === null || unsigned[2] !== unsignedTag(partnerId)) throw invalidCursor();
-  if (now >= key.signingSince.getTime() + TOMBSTONE_RETENTION_MS) {
-    throw new DomainError('cursor_expired', 'The cursor is older than the feed keeps deleted products: start again without a cursor.');
+  if (!key.unsignedIssuedTo.has(partnerId) || now >= key.signingSince.getTime() + UNSIGNED_CURSOR_WINDOW_MS) {
+    throw new DomainError('invalid_cursor', 'The cursor is of the earlier, unsigned form (c1.), which this service does not take for your catalog: start again without a cursor.');
   }
   return position(unsigned[1]!);
 }

@@ -13,6 +13,7 @@ export const DOMAIN_ERROR_KINDS = {
   invalid_product_id: 'invalid_input',
   invalid_cursor: 'invalid_input',
   invalid_limit: 'invalid_input',
+  invalid_query: 'invalid_input',
   missing_api_key: 'unauthenticated',
   invalid_api_key: 'unauthenticated',
   sku_not_found: 'not_found',

@@ -1,16 +1,28 @@
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
+import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
 import { CURSOR_SECRET_NAME, MysqlCursorKeys } from '../../src/adapters/mysql/mysql-cursor-keys.js';
 import { openMysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
+import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
 import type { Clock } from '../../src/application/common/clock.js';
 import type { CursorKeys } from '../../src/application/changes/cursor-keys.js';
+import type { Catalog } from '../../src/domain/catalog.js';
+import { piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { decodeCursor, encodeCursor } from '../../src/domain/changes.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import { catalogDocument, importCatalog } from '../support/import.js';
+import { emptyDatabase, migrateTo } from '../support/legacy-database.js';
 import { useTestDatabase } from '../support/mariadb.js';
 
 const CONFIGURED = 'a-configured-cursor-secret-of-40-characters';
 const AT = Date.parse('2026-12-01T10:00:00.000Z');
 const clockAt = (ms: number): Clock => ({ now: () => ms });
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The fixture's partners named, alone. */
+const partnersOf = (...ids: string[]): Catalog => ({ partners: fixtureCatalog().partners.filter((partner) => ids.includes(partner.id)) });
 
 /** The cursor keys of one adapter, over a deployment that has signed nothing yet. */
 interface Adapter {
@@ -47,6 +59,61 @@ for (const adapter of ADAPTERS) describe(`cursor keys on ${adapter.name}`, funct
     const key = await keys.open({ secret: CONFIGURED, clock: clockAt(AT) }).cursorKey();
     expect(key.secret.toString('utf8')).to.equal(CONFIGURED);
     expect(key.signingSince.getTime()).to.equal(AT);
+  });
+
+  it('takes an unsigned cursor from no partner: this deployment never served its feed unsigned', async function () {
+    expect([...(await keys.open({ clock: clockAt(AT) }).cursorKey()).unsignedIssuedTo]).to.deep.equal([]);
+  });
+});
+
+describe('cursor keys on MySQL, for a deployment made after signing came', function () {
+  const testDb = useTestDatabase();
+
+  it('takes an unsigned cursor from no partner, though its feed holds every product imported since', async function () {
+    await testDb.db.deleteFrom('service_secrets').execute();
+    // As `import` does on a new deployment: the key first, then the feed.
+    await importCatalog(testDb.db, fixtureCatalog());
+    expect(await testDb.db.selectFrom('product_lookups').select('product_id').execute()).to.not.deep.equal([]);
+    expect([...(await new MysqlCursorKeys(testDb.db, { clock: clockAt(AT) }).cursorKey()).unsignedIssuedTo]).to.deep.equal([]);
+  });
+});
+
+describe('cursor keys on MySQL: the partners served unsigned before signing began (migration 0012)', function () {
+  const testDb = useTestDatabase();
+  /** Imports as a version of its time did, at `ms`: the feed written, and no cursor key made. */
+  const importAt = (ms: number, catalog: Catalog) =>
+    new ImportCatalog(new MysqlCatalogStore(testDb.db), clockAt(ms), processCursorKeys()).execute(piecesOfDocument(catalogDocument(catalog)));
+  const unsignedIssuedTo = async (): Promise<string[]> => [...(await new MysqlCursorKeys(testDb.db, { clock: clockAt(AT) }).cursorKey()).unsignedIssuedTo].sort();
+
+  beforeEach(async function () {
+    await emptyDatabase(testDb.db);
+    await migrateTo(testDb.db, '0011_webhook_outbox');
+  });
+
+  it('a deployment that served its feed unsigned and signs from this version on: every partner with a feed then, none added after', async function () {
+    await importAt(AT - DAY_MS, partnersOf('acme'));
+    await migrateToLatest(testDb.db);
+    await importAt(AT, partnersOf('acme', 'globex'));
+    expect(await unsignedIssuedTo()).to.deep.equal(['acme']);
+    // Run again, as after a stop part-way, once the key is made: the same partners.
+    await sql`delete from kysely_migration where name = '0012_feed_before_signing'`.execute(testDb.db);
+    expect(await migrateToLatest(testDb.db)).to.deep.equal(['0012_feed_before_signing']);
+    expect(await unsignedIssuedTo()).to.deep.equal(['acme']);
+  });
+
+  it('a deployment that began signing before this migration: the partners with a feed entry older than its key', async function () {
+    await sql`insert into service_secrets (name, value, created_at) values (${CURSOR_SECRET_NAME}, ${'k'.repeat(43)}, ${new Date(AT)})`.execute(testDb.db);
+    await importAt(AT - DAY_MS, partnersOf('acme'));
+    await importAt(AT + 60_000, partnersOf('globex'));
+    await migrateToLatest(testDb.db);
+    expect(await unsignedIssuedTo()).to.deep.equal(['acme']);
+  });
+
+  it('a deployment made after signing came, whose every entry is newer than its key: none', async function () {
+    await sql`insert into service_secrets (name, value, created_at) values (${CURSOR_SECRET_NAME}, ${'k'.repeat(43)}, ${new Date(AT)})`.execute(testDb.db);
+    await importAt(AT + 60_000, partnersOf('acme', 'globex'));
+    await migrateToLatest(testDb.db);
+    expect(await unsignedIssuedTo()).to.deep.equal([]);
   });
 });
 

@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { decodeCursor, encodeCursor, TOMBSTONE_RETENTION_MS, type CursorKey } from '../../src/domain/changes.js';
+import { decodeCursor, encodeCursor, UNSIGNED_CURSOR_WINDOW_MS, type CursorKey } from '../../src/domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../src/domain/changes-view.js';
 import { codeOf } from '../support/domain-error.js';
 
 const SIGNING_SINCE = Date.parse('2026-12-01T00:00:00Z');
-const key = (secret = randomBytes(32)): CursorKey => ({ secret, signingSince: new Date(SIGNING_SINCE) });
+/** A deployment that served acme's feed before it signed, and signs since SIGNING_SINCE. */
+const key = (secret = randomBytes(32), unsignedIssuedTo: ReadonlySet<string> = new Set(['acme'])): CursorKey =>
+  ({ secret, signingSince: new Date(SIGNING_SINCE), unsignedIssuedTo });
 const NOW = SIGNING_SINCE + 60_000;
 
 /** A cursor of the unsigned form issued before signing began: its tag anyone can compute. */
@@ -53,17 +55,27 @@ describe('changes-feed cursors', function () {
     expect(codeOf(() => decodeCursor(k, 'acme', `c2.${'z'.repeat(11)}.${'A'.repeat(16)}`, NOW))).to.equal('invalid_cursor');
   });
 
-  it('takes an unsigned c1 cursor of the partner until 30 days after signing began, then answers cursor_expired', function () {
+  it('takes an unsigned c1 cursor from a partner served unsigned until 30 days after signing began, then answers invalid_cursor', function () {
     const k = key();
     const cursor = unsignedCursor('acme', 77);
+    expect(UNSIGNED_CURSOR_WINDOW_MS).to.equal(30 * 24 * 60 * 60 * 1000);
     expect(decodeCursor(k, 'acme', cursor, SIGNING_SINCE)).to.equal(77);
-    expect(decodeCursor(k, 'acme', cursor, SIGNING_SINCE + TOMBSTONE_RETENTION_MS - 1)).to.equal(77);
-    expect(codeOf(() => decodeCursor(k, 'acme', cursor, SIGNING_SINCE + TOMBSTONE_RETENTION_MS))).to.equal('cursor_expired');
-    expect(codeOf(() => decodeCursor(k, 'acme', cursor, SIGNING_SINCE + 365 * 24 * 60 * 60 * 1000))).to.equal('cursor_expired');
+    expect(decodeCursor(k, 'acme', cursor, SIGNING_SINCE + UNSIGNED_CURSOR_WINDOW_MS - 1)).to.equal(77);
+    expect(codeOf(() => decodeCursor(k, 'acme', cursor, SIGNING_SINCE + UNSIGNED_CURSOR_WINDOW_MS))).to.equal('invalid_cursor');
+    expect(codeOf(() => decodeCursor(k, 'acme', cursor, SIGNING_SINCE + 365 * 24 * 60 * 60 * 1000))).to.equal('invalid_cursor');
     // Another partner's, or a made-up one, is never taken, inside the window or after it.
-    for (const at of [NOW, SIGNING_SINCE + TOMBSTONE_RETENTION_MS]) {
+    for (const at of [NOW, SIGNING_SINCE + UNSIGNED_CURSOR_WINDOW_MS]) {
       expect(codeOf(() => decodeCursor(k, 'globex', cursor, at))).to.equal('invalid_cursor');
       expect(codeOf(() => decodeCursor(k, 'acme', 'c1.25.AAAAAAAAAAA', at))).to.equal('invalid_cursor');
+    }
+  });
+
+  it('refuses an unsigned c1 cursor, its own tag and all, from a partner the deployment never served unsigned', function () {
+    // Globex's feed began after signing; a deployment that never served one unsigned takes none at all.
+    for (const [k, partnerId] of [[key(), 'globex'], [key(randomBytes(32), new Set()), 'acme']] as const) {
+      for (const at of [SIGNING_SINCE, NOW]) {
+        expect(codeOf(() => decodeCursor(k, partnerId, unsignedCursor(partnerId, 1), at))).to.equal('invalid_cursor');
+      }
     }
   });
 

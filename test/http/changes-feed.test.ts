@@ -6,6 +6,7 @@ import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
+import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
 import { MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
@@ -17,11 +18,12 @@ import { systemClock } from '../../src/application/common/clock.js';
 import type { CursorKeys } from '../../src/application/changes/cursor-keys.js';
 import { hashApiKey } from '../../src/domain/api-key.js';
 import { piecesOfDocument } from '../../src/domain/catalog-source.js';
-import { TOMBSTONE_RETENTION_MS } from '../../src/domain/changes.js';
+import { TOMBSTONE_RETENTION_MS, UNSIGNED_CURSOR_WINDOW_MS } from '../../src/domain/changes.js';
 import type { ChangesResponse, ChangeView } from '../../src/domain/changes-view.js';
 import type { Infrastructure } from '../../src/container.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { importDocument } from '../support/import.js';
+import { emptyDatabase, migrateTo } from '../support/legacy-database.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { startTestServer, type Response, type TestServer } from '../support/test-server.js';
 
@@ -218,9 +220,9 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
   let signingBegan: Backend['signingBegan'];
   let server: TestServer;
 
-  const serve = (limit = 10_000): Promise<TestServer> => startTestServer({
+  const serve = (limit = 10_000, options: { fastPath?: boolean } = {}): Promise<TestServer> => startTestServer({
     ...served, limiter: new MemoryRateLimiter({ limit, clock: systemClock }), readiness: alwaysReady,
-  });
+  }, options);
   /** Serves again, over `store` as it is now, with another rate limit. */
   const serveAgain = async (limit?: number): Promise<void> => {
     await server.close();
@@ -309,18 +311,19 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
     expectError(await server.request(changesPath({ cursor }), { headers: ACME }), 400, 'invalid_cursor');
   });
 
-  it('takes a cursor of the earlier unsigned form for 30 days after the deployment began signing, answering a signed one; after, 410 cursor_expired', async function () {
-    const tenth = unsignedCursor('acme', 10);
-    const body = page(await server.request(changesPath({ cursor: tenth, limit: '1000' }), { headers: ACME }));
-    expect(body.data.map((change) => change.sku)).to.deep.equal(FIFTY.slice(10));
-    expect(body.next_cursor).to.match(/^c2\./);
-    expect(page(await server.request(changesPath({ cursor: body.next_cursor }), { headers: ACME })).data).to.deep.equal([]);
-    expectError(await server.request(changesPath({ cursor: unsignedCursor('globex', 10) }), { headers: ACME }), 400, 'invalid_cursor');
-
-    served = { ...served, cursorKeys: await signingBegan(Date.now() - TOMBSTONE_RETENTION_MS - 60_000) };
-    await serveAgain();
-    expectError(await server.request(changesPath({ cursor: tenth }), { headers: ACME }), 410, 'cursor_expired');
-    expectError(await server.request(changesPath({ cursor: unsignedCursor('globex', 10) }), { headers: ACME }), 400, 'invalid_cursor');
+  it('refuses a cursor of the earlier unsigned form with 400 invalid_cursor on a deployment that never issued one, the caller\'s own tag and all', async function () {
+    // The attack: a deployment made minutes ago, which never issued a c1 cursor, and the tag anyone can compute.
+    for (const cursor of [unsignedCursor('acme', 1), unsignedCursor('acme', 10), unsignedCursor('acme', 0), unsignedCursor('globex', 1)]) {
+      const refused = await server.request(changesPath({ cursor }), { headers: ACME });
+      expectError(refused, 400, 'invalid_cursor');
+      expect((refused.json() as { message: string }).message, cursor).to.match(/start again without a cursor/);
+    }
+    // Signing began a day ago, or a month ago: still never issued one.
+    for (const ago of [DAY_MS, TOMBSTONE_RETENTION_MS + 60_000]) {
+      served = { ...served, cursorKeys: await signingBegan(Date.now() - ago) };
+      await serveAgain();
+      expectError(await server.request(changesPath({ cursor: unsignedCursor('acme', 10) }), { headers: ACME }), 400, 'invalid_cursor');
+    }
     const { cursor } = await readAll(server, ACME, 1000);
     expect(page(await server.request(changesPath({ cursor }), { headers: ACME })).data).to.deep.equal([]);
   });
@@ -366,6 +369,32 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
     expect(limited.headers['retry-after']).to.match(/^[0-9]+$/);
   });
 
+  it('reads its query whole or refuses it, on the fast path and through Koa alike: past 100 parameters, 400 invalid_query, never a cursor or limit dropped', async function () {
+    const koa = await serve(10_000, { fastPath: false });
+    try {
+      const { cursor } = await readAll(server, ACME, 1000);
+      const others = (n: number): string => Array.from({ length: n }, (_, i) => `p${i}=1`).join('&');
+      for (const target of [server, koa]) {
+        const tooMany = await target.request(`${API}/changes?${others(1001)}`, { headers: ACME });
+        expectError(tooMany, 400, 'invalid_query');
+        expect((tooMany.json() as { message: string }).message).to.equal('The query string has 1001 parameters; send at most 100.');
+        // Read only up to its 1,000th parameter, either would start the feed from the beginning instead.
+        expectError(await target.request(`${API}/changes?${others(1000)}&cursor=garbage`, { headers: ACME }), 400, 'invalid_query');
+        expectError(await target.request(`${API}/changes?${others(1000)}&limit=0`, { headers: ACME }), 400, 'invalid_query');
+        // A second cursor past that point does not slip past the refusal of a cursor sent twice.
+        expectError(await target.request(`${API}/changes?cursor=${cursor}&${others(999)}&cursor=${cursor}`, { headers: ACME }), 400, 'invalid_query');
+        // Up to the bound every parameter is read, the last one too.
+        expectError(await target.request(`${API}/changes?${others(99)}&cursor=garbage`, { headers: ACME }), 400, 'invalid_cursor');
+        expectError(await target.request(`${API}/changes?cursor=${cursor}&${others(98)}&cursor=${cursor}`, { headers: ACME }), 400, 'invalid_cursor');
+        expect(page(await target.request(`${API}/changes?${others(99)}&cursor=${cursor}`, { headers: ACME })).data).to.deep.equal([]);
+        // Empty pieces carry nothing and count for nothing.
+        expect(page(await target.request(`${API}/changes?${'&'.repeat(2000)}limit=1`, { headers: ACME })).data).to.have.length(1);
+      }
+    } finally {
+      await koa.close();
+    }
+  });
+
   it('adds nothing for an import that changes nothing', async function () {
     const { cursor } = await readAll(server, ACME, 1000);
     await importDocument(store, catalogOf(FIFTY.map((sku) => product(sku))));
@@ -407,11 +436,59 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
     const codes = (status: number): unknown => operation.responses[status].content['application/json'].schema.allOf[1].properties.error.enum;
     expect(Object.keys(operation.responses as object)).to.deep.equal(['200', '400', '401', '410', '429', '500', '503']);
     expect([codes(400), codes(401), codes(410), codes(429), codes(503)]).to.deep.equal([
-      ['invalid_cursor', 'invalid_limit'], ['missing_api_key', 'invalid_api_key'], ['cursor_expired'], ['rate_limit_exceeded'], ['service_unavailable'],
+      ['invalid_cursor', 'invalid_limit', 'invalid_query'], ['missing_api_key', 'invalid_api_key'], ['cursor_expired'], ['rate_limit_exceeded'], ['service_unavailable'],
     ]);
     expect((operation.parameters as { name: string; in: string; schema: unknown }[]).map((p) => [p.name, p.in, p.schema])).to.deep.equal([
       ['cursor', 'query', { type: 'string', minLength: 1, maxLength: 64 }],
       ['limit', 'query', { type: 'integer', minimum: 1, maximum: 1000, default: 100 }],
     ]);
+  });
+});
+
+describe('HTTP: changes feed on a MySQL deployment that served its feed before it signed its cursors', function () {
+  const testDb = useTestDatabase();
+  let server: TestServer;
+
+  const serve = (): Promise<TestServer> => {
+    const { db } = testDb;
+    return startTestServer({
+      catalog: new MysqlProductCatalog(db), changes: new MysqlChangesFeed(db), cursorKeys: new MysqlCursorKeys(db), keys: new MysqlApiKeyStore(db),
+      limiter: new MemoryRateLimiter({ limit: 10_000, clock: systemClock }), readiness: alwaysReady,
+    });
+  };
+
+  beforeEach(async function () {
+    const { db } = testDb;
+    await emptyDatabase(db);
+    await migrateTo(db, '0011_webhook_outbox');
+    // Acme's feed, written by a version that issued unsigned cursors and made no cursor key.
+    const both = catalogOf(FIFTY.map((sku) => product(sku))) as { partners: unknown[] };
+    await importDocument(new MysqlCatalogStore(db), { ...both, partners: both.partners.slice(0, 1) });
+    await migrateToLatest(db);
+    // This version makes the key with its first import, which brings Globex.
+    await importDocument(new MysqlCatalogStore(db), both, new MysqlCursorKeys(db));
+    server = await serve();
+  });
+  afterEach(async function () {
+    await server.close();
+  });
+
+  it('takes a c1 cursor of a partner it served then, answering a signed one, until 30 days after it began signing; never one of a partner that came after', async function () {
+    const tenth = unsignedCursor('acme', 10);
+    const body = page(await server.request(changesPath({ cursor: tenth, limit: '1000' }), { headers: ACME }));
+    expect(body.data.map((change) => change.sku)).to.deep.equal(FIFTY.slice(10));
+    expect(body.next_cursor).to.match(/^c2\./);
+    expect(page(await server.request(changesPath({ cursor: body.next_cursor }), { headers: ACME })).data).to.deep.equal([]);
+    // Globex's feed began after signing: its own tag is refused, and so is anyone else's.
+    expectError(await server.request(changesPath({ cursor: unsignedCursor('globex', 1) }), { headers: GLOBEX }), 400, 'invalid_cursor');
+    expectError(await server.request(changesPath({ cursor: unsignedCursor('globex', 1) }), { headers: ACME }), 400, 'invalid_cursor');
+
+    // 30 days and a minute after signing began, acme's is refused too; its signed cursors still work.
+    const { cursor } = await readAll(server, ACME, 1000);
+    await testDb.db.updateTable('service_secrets').set({ created_at: new Date(Date.now() - UNSIGNED_CURSOR_WINDOW_MS - 60_000) }).execute();
+    await server.close();
+    server = await serve();
+    expectError(await server.request(changesPath({ cursor: tenth }), { headers: ACME }), 400, 'invalid_cursor');
+    expect(page(await server.request(changesPath({ cursor }), { headers: ACME })).data).to.deep.equal([]);
   });
 });

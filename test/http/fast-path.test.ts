@@ -18,6 +18,7 @@ interface Exchange {
 }
 
 const bearer = (key: string): Record<string, string> => ({ Authorization: `Bearer ${key}` });
+const otherParameters = (n: number): string => Array.from({ length: n }, (_, i) => `p${i}=1`).join('&');
 
 /** Every kind of request to an operation: success, conditional, each error, each header form. */
 function lookupExchanges(etag: string): Exchange[] {
@@ -28,7 +29,9 @@ function lookupExchanges(etag: string): Exchange[] {
     `${API}/products/0`, `${API}/products/01`, `${API}/products/abc`, `${API}/products/${'9'.repeat(17)}`,
     `${API}/products/1?x`, `${API}/sku/${KEYS.acme}`, `${API}/changes?limit=0`, `${API}/changes?limit=1&limit=2`,
     // A page of changes holds a cursor each server signs with its own key: its errors are compared.
-    `${API}/changes?cursor=nope`, '/healthz', '/readyz', '/openapi.json', '/docs', '/docs/docs.js', '/docs/nope.js',
+    `${API}/changes?cursor=nope`,
+    // Past the query's bound, and a cursor after 1,000 other parameters (node:querystring alone stops at the 1,000th).
+    `${API}/changes?${otherParameters(1001)}`, `${API}/changes?${otherParameters(1000)}&cursor=nope`, '/healthz', '/readyz', '/openapi.json', '/docs', '/docs/docs.js', '/docs/nope.js',
   ];
   const headerSets: Record<string, string>[] = [
     {}, bearer(KEYS.acme), { 'X-API-Key': KEYS.acme }, bearer(KEYS.globex), bearer(KEYS.acmeRevoked), bearer(KEYS.unknown),

@@ -11,12 +11,9 @@ export async function migrateTo(db: Kysely<Database>, name: string): Promise<voi
   if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed');
 }
 
-/**
- * Empties the database and writes the catalog as imports wrote it before migration 0002: the
- * content in the columns of schema 0001, no stored answers. IDs follow file order from 1.
- */
-export async function writeLegacyCatalog(db: Kysely<Database>, catalog: Catalog): Promise<void> {
-  // Every table, whichever migration made it; on one connection, as foreign-key checks are off for it alone.
+/** Drops every table, whichever migration made it, Kysely's own included: a database never migrated. */
+export async function emptyDatabase(db: Kysely<Database>): Promise<void> {
+  // On one connection, as foreign-key checks are off for it alone.
   await db.connection().execute(async (connection) => {
     const { rows } = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = database()`.execute(connection);
     await sql`set foreign_key_checks = 0`.execute(connection);
@@ -26,6 +23,14 @@ export async function writeLegacyCatalog(db: Kysely<Database>, catalog: Catalog)
       await sql`set foreign_key_checks = 1`.execute(connection);
     }
   });
+}
+
+/**
+ * Empties the database and writes the catalog as imports wrote it before migration 0002: the
+ * content in the columns of schema 0001, no stored answers. IDs follow file order from 1.
+ */
+export async function writeLegacyCatalog(db: Kysely<Database>, catalog: Catalog): Promise<void> {
+  await emptyDatabase(db);
   await migrateTo(db, '0001_initial_schema');
   const next = { product: 1, video: 1, entry: 1 };
   for (const partner of catalog.partners) {

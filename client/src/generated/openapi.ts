@@ -1134,7 +1134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChangesResponse"];
                 };
             };
-            /** @description A cursor this service did not issue for your catalog. A limit out of range. */
+            /** @description A cursor this service did not issue for your catalog. A limit out of range. A query string of more than 100 parameters: it is refused whole, never read in part. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1150,7 +1150,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "invalid_limit";
+                        error?: "invalid_cursor" | "invalid_limit" | "invalid_query";
                     };
                 };
             };
@@ -1299,7 +1299,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A cursor this service did not issue for your catalog. A limit out of range. */
+            /** @description A cursor this service did not issue for your catalog. A limit out of range. A query string of more than 100 parameters: it is refused whole, never read in part. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { emptyParameterPaths, routeTemplate, type Operation } from './operation.js';
 import { type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
+import { readQuery, type QueryParameters } from './query-parameters.js';
 
 /** A request header by its lower-case name, as the operations read them; empty is absent. */
 export function headerValue(req: IncomingMessage, name: string): string | undefined {
@@ -26,11 +27,13 @@ export function createHttpApp<UseCases>(
 
   const answer = async (ctx: Context, route: Route<UseCases>, params: Record<string, string>): Promise<void> => {
     ctx.respond = false;
+    // Read from the request target as the fast path reads it, not from Koa's own parse, which stops at 1,000 pairs.
+    let query: QueryParameters | undefined;
     const request: PipelineRequest = {
       method: ctx.method,
       path: ctx.path,
       params,
-      query: (name) => ctx.query[name],
+      query: (name) => (query ??= readQuery(ctx.req.url ?? ''))[name],
       header: (name) => headerValue(ctx.req, name),
       clientAddress: clientAddress(ctx.req),
       publicBaseUrl: pipeline.publicBaseUrl,

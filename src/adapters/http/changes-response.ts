@@ -1,6 +1,5 @@
 import type { ChangesPage } from '../../application/changes/read-changes.js';
 import { toChangeView, type ChangesResponse } from '../../domain/changes-view.js';
-import { DomainError } from '../../domain/errors.js';
 import { jsonAnswer, type Answer } from './answer.js';
 
 /**
@@ -15,11 +14,3 @@ export function changesAnswer(page: ChangesPage): Answer {
   return jsonAnswer(200, JSON.stringify(body), ['Cache-Control', CHANGES_CACHE_CONTROL]);
 }
 
-/**
- * A query parameter the feed reads: absent, or given once. Given twice it names no one value,
- * and is refused with the code of a bad value of it.
- */
-export function singleQueryValue(value: string | string[] | undefined, code: 'invalid_cursor' | 'invalid_limit', name: string): string | undefined {
-  if (!Array.isArray(value)) return value;
-  throw new DomainError(code, `Send ${name} once; it was sent ${value.length} times.`);
-}

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { headerValue } from './app.js';
 import type { Operation } from './operation.js';
 import { type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
+import { readQuery, type QueryParameters } from './query-parameters.js';
 
 /** Answers the request and returns true, or returns false having touched nothing. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -21,12 +21,11 @@ interface Match<UseCases> {
 
 /** A plain request as the pipeline reads it; methods on a prototype, so a request costs one object. */
 class PlainRequest implements PipelineRequest {
-  private parsedQuery: ReturnType<typeof parseQuery> | undefined;
+  private parsedQuery: QueryParameters | undefined;
 
   constructor(
     private readonly req: IncomingMessage,
     private readonly url: string,
-    private readonly mark: number,
     readonly path: string,
     readonly params: Readonly<Record<string, string>>,
     readonly clientAddress: string,
@@ -42,7 +41,7 @@ class PlainRequest implements PipelineRequest {
   }
 
   query(name: string): string | string[] | undefined {
-    this.parsedQuery ??= this.mark === -1 ? {} : parseQuery(this.url.slice(this.mark + 1));
+    this.parsedQuery ??= readQuery(this.url);
     return this.parsedQuery[name];
   }
 }
@@ -85,7 +84,7 @@ export function createFastPath<UseCases>(
       match = found.match;
       params = { [match.parameter!]: segment };
     }
-    const request = new PlainRequest(req, url, mark, path, params, clientAddress(req), pipeline.publicBaseUrl);
+    const request = new PlainRequest(req, url, path, params, clientAddress(req), pipeline.publicBaseUrl);
     void pipeline.respond(match.route, request, res);
     return true;
   };

@@ -9,7 +9,7 @@ import type { DomainErrorCode } from '../../domain/errors.js';
 import type { LookupAnswer } from '../../domain/lookup-answer.js';
 import { ProductIdSchema } from '../../domain/product-id.js';
 import { SkuSchema } from '../../domain/sku.js';
-import { CHANGES_CACHE_CONTROL, changesAnswer, singleQueryValue } from './changes-response.js';
+import { CHANGES_CACHE_CONTROL, changesAnswer } from './changes-response.js';
 import { DOCS_ASSETS, DOCS_PAGE } from './docs-page.js';
 import { bodyAnswer, jsonAnswer, type Answer } from './answer.js';
 import { errorAnswer } from './error-response.js';
@@ -17,6 +17,7 @@ import { lookupAnswer } from './lookup-response.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
 import { demoTentLookupExample } from './openapi-examples.js';
 import { DEFAULT_PUBLIC_BASE_URL, type Operation } from './operation.js';
+import { MAX_QUERY_PARAMETERS, singleQueryValue } from './query-parameters.js';
 
 /** What the API's operations run: its use cases, and the probe readiness answers from. */
 export interface ApiUseCases {
@@ -180,6 +181,10 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
         example: 'The cursor is not one this service issued for your catalog: start again without a cursor.',
       },
       invalid_limit: { when: 'A limit out of range.', example: `limit must be a whole number from 1 to ${MAX_CHANGES_LIMIT}; got "0".` },
+      invalid_query: {
+        when: `A query string of more than ${MAX_QUERY_PARAMETERS} parameters: it is refused whole, never read in part.`,
+        example: `The query string has 1001 parameters; send at most ${MAX_QUERY_PARAMETERS}.`,
+      },
       cursor_expired: {
         when: `The cursor is older than the feed keeps deleted products (at least ${RETENTION_DAYS} days): a deletion since then may be missing. Start again without a cursor.`,
         example: 'The cursor is older than the feed keeps deleted products: start again without a cursor.',
@@ -213,7 +218,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
         },
       },
     },
-    // Other query parameters are ignored, as on the lookups.
+    // Other query parameters are ignored, as on the lookups, as long as the query can be read whole.
     answer: async ({ readChanges }, request, principal) => changesAnswer(await readChanges.execute({
       partnerId: principal!.partnerId,
       limit: singleQueryValue(request.query('limit'), 'invalid_limit', 'limit'),

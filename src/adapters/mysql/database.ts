@@ -13,6 +13,8 @@ export interface PartnersTable {
   feed_seq: ColumnType<number, number | undefined, number>;
   /** The newest position of a deleted product dropped from the feed: older cursors are expired. */
   feed_horizon: ColumnType<number, number | undefined, number>;
+  /** 1 when the partner's feed was served before the deployment signed its cursors (migration 0012 alone sets it). */
+  feed_before_signing: ColumnType<number, never, never>;
 }
 
 /** A partner's changes feed: one row per product, at its latest change; deleted ones kept a while as tombstones. */

@@ -10,6 +10,7 @@ import { serviceSecrets } from './migrations/0008_service_secrets.js';
 import { adminRecordsRetention } from './migrations/0009_admin_records_retention.js';
 import { webhookEndpoints } from './migrations/0010_webhook_endpoints.js';
 import { webhookOutbox } from './migrations/0011_webhook_outbox.js';
+import { feedBeforeSigning } from './migrations/0012_feed_before_signing.js';
 
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
@@ -25,5 +26,6 @@ export const migrationProvider: MigrationProvider = {
     '0009_admin_records_retention': adminRecordsRetention,
     '0010_webhook_endpoints': webhookEndpoints,
     '0011_webhook_outbox': webhookOutbox,
+    '0012_feed_before_signing': feedBeforeSigning,
   }),
 };

@@ -13,8 +13,9 @@ const SECRET_BYTES = 32;
  * The deployment's cursor key, kept in the database so every instance signs with the same one
  * and nothing needs configuring. The first instance to ask writes it; one racing it keeps the
  * row it finds, so all agree. The row's `created_at` is when the deployment began signing, even
- * when `CURSOR_SECRET` (`secret`) signs in its place. Read once a process, when first needed, so a
- * database down at start delays the key and never the start; a failed read is tried again.
+ * when `CURSOR_SECRET` (`secret`) signs in its place; the partners served unsigned before are those
+ * migration 0012 marked. Read once a process, when first needed, so a database down at start delays
+ * the key and never the start; a failed read is tried again.
  */
 export class MysqlCursorKeys implements CursorKeys {
   private key: Promise<CursorKey> | undefined;
@@ -39,7 +40,12 @@ export class MysqlCursorKeys implements CursorKeys {
       .values({ name: CURSOR_SECRET_NAME, value: randomBytes(SECRET_BYTES).toString('base64url'), created_at: now })
       .execute();
     const row = await this.db.selectFrom('service_secrets').select(['value', 'created_at']).where('name', '=', CURSOR_SECRET_NAME).executeTakeFirstOrThrow();
+    const unsigned = await this.db.selectFrom('partners').select('id').where('feed_before_signing', '=', 1).execute();
     const configured = this.options.secret ?? null;
-    return { secret: configured === null ? Buffer.from(row.value, 'base64url') : Buffer.from(configured, 'utf8'), signingSince: row.created_at };
+    return {
+      secret: configured === null ? Buffer.from(row.value, 'base64url') : Buffer.from(configured, 'utf8'),
+      signingSince: row.created_at,
+      unsignedIssuedTo: new Set(unsigned.map(({ id }) => id)),
+    };
   }
 }
