@@ -19,8 +19,8 @@ let warned = false;
 
 async function connectToServer(): Promise<Connection | null> {
   try {
-    // A server that is not there refuses at once; the bound is for a busy one, and a loaded CI
-    // machine running three test files at once saw a 2 s bound pass (ETIMEDOUT) with MariaDB up. Under the hooks' 20 s.
+    // A server that is not there refuses at once; the bound is for a busy one (a loaded machine running
+    // three test files at once saw a 2 s bound pass with MariaDB up), and stays under the hooks' 20 s.
     return await createConnection({ uri: SERVER_URL, connectTimeout: 15_000 });
   } catch (error) {
     if (process.env.CI === 'true') throw new Error(`MariaDB at ${SERVER_URL} is unreachable, and CI=true forbids skipping: ${String(error)}`);
