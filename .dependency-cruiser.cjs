@@ -26,7 +26,7 @@ module.exports = {
       name: 'nothing-imports-the-roots',
       severity: 'error',
       from: { path: '^src/(domain|application|adapters)/' },
-      to: { path: '^src/(main|cli|container)\\.ts$' },
+      to: { path: '^src/((main|cli)\\.ts$|composition/)' },
     },
     {
       name: 'no-dev-dependencies-at-run-time',

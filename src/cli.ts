@@ -1,73 +1,15 @@
-import { MysqlWebhookOutbox } from './adapters/mysql/mysql-webhook-outbox.js';
 import { catalogFilePieces } from './adapters/catalog-file/catalog-pieces.js';
-import { systemClock } from './application/common/clock.js';
-import { loadDotEnv, readConfig } from './adapters/config/config.js';
-import type { OperatorCommands } from './application/catalog-import/operator-commands.js';
-import { TIMEOUTS } from './adapters/timeouts.js';
-import { announceImports } from './adapters/cli/announced-imports.js';
 import { runCli } from './adapters/cli/run-command.js';
-import { createContainer, nobodyToTell, TOKENS } from './container.js';
-import { mysqlAdminStore } from './adapters/mysql/mysql-admin-store.js';
-import { MysqlApiKeyAdmin } from './adapters/mysql/mysql-api-key-admin.js';
-import { MysqlCatalogStore } from './adapters/mysql/mysql-catalog-store.js';
-import { MysqlCursorKeys } from './adapters/mysql/mysql-cursor-keys.js';
-import { MysqlWebhookEndpoints } from './adapters/mysql/mysql-webhook-endpoints.js';
-import { migrateToLatest } from './adapters/mysql/migrate.js';
-import { createMysqlDatabase } from './adapters/mysql/mysql-database.js';
-import { RedisChangeVersions } from './adapters/redis/redis-change-versions.js';
-import { checkStructuredData } from './adapters/structured-data/google-rules.js';
+import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js';
-
-/**
- * The database, through the same use cases the portal drives; with REDIS_URL set, every write is
- * also announced to the running instances.
- */
-function openOperatorCommands(): Promise<OperatorCommands> {
-  const { databaseUrl, redisUrl, webhookAllowPrivateTargets, cursorSecret } = readConfig(process.env);
-  if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
-  const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
-  const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl });
-  const announcer = versions ?? nobodyToTell;
-  const container = createContainer({
-    admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },
-    // The instances' cursor key, so an import's webhook messages carry cursors the feed takes.
-    catalog: { store: new MysqlCatalogStore(db), cursorKeys: new MysqlCursorKeys(db, { secret: cursorSecret }) },
-    webhooks: { endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db), allowPrivateTargets: webhookAllowPrivateTargets },
-  });
-  const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);
-  const commands: OperatorCommands = {
-    migrate: () => migrateToLatest(db),
-    importCatalog: (pieces, keysChanged) => container.get(TOKENS.ImportCatalog).execute(pieces, keysChanged),
-    issueKey: async (partnerId, label) => {
-      const { issued, announceFailure } = await issueKey.execute({ partnerId, label, actor: null });
-      if (announceFailure !== null) {
-        process.stderr.write(`warning: key ${issued.id} is issued, but the running instances could not be told through Redis (${announceFailure}): ` +
-          'it may be refused for up to CACHE_TTL_MS, until each instance re-reads its keys\n');
-      }
-      return issued;
-    },
-    revokeKey: (keyId) => revokeKey.execute({ partnerId: null, keyId, actor: null }),
-    listKeys: async (partnerId) => (await listKeys.execute({ partnerId }))
-      .map((key) => ({ id: key.id, label: key.label, created_at: key.createdAt, revoked_at: key.revokedAt })),
-    inviteAdmin: (partnerId, email) => container.get(TOKENS.InviteAdmin).execute({ partnerId, email }),
-    webhooks: container.get(TOKENS.WebhookUseCases),
-    close: () => db.destroy(),
-  };
-  if (versions === null) return Promise.resolve(commands);
-  return Promise.resolve({
-    ...announceImports(commands, versions),
-    close: async () => {
-      await versions.close();
-      await commands.close();
-    },
-  });
-}
+import { checkStructuredData } from './adapters/structured-data/google-rules.js';
+import { openOperatorCommands } from './composition/operator-commands.js';
 
 loadDotEnv();
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
-  openCommands: openOperatorCommands,
+  openCommands: () => openOperatorCommands(readConfig(process.env)),
   catalogPieces: catalogFilePieces,
   checkStructuredData,
   invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env)), token),

@@ -59,7 +59,7 @@ describe('metrics (/metrics) under `promtool check metrics`', function () {
     metrics.watchRedisFallback(() => false);
     metrics.watchRedisSlowCounts(() => 0);
     // Two a window, so the third request of a key is refused.
-    const server: TestServer = await startTestServer({ ...memoryInfrastructure({ limit: 2 }), metrics });
+    const server: TestServer = await startTestServer({ ...await memoryInfrastructure({ limit: 2 }), metrics });
     running.push(server);
     const metricsServer: RunningMetricsServer = await startMetricsServer(metrics, { port: 0, host: '127.0.0.1' });
     running.push(metricsServer);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
 import { MemoryWebhookOutbox } from '../../src/adapters/memory/memory-webhook-outbox.js';
-import { createContainer, TOKENS } from '../../src/container.js';
+import { createContainer, TOKENS } from '../../src/composition/container.js';
 import type { WebhookUseCases } from '../../src/application/webhooks/webhook-use-cases.js';
 import { PREVIOUS_SECRET_LIFETIME_MS, signingSecrets } from '../../src/domain/webhook-endpoint.js';
 import { WebhookError } from '../../src/domain/webhook-errors.js';

@@ -49,7 +49,7 @@ describe('client against the real server', function () {
   let server: TestServer;
 
   beforeEach(async function () {
-    server = await startTestServer(memoryInfrastructure());
+    server = await startTestServer(await memoryInfrastructure());
   });
   afterEach(async function () {
     await server.close();
@@ -90,7 +90,7 @@ describe('client against the real server', function () {
 
   it('answers internal_error as a typed error', async function () {
     await server.close();
-    const failing = { ...memoryInfrastructure(), catalog: { findBySku: () => Promise.reject(new Error('down')), findById: () => Promise.reject(new Error('down')) } };
+    const failing = { ...await memoryInfrastructure(), catalog: { findBySku: () => Promise.reject(new Error('down')), findById: () => Promise.reject(new Error('down')) } };
     server = await startTestServer(failing);
     const error = await caught(createClient({ baseUrl: server.url, apiKey: KEYS.acme }).getBySku('TENT-2P'));
     expect([error.status, error.code]).to.deep.equal([500, 'internal_error']);
@@ -100,8 +100,8 @@ describe('client against the real server', function () {
     await server.close();
     let failures = 1;
     const unreachable = (): Promise<never> => Promise.reject(Object.assign(new Error('database: connection failed'), { storageUnavailable: true }));
-    const catalog = memoryInfrastructure().catalog;
-    const flaky = { ...memoryInfrastructure(), catalog: { findBySku: (...args: Parameters<typeof catalog.findBySku>) => (failures-- > 0 ? unreachable() : catalog.findBySku(...args)), findById: unreachable } };
+    const catalog = (await memoryInfrastructure()).catalog;
+    const flaky = { ...await memoryInfrastructure(), catalog: { findBySku: (...args: Parameters<typeof catalog.findBySku>) => (failures-- > 0 ? unreachable() : catalog.findBySku(...args)), findById: unreachable } };
     server = await startTestServer(flaky);
     const waits: number[] = [];
     const client = createClient({ baseUrl: server.url, apiKey: KEYS.acme, sleep: (ms) => Promise.resolve(void waits.push(ms)) });
@@ -115,7 +115,7 @@ describe('client against the real server', function () {
   describe('rate limit', function () {
     beforeEach(async function () {
       await server.close();
-      server = await startTestServer({ ...memoryInfrastructure(), limiter: new MemoryRateLimiter({ limit: 1, windowMs: 1_000, clock: systemClock }) });
+      server = await startTestServer({ ...await memoryInfrastructure(), limiter: new MemoryRateLimiter({ limit: 1, windowMs: 1_000, clock: systemClock }) });
     });
 
     it('waits Retry-After seconds on 429, then retries and succeeds', async function () {

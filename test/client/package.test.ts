@@ -45,7 +45,7 @@ describe('client: the package npm pack makes', function () {
   let project: string;
 
   before(async function () {
-    server = await startTestServer(memoryInfrastructure());
+    server = await startTestServer(await memoryInfrastructure());
     dir = mkdtempSync(join(tmpdir(), 'pcat-client-package-'));
     env = environment(join(dir, 'npm-cache'));
     const tarballs = join(dir, 'tarballs');

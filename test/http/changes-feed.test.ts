@@ -20,7 +20,7 @@ import { hashApiKey } from '../../src/domain/api-key.js';
 import { piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { TOMBSTONE_RETENTION_MS, UNSIGNED_CURSOR_WINDOW_MS } from '../../src/domain/changes.js';
 import type { ChangesResponse, ChangeView } from '../../src/domain/changes-view.js';
-import type { Infrastructure } from '../../src/container.js';
+import type { Infrastructure } from '../../src/composition/container.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { importDocument } from '../support/import.js';
 import { emptyDatabase, migrateTo } from '../support/legacy-database.js';

@@ -5,7 +5,7 @@ import { createLogger } from '../../src/adapters/logging/logger.js';
 import { createFastPath } from '../../src/adapters/http/fast-path.js';
 import { OPERATIONS } from '../../src/adapters/http/operations.js';
 import { createPipeline } from '../../src/adapters/http/pipeline.js';
-import { createContainer, TOKENS } from '../../src/container.js';
+import { createContainer, TOKENS } from '../../src/composition/container.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { memoryInfrastructure, startTestServer, type Response, type TestServer } from '../support/test-server.js';
 
@@ -106,8 +106,8 @@ describe('HTTP: the fast path answers exactly as the Koa routes do', function ()
   }
 
   it('for every operation, success, 304 and error: same status, headers, body and log line', async function () {
-    fast = await startTestServer(memoryInfrastructure({ limit: 10_000 }));
-    koa = await startTestServer(memoryInfrastructure({ limit: 10_000 }), { fastPath: false });
+    fast = await startTestServer(await memoryInfrastructure({ limit: 10_000 }));
+    koa = await startTestServer((await memoryInfrastructure({ limit: 10_000 })), { fastPath: false });
     const etag = String((await koa.request(`${API}/sku/TENT-2P`, { headers: bearer(KEYS.acme) })).headers.etag);
     await fast.request(`${API}/sku/TENT-2P`, { headers: bearer(KEYS.acme) });
     const exchanges = lookupExchanges(etag);
@@ -116,8 +116,8 @@ describe('HTTP: the fast path answers exactly as the Koa routes do', function ()
   });
 
   it('past the rate limit: same 429 with Retry-After and RateLimit headers', async function () {
-    fast = await startTestServer(memoryInfrastructure({ limit: 3 }));
-    koa = await startTestServer(memoryInfrastructure({ limit: 3 }), { fastPath: false });
+    fast = await startTestServer(await memoryInfrastructure({ limit: 3 }));
+    koa = await startTestServer((await memoryInfrastructure({ limit: 3 })), { fastPath: false });
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) {
       await sendToBoth({ path: `${API}/sku/TENT-2P`, headers: bearer(KEYS.acme) });
@@ -127,12 +127,12 @@ describe('HTTP: the fast path answers exactly as the Koa routes do', function ()
   });
 
   it('when storage fails: same 500, logged as unexpected on both', async function () {
-    const failing = () => ({
-      ...memoryInfrastructure(),
+    const failing = async () => ({
+      ...await memoryInfrastructure(),
       catalog: { findBySku: () => Promise.reject(new Error('ER_BAD_FIELD')), findById: () => Promise.reject(new Error('boom')) },
     });
-    fast = await startTestServer(failing());
-    koa = await startTestServer(failing(), { fastPath: false });
+    fast = await startTestServer(await failing());
+    koa = await startTestServer(await failing(), { fastPath: false });
     for (const path of [`${API}/sku/TENT-2P`, `${API}/products/1`]) {
       await sendToBoth({ path, headers: bearer(KEYS.acme) });
       for (const server of [fast, koa]) expect(server.logs.some((l) => l.includes('unexpected error'))).to.equal(true);
@@ -145,7 +145,7 @@ describe('HTTP: what the fast path takes, and what it leaves to Koa', function (
   let base: string;
 
   before(async function () {
-    const container = createContainer({ api: { ...memoryInfrastructure(), logger: createLogger('silent') } });
+    const container = createContainer({ api: { ...await memoryInfrastructure(), logger: createLogger('silent') } });
     const fastPath = createFastPath(OPERATIONS, createPipeline(container.get(TOKENS.HttpDependencies), OPERATIONS, 'http://127.0.0.1:3000'));
     // Whatever the fast path declines is answered 599 here, so a test can tell who answered.
     server = createServer((req, res) => {

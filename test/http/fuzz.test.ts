@@ -453,7 +453,7 @@ describe(`fuzzing the HTTP surface (FUZZ_SEED=${SEED})`, function () {
   });
 
   it('answers 3000 random requests below 500 with documented JSON, and stays up', async function () {
-    server = await startTestServer(memoryInfrastructure({ limit: 1_000_000 }));
+    server = await startTestServer(await memoryInfrastructure({ limit: 1_000_000 }));
     const statuses = await fuzzOverHttp(server, new Gen(prng(SEED)), 3_000, { highLimit: true, plausible: 0.2 });
     // The run reached every kind of answer, so the checks above were exercised on each.
     for (const status of [200, 304, 400, 401, 404, 405]) expect(statuses.get(status), `some ${status} among ${summary(statuses)}`).to.be.above(0);
@@ -461,7 +461,7 @@ describe(`fuzzing the HTTP surface (FUZZ_SEED=${SEED})`, function () {
   });
 
   it('answers 400 random raw-socket requests (malformed lines, headers, framing) with bad_request or a documented answer, and stays up', async function () {
-    server = await startTestServer(memoryInfrastructure({ limit: 1_000_000 }));
+    server = await startTestServer(await memoryInfrastructure({ limit: 1_000_000 }));
     const statuses = await fuzzRaw(server, new Gen(prng(SEED + 1)), 400);
     expect(statuses.get(400), `some 400 among ${summary(statuses)}`).to.be.above(0);
     expect(statuses.get(200), `some 200 among ${summary(statuses)}`).to.be.above(0);
@@ -469,7 +469,7 @@ describe(`fuzzing the HTTP surface (FUZZ_SEED=${SEED})`, function () {
   });
 
   it('with the default limit of 100, keeps to the contract once keys run out (429 with Retry-After)', async function () {
-    server = await startTestServer(memoryInfrastructure());
+    server = await startTestServer(await memoryInfrastructure());
     const statuses = await fuzzOverHttp(server, new Gen(prng(SEED + 2)), 800, { highLimit: false, plausible: 0.6 });
     expect(statuses.get(429), `some 429 among ${summary(statuses)}`).to.be.above(0);
     await stillHealthy(server);
@@ -484,7 +484,7 @@ describe('answers at the HTTP edge, below the app', function () {
   this.timeout(20_000);
   let server: TestServer | undefined;
   beforeEach(async function () {
-    server = await startTestServer(memoryInfrastructure());
+    server = await startTestServer(await memoryInfrastructure());
   });
   afterEach(async function () {
     await server?.close();

@@ -21,7 +21,7 @@ describe('HTTP: hostile clients', function () {
   describe('a client that pipelines without reading', function () {
     let server: TestServer;
     before(async function () {
-      server = await startTestServer(memoryInfrastructure());
+      server = await startTestServer(await memoryInfrastructure());
     });
     after(async function () {
       await server.close();
@@ -56,7 +56,7 @@ describe('HTTP: hostile clients', function () {
   describe('an address whose connections keep overflowing', function () {
     let server: TestServer;
     before(async function () {
-      server = await startTestServer(memoryInfrastructure());
+      server = await startTestServer(await memoryInfrastructure());
     });
     after(async function () {
       await server.close();
@@ -86,7 +86,7 @@ describe('HTTP: hostile clients', function () {
   describe('connection limits', function () {
     let server: TestServer;
     before(async function () {
-      server = await startTestServer(memoryInfrastructure(), {
+      server = await startTestServer((await memoryInfrastructure()), {
         limits: { maxConnections: 6, maxConnectionsPerAddress: 3, trustedProxies: trustedProxies(['127.0.0.3']) },
       });
     });
@@ -155,7 +155,7 @@ describe('HTTP: hostile clients', function () {
   describe('a request with two Host headers', function () {
     let server: TestServer;
     before(async function () {
-      server = await startTestServer(memoryInfrastructure());
+      server = await startTestServer(await memoryInfrastructure());
     });
     after(async function () {
       await server.close();
@@ -181,7 +181,7 @@ describe('HTTP: hostile clients', function () {
   describe('a request that does not arrive in time', function () {
     let server: TestServer;
     before(async function () {
-      server = await startTestServer(memoryInfrastructure(), { timeouts: { headersMs: 500, requestMs: 1_000 } });
+      server = await startTestServer((await memoryInfrastructure()), { timeouts: { headersMs: 500, requestMs: 1_000 } });
     });
     after(async function () {
       await server.close();
@@ -268,7 +268,7 @@ describe('HTTP: hostile clients', function () {
   describe('behind a trusted proxy', function () {
     let server: TestServer;
     before(async function () {
-      const infrastructure = { ...memoryInfrastructure(), authFailures: new MemoryAuthFailureGuard({ failuresPerWindow: 3, clock: systemClock }) };
+      const infrastructure = { ...await memoryInfrastructure(), authFailures: new MemoryAuthFailureGuard({ failuresPerWindow: 3, clock: systemClock }) };
       server = await startTestServer(infrastructure, { clientAddress: clientAddressResolver(trustedProxies(['127.0.0.5'])) });
     });
     after(async function () {

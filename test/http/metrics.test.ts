@@ -168,7 +168,7 @@ describe('metrics (/metrics)', function () {
   it('counts a request held back for its address\'s failed authentications as a rate-limit rejection', async function () {
     const metrics = new PrometheusMetrics();
     const server = await startTestServer({
-      ...memoryInfrastructure(),
+      ...await memoryInfrastructure(),
       authFailures: new MemoryAuthFailureGuard({ failuresPerWindow: 1, clock: systemClock }),
       metrics,
     });
@@ -197,7 +197,7 @@ describe('metrics (/metrics)', function () {
     const figures = [];
     for (const fastPath of [true, false]) {
       const metrics = new PrometheusMetrics();
-      const server = await startTestServer({ ...memoryInfrastructure({ limit: 4 }), metrics }, { fastPath });
+      const server = await startTestServer({ ...await memoryInfrastructure({ limit: 4 }), metrics }, { fastPath });
       running.push(server);
       const metricsServer = await serve(metrics);
       for (const [path, key] of paths) await server.request(path, key === null ? {} : { headers: { 'X-API-Key': key } });
@@ -221,7 +221,7 @@ describe('metrics (/metrics)', function () {
 
   it('labels a wrong method on a known route with its template, and made-up paths as unmatched', async function () {
     const metrics = new PrometheusMetrics();
-    const server = await startTestServer({ ...memoryInfrastructure(), metrics });
+    const server = await startTestServer({ ...await memoryInfrastructure(), metrics });
     running.push(server);
     const metricsServer = await serve(metrics);
     expect((await server.request('/api/v1/public/sku/TENT-2P', { method: 'DELETE' })).status).to.equal(405);

@@ -7,7 +7,7 @@ import { createLogger } from '../../src/adapters/logging/logger.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID, readCatalogFile } from '../../src/adapters/catalog-file/catalog-file.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { createHttpApp } from '../../src/adapters/http/app.js';
-import { createContainer, TOKENS } from '../../src/container.js';
+import { createContainer, TOKENS } from '../../src/composition/container.js';
 import { parseSku } from '../../src/domain/sku.js';
 import { checkAgainstOpenApi, schemaAt, type ObservedExchange } from '../support/openapi-check.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
@@ -85,8 +85,8 @@ describe('OpenAPI document', function () {
     expect(example).to.deep.equal(JSON.parse((await catalog.findBySku(DEMO_PARTNER_ID, parseSku('TENT-2P')))!.body.toString('utf8')));
   });
 
-  it('describes every route of the router, and the router serves every path it describes', function () {
-    const deps = createContainer({ api: { ...memoryInfrastructure(), logger: createLogger('silent') } }).get(TOKENS.HttpDependencies);
+  it('describes every route of the router, and the router serves every path it describes', async function () {
+    const deps = createContainer({ api: { ...await memoryInfrastructure(), logger: createLogger('silent') } }).get(TOKENS.HttpDependencies);
     const app = createHttpApp(OPERATIONS, createPipeline(deps, OPERATIONS, 'http://127.0.0.1:3000'), deps.logger);
     const router = app.middleware.map((m) => (m as { router?: Router }).router).find((r) => r !== undefined);
     expect(router, 'the router middleware').to.not.equal(undefined);
@@ -133,14 +133,14 @@ describe('HTTP: /openapi.json and /docs', function () {
   let server: TestServer;
 
   before(async function () {
-    server = await startTestServer(memoryInfrastructure());
+    server = await startTestServer(await memoryInfrastructure());
   });
   after(async function () {
     await server.close();
   });
 
   it('names PUBLIC_BASE_URL as the document\'s server, and sends HSTS on the API\'s answers when it is https', async function () {
-    const behind = await startTestServer(memoryInfrastructure(), { publicBaseUrl: 'https://api.example.com' });
+    const behind = await startTestServer((await memoryInfrastructure()), { publicBaseUrl: 'https://api.example.com' });
     try {
       const served = await behind.request('/openapi.json');
       expect((served.json() as { servers: unknown }).servers).to.deep.equal([{ url: 'https://api.example.com', description: 'This service, as partners reach it' }]);

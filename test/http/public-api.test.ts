@@ -435,7 +435,7 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: public API on 
 
 describe('HTTP: failures of the storage behind the API', function () {
   it('answers 500 internal_error without internals when storage throws, and logs it', async function () {
-    const infrastructure = memoryInfrastructure();
+    const infrastructure = await memoryInfrastructure();
     const failing = {
       ...infrastructure,
       catalog: {
@@ -463,7 +463,7 @@ describe('HTTP: failures of the storage behind the API', function () {
 describe('HTTP: a catalog with thumbnails and upload dates', function () {
   it('serves the search-engine keys where a video has both, and the specification\'s keys elsewhere, as the OpenAPI document describes', async function () {
     // Every answer of the test server is checked against the OpenAPI document.
-    const server = await startTestServer({ ...memoryInfrastructure(), catalog: new MemoryProductCatalog(searchableFixtureCatalog()) });
+    const server = await startTestServer({ ...await memoryInfrastructure(), catalog: new MemoryProductCatalog(searchableFixtureCatalog()) });
     try {
       const [pitch, pack] = data(await server.request(`${API}/sku/TENT-2P`, { headers: ACME })).product.pdp_urls;
       expect(Object.keys(pitch?.json_ld ?? {}).sort()).to.deep.equal([...JSON_LD_KEYS, 'thumbnailUrl', 'uploadDate', 'duration'].sort());

@@ -5,7 +5,7 @@ import type { PortalUseCases } from '../../src/adapters/portal/portal-parts.js';
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
 import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
-import { createPortalUseCases, type AdminInfrastructure, type WebhookInfrastructure } from '../../src/container.js';
+import { createPortalUseCases, type AdminInfrastructure, type WebhookInfrastructure } from '../../src/composition/container.js';
 import type { PortalWorld } from './portal-world.js';
 
 export interface TestPortal {

@@ -5,18 +5,14 @@ import type { HttpHandlerOptions } from '../../src/adapters/http/handler.js';
 import { startHttpServer, type HttpServerOptions } from '../../src/adapters/http/server.js';
 import type { RunningServer } from '../../src/adapters/listening/guarded-server.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
-import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
-import { MemoryApiKeyStore } from './memory-api-key-store.js';
-import { MemoryProductCatalog } from './memory-product-catalog.js';
-import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import type { AuthFailureGuard } from '../../src/application/access/auth-failure-guard.js';
 import type { ChangesFeed } from '../../src/application/changes/changes-feed.js';
 import { systemClock } from '../../src/application/common/clock.js';
-import type { Infrastructure } from '../../src/container.js';
-import { createHandler } from '../../src/container.js';
-import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import type { Infrastructure } from '../../src/composition/container.js';
+import { createHandler } from '../../src/composition/container.js';
+import { openMemoryDeployment } from './deployments.js';
 import { checkAgainstOpenApi } from './openapi-check.js';
 
 export interface Response {
@@ -79,21 +75,11 @@ export async function startTestServer(
 export const noChanges: ChangesFeed = { read: () => Promise.resolve({ entries: [], horizon: 0 }) };
 
 /**
- * The memory adapters over the shared fixture; `keys` is exposed so a test can revoke. The fixture
- * is built without an import, so its feed is empty: feed tests import into a MemoryCatalogStore.
+ * Memory storage over the shared fixture, opened by the composition root as the service opens it
+ * from a catalog file. The fixture is imported, so its feed holds the import: tests of an empty feed bring `noChanges`.
  */
-export function memoryInfrastructure(options: { limit?: number } = {}) {
-  const catalog = fixtureCatalog();
-  const keys = new MemoryApiKeyStore(catalog);
-  return {
-    catalog: new MemoryProductCatalog(catalog),
-    changes: noChanges,
-    cursorKeys: processCursorKeys(),
-    keys,
-    limiter: new MemoryRateLimiter({ limit: options.limit ?? 100, clock: systemClock }),
-    authFailures: lenientAuthFailureGuard(),
-    readiness: alwaysReady,
-  };
+export async function memoryInfrastructure(options: { limit?: number } = {}): Promise<Omit<Infrastructure, 'logger'>> {
+  return (await openMemoryDeployment(options)).api;
 }
 
 /** Sends the path exactly as written: no normalisation, no re-encoding. */

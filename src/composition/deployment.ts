@@ -1,0 +1,223 @@
+import type { Container } from 'inversify';
+import type { Logger } from 'pino';
+import { CachedProductCatalog, withResponseCache } from '../adapters/cache/cached-product-catalog.js';
+import { KeySetCache, type KeySetVersionReader } from '../adapters/cache/key-set-cache.js';
+import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from '../adapters/catalog-file/catalog-file.js';
+import { CatalogFileReloader } from '../adapters/catalog-file/catalog-file-reloader.js';
+import type { Config } from '../adapters/config/config.js';
+import { alwaysReady } from '../adapters/memory/always-ready.js';
+import { memoryAdminStore } from '../adapters/memory/memory-admin-store.js';
+import { MemoryApiKeyAdmin } from '../adapters/memory/memory-api-key-admin.js';
+import { MemoryAuthFailureGuard } from '../adapters/memory/memory-auth-failure-guard.js';
+import { MemoryCatalogStore } from '../adapters/memory/memory-catalog-store.js';
+import { MemoryRateLimiter } from '../adapters/memory/memory-rate-limiter.js';
+import { MemoryWebhookEndpoints } from '../adapters/memory/memory-webhook-endpoints.js';
+import { MemoryWebhookOutbox } from '../adapters/memory/memory-webhook-outbox.js';
+import { processCursorKeys } from '../adapters/memory/process-cursor-keys.js';
+import { PrometheusMetrics } from '../adapters/metrics/prometheus-metrics.js';
+import { openMysqlStorage } from '../adapters/mysql/mysql-storage.js';
+import { RedisChangeVersions } from '../adapters/redis/redis-change-versions.js';
+import { createRedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
+import { noMetrics } from '../adapters/service-metrics.js';
+import { TIMEOUTS } from '../adapters/timeouts.js';
+import { HttpWebhookSender } from '../adapters/webhooks/http-webhook-sender.js';
+import type { ApiKeyStore } from '../application/access/api-key-store.js';
+import { KeyUsageRecorder } from '../application/access/key-usage.js';
+import type { RateLimiter } from '../application/access/rate-limiter.js';
+import { systemClock } from '../application/common/clock.js';
+import { ChangesElsewhere } from '../application/instances/changes-elsewhere.js';
+import { WEBHOOK_ATTEMPTS_PER_ENDPOINT, webhookAttemptsPerPartner } from '../application/webhooks/deliver-webhooks.js';
+import type { WebhookOutbox } from '../application/webhooks/webhook-outbox.js';
+import { generateApiKey, hashApiKey } from '../domain/api-key.js';
+import { refusedAddress } from '../domain/webhook-url.js';
+import { createContainer, nobodyToTell, TOKENS, type AdminInfrastructure, type Infrastructure, type WebhookInfrastructure } from './container.js';
+
+/**
+ * What a process of the service runs on: the adapters its configuration chose, joined to their
+ * ports in one container. The service, the portal's own process and the tests all open one here.
+ */
+export interface Deployment {
+  readonly config: Config;
+  readonly container: Container;
+  /** The partner API's adapters, as bound in the container. */
+  readonly api: Infrastructure;
+  /** The partner portal's and the operator's adapters over the same storage. */
+  readonly admin: AdminInfrastructure;
+  /** Every instance notes when each key is used and writes it once a minute: never a write per request. */
+  readonly keyUsage: KeyUsageRecorder;
+  /** None with METRICS_PORT=0. */
+  readonly metrics?: PrometheusMetrics;
+  /** The embedded demo: the key made at start, shown once, and the partner whose admin is invited. */
+  readonly demo?: { readonly key: string; readonly partnerId: string };
+  /** Memory storage: reads its catalog file again (SIGHUP). */
+  readonly reloadCatalog?: (trigger: string) => Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What a test may put in place of the configuration's choice; the service replaces nothing. */
+export type DeploymentOverrides = Partial<Omit<Infrastructure, 'logger' | 'keyUsage'>>;
+
+/** The storage's own adapters, before the API's guards and the container join them. */
+interface Storage {
+  readonly api: Omit<Infrastructure, 'limiter' | 'authFailures' | 'logger' | 'metrics' | 'keyUsage'>;
+  readonly admin: Omit<AdminInfrastructure, 'usage' | 'clock'>;
+  readonly webhooks: Omit<WebhookInfrastructure, 'allowPrivateTargets' | 'delivery'>;
+  readonly demo?: Deployment['demo'];
+  readonly reloadCatalog?: (trigger: string) => Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens the storage, the rate limiter and the caches the configuration names, and binds them. */
+export async function openDeployment(config: Config, logger: Logger, overrides: DeploymentOverrides = {}): Promise<Deployment> {
+  const metrics = config.metricsPort === 0 ? undefined : new PrometheusMetrics();
+  const keyUsage = new KeyUsageRecorder(systemClock);
+  // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
+  // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
+  // reads its key from the database.
+  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0);
+  if (rateLimiting.usingFallback !== undefined) metrics?.watchRedisFallback(rateLimiting.usingFallback);
+  if (rateLimiting.slowCounts !== undefined) metrics?.watchRedisSlowCounts(rateLimiting.slowCounts);
+  const serviceMetrics = metrics ?? noMetrics;
+  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics) : await openMemory(config, logger);
+  const api: Infrastructure = {
+    ...storage.api,
+    limiter: rateLimiting.limiter,
+    authFailures: new MemoryAuthFailureGuard({ failuresPerWindow: config.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimitMaxKeys }),
+    logger,
+    metrics: serviceMetrics,
+    keyUsage,
+    ...overrides,
+  };
+  if (api.catalog instanceof CachedProductCatalog) metrics?.watchResponseCache(api.catalog);
+  const admin: AdminInfrastructure = { ...storage.admin, usage: keyUsage, clock: systemClock };
+  const webhooks: WebhookInfrastructure = {
+    ...storage.webhooks, allowPrivateTargets: config.webhookAllowPrivateTargets, delivery: webhookDelivery(config, storage.webhooks.outbox, metrics),
+  };
+  return {
+    config,
+    container: createContainer({ api, admin, webhooks }),
+    api,
+    admin,
+    keyUsage,
+    ...(metrics === undefined ? {} : { metrics }),
+    ...(storage.demo === undefined ? {} : { demo: storage.demo }),
+    ...(storage.reloadCatalog === undefined ? {} : { reloadCatalog: storage.reloadCatalog }),
+    close: async () => {
+      await rateLimiting.close();
+      await storage.close();
+    },
+  };
+}
+
+async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined): Promise<Storage> {
+  if (config.databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
+  const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret });
+  // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
+  await storage.cursorKeys.cursorKey().catch((error: unknown) => {
+    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'changes feed: cursor key not read at start; the first page will read it');
+  });
+  metrics?.watchDatabasePool(storage.poolUse);
+  // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
+  const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl });
+  const { changes } = rateLimiting;
+  let keys: ApiKeyStore = storage.keys;
+  if (changes !== undefined) {
+    const held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
+    // The token first, then the keys, so the first request finds both current.
+    await changes.versions.keysVersion();
+    await held.warm().catch((error: unknown) => {
+      logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: not read at start; the first request will read them');
+    });
+    keys = held;
+  }
+  const catalog = withResponseCache(storage.catalog, {
+    ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes, watch: changes?.watch, metrics: metrics ?? noMetrics,
+  });
+  return {
+    api: { catalog, changes: storage.changes, cursorKeys: storage.cursorKeys, keys, readiness: storage.readiness },
+    admin: { keys: storage.keyAdmin, ...storage.admins, announcer: announcer ?? nobodyToTell },
+    webhooks: storage.webhooks,
+    close: async () => {
+      await announcer?.close();
+      await storage.close();
+    },
+  };
+}
+
+/** Memory storage: the catalog file's content in this process, or the embedded demo with a key made now. */
+async function openMemory(config: Config, logger: Logger): Promise<Storage> {
+  // This process's endpoints and outbox: a reload of the file queues its webhook messages there.
+  const endpoints: MemoryWebhookEndpoints = new MemoryWebhookEndpoints({ hasPartner: (partnerId: string): boolean => store.hasPartner(partnerId) });
+  const outbox = new MemoryWebhookOutbox(endpoints);
+  const store: MemoryCatalogStore = new MemoryCatalogStore(outbox);
+  const cursorKeys = processCursorKeys({ secret: config.cursorSecret });
+  const importer = createContainer({ catalog: { store, cursorKeys } });
+  const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, importer.get(TOKENS.ImportCatalog), logger);
+  await reloader.load();
+  const storage: Storage = {
+    api: { catalog: store, changes: store, cursorKeys, keys: store, readiness: alwaysReady },
+    // One process: a key issued or revoked in the store is in force for its next request, with no one else to tell.
+    admin: { keys: new MemoryApiKeyAdmin(store), ...memoryAdminStore(), announcer: nobodyToTell },
+    webhooks: { endpoints, outbox },
+    reloadCatalog: (trigger) => reloader.reload(trigger),
+    close: () => {
+      reloader.close();
+      return Promise.resolve();
+    },
+  };
+  if (config.catalogFile !== null) {
+    reloader.watch();
+    return storage;
+  }
+  const key = generateApiKey();
+  store.addKey({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(key) });
+  return { ...storage, demo: { key, partnerId: DEMO_PARTNER_ID } };
+}
+
+/**
+ * How this instance's webhook attempts go out: over Node's HTTP client, to public addresses only
+ * unless WEBHOOK_ALLOW_PRIVATE_TARGETS says otherwise, within the configured limits.
+ */
+function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: PrometheusMetrics | undefined): NonNullable<WebhookInfrastructure['delivery']> {
+  const allowPrivate = config.webhookAllowPrivateTargets;
+  const sender = new HttpWebhookSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowHttp: allowPrivate,
+    allowsAddress: allowPrivate ? () => true : (address) => refusedAddress(address) === null,
+  });
+  const limits = {
+    concurrency: config.webhookConcurrency, perEndpoint: WEBHOOK_ATTEMPTS_PER_ENDPOINT, perPartner: webhookAttemptsPerPartner(config.webhookConcurrency),
+    attemptTimeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule,
+  };
+  if (metrics !== undefined) metrics.watchWebhookOutbox(() => outbox.pendingCount());
+  return metrics === undefined ? { sender, limits } : { sender, limits, metrics };
+}
+
+interface RateLimiting {
+  readonly limiter: RateLimiter;
+  /** When counting is shared through Redis and changes were asked for: what the counts reveal. */
+  readonly changes?: { readonly watch: ChangesElsewhere; readonly versions: KeySetVersionReader };
+  /** When counting is shared through Redis: whether this instance counts on its share now, Redis lost. */
+  readonly usingFallback?: () => boolean;
+  /** When counting is shared through Redis: how many counts were given up as slow. */
+  readonly slowCounts?: () => number;
+  close(): Promise<void>;
+}
+
+/** In-process, or shared through Redis with each instance counting on its share while Redis is away. */
+async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean): Promise<RateLimiting> {
+  if (config.rateLimitStore === 'memory' || config.redisUrl === null) {
+    return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
+  }
+  const watch = watchChanges ? new ChangesElsewhere() : undefined;
+  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys, logger, watch });
+  // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
+  // and warns once on the first request it cannot count in Redis.
+  await shared.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
+    logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
+  });
+  const close = (): Promise<void> => shared.close();
+  const usingFallback = (): boolean => shared.usingFallback();
+  const slowCounts = (): number => shared.slowCounts();
+  return watch === undefined ? { limiter: shared, usingFallback, slowCounts, close } : { limiter: shared, changes: { watch, versions: shared }, usingFallback, slowCounts, close };
+}
