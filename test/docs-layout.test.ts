@@ -4,9 +4,9 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /*
- * The two maps of the code follow the code: README's Layout names every folder under src, and
- * docs/architecture.md every source file, so a folder or file added, moved or renamed fails here
- * until the docs say where it went.
+ * The two maps of the code follow the code: the Layout of docs/architecture.md names every folder
+ * under src, and the rest of that page every source file, so a folder or file added, moved or
+ * renamed fails here until the docs say where it went.
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -31,9 +31,9 @@ function filesUnder(path: string): string[] {
 
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
 
-/** The first fenced code block of README's `## Layout` section. */
+/** The first fenced code block of the `## Layout` section of docs/architecture.md. */
 function layoutBlock(): string {
-  const section = /^## Layout\s*$([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read('README.md'))?.[1] ?? '';
+  const section = /^## Layout\s*$([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read('docs/architecture.md'))?.[1] ?? '';
   return /^```[^\n]*\n([\s\S]*?)^```/m.exec(section)?.[1] ?? '';
 }
 
@@ -50,12 +50,12 @@ function backtickedTsFiles(markdown: string): Set<string> {
 }
 
 describe('documentation layout', function () {
-  it('finds README\'s Layout block and the folders under src', function () {
+  it('finds the Layout block of docs/architecture.md and the folders under src', function () {
     expect(layoutBlock()).to.include('src/domain');
     expect(foldersUnder('src')).to.include.members(['domain', 'application', 'adapters']);
   });
 
-  it('has README\'s Layout name every folder under src, and only folders that exist', function () {
+  it('has the Layout of docs/architecture.md name every folder under src, and only folders that exist', function () {
     const named = srcPaths(layoutBlock());
     const folders = foldersUnder('src');
     expect({

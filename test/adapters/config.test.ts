@@ -25,15 +25,30 @@ describe('configuration', function () {
     });
   });
 
-  it('documents every variable it reads in the README\'s configuration table and in .env.example', function () {
-    const read = [...readFileSync('src/adapters/config/config.ts', 'utf8').matchAll(/\(env, '([A-Z_]+)'/g)].map((match) => match[1]!);
-    const table = readFileSync('README.md', 'utf8').split('\n## Configuration')[1]!.split('\n## ')[0]!;
+  /** The variables read by config.ts. */
+  const readVariables = (): string[] =>
+    [...readFileSync('src/adapters/config/config.ts', 'utf8').matchAll(/\(env, '([A-Z_]+)'/g)].map((match) => match[1]!);
+  /** The text of a Markdown file's `## <heading>` section, up to the next `## ` heading. */
+  const section = (file: string, heading: string): string => readFileSync(file, 'utf8').split(`\n## ${heading}\n`)[1]?.split('\n## ')[0] ?? '';
+
+  it('documents every variable it reads in the table of docs/configuration.md and in .env.example', function () {
+    const read = readVariables();
+    const table = section('docs/configuration.md', 'Variables');
     const example = readFileSync('.env.example', 'utf8');
     expect(read).to.include('CURSOR_SECRET');
     for (const name of read) {
       expect(table, name).to.match(new RegExp(`^\\| (\`[A-Z_]+\`, )*\`${name}\``, 'm'));
       expect(example, name).to.match(new RegExp(`^${name}=`, 'm'));
     }
+  });
+
+  it('names in the README\'s configuration table only variables it reads, and links the full table', function () {
+    const read = readVariables();
+    const readme = section('README.md', 'Configuration');
+    const named = [...readme.matchAll(/^\| ((?:`[A-Z_]+`(?:, )?)+) \|/gm)].flatMap((match) => [...match[1]!.matchAll(/`([A-Z_]+)`/g)].map((name) => name[1]!));
+    expect(named).to.include.members(['PORT', 'STORAGE', 'DATABASE_URL', 'REDIS_URL']);
+    expect(named.filter((name) => !read.includes(name)), 'variables the README names that config.ts does not read').to.deep.equal([]);
+    expect(readme).to.include('](docs/configuration.md#variables)');
   });
 
   it('reads every variable', function () {
