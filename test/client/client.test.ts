@@ -90,7 +90,8 @@ describe('client against the real server', function () {
 
   it('answers internal_error as a typed error', async function () {
     await server.close();
-    const failing = { ...memoryInfrastructure(), catalog: { findBySku: () => Promise.reject(new Error('down')), findById: () => Promise.reject(new Error('down')) } };
+    const down = (): Promise<never> => Promise.reject(new Error('down'));
+    const failing = { ...memoryInfrastructure(), catalog: { findBySku: down, findById: down, findManyBySku: down, findManyById: down } };
     server = await startTestServer(failing);
     const error = await caught(createClient({ baseUrl: server.url, apiKey: KEYS.acme }).getBySku('TENT-2P'));
     expect([error.status, error.code]).to.deep.equal([500, 'internal_error']);
@@ -101,7 +102,10 @@ describe('client against the real server', function () {
     let failures = 1;
     const unreachable = (): Promise<never> => Promise.reject(Object.assign(new Error('database: connection failed'), { storageUnavailable: true }));
     const catalog = memoryInfrastructure().catalog;
-    const flaky = { ...memoryInfrastructure(), catalog: { findBySku: (...args: Parameters<typeof catalog.findBySku>) => (failures-- > 0 ? unreachable() : catalog.findBySku(...args)), findById: unreachable } };
+    const flaky = {
+      ...memoryInfrastructure(),
+      catalog: { findBySku: (...args: Parameters<typeof catalog.findBySku>) => (failures-- > 0 ? unreachable() : catalog.findBySku(...args)), findById: unreachable, findManyBySku: unreachable, findManyById: unreachable },
+    };
     server = await startTestServer(flaky);
     const waits: number[] = [];
     const client = createClient({ baseUrl: server.url, apiKey: KEYS.acme, sleep: (ms) => Promise.resolve(void waits.push(ms)) });

@@ -129,7 +129,10 @@ describe('HTTP: the fast path answers exactly as the Koa routes do', function ()
   it('when storage fails: same 500, logged as unexpected on both', async function () {
     const failing = () => ({
       ...memoryInfrastructure(),
-      catalog: { findBySku: () => Promise.reject(new Error('ER_BAD_FIELD')), findById: () => Promise.reject(new Error('boom')) },
+      catalog: {
+        findBySku: () => Promise.reject(new Error('ER_BAD_FIELD')), findById: () => Promise.reject(new Error('boom')),
+        findManyBySku: () => Promise.reject(new Error('ER_BAD_FIELD')), findManyById: () => Promise.reject(new Error('boom')),
+      },
     });
     fast = await startTestServer(failing());
     koa = await startTestServer(failing(), { fastPath: false });
