@@ -45,6 +45,8 @@ const stored = (result: LookupResult): LookupAnswer => LookupAnswer.ofResultText
 const everyProduct: ProductCatalog = {
   findBySku: (_partner: string, sku: Sku) => Promise.resolve(stored(answer(sku, 1))),
   findById: (_partner: string, id: ProductId) => Promise.resolve(stored(answer(`ID-${id}`, Number(id)))),
+  findManyBySku: (_partner: string, skus: readonly Sku[]) => Promise.resolve(skus.map((sku) => stored(answer(sku, 1)))),
+  findManyById: (_partner: string, ids: readonly ProductId[]) => Promise.resolve(ids.map((id) => stored(answer(`ID-${id}`, Number(id))))),
 };
 const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cacheTtlMs, 1), maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
 process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cacheMaxEntries}, CACHE_MAX_BYTES=${config.cacheMaxBytes}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);

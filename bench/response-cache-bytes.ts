@@ -40,11 +40,16 @@ interface Reading {
   readonly countedBytes: number;
 }
 
+/** Batches are answers held one by one, as single lookups are: only those are measured. */
+const NOT_MEASURED = (): Promise<never> => Promise.reject(new Error('batches are not measured here'));
+
 /** `ENTRIES` distinct lookups answered with fresh copies of `text` (null: remembered misses). */
 async function measure(kind: string, text: string | null): Promise<Reading> {
   const catalog: ProductCatalog = {
     findBySku: () => Promise.resolve(text === null ? null : LookupAnswer.ofResultText(text)),
     findById: () => Promise.resolve(null),
+    findManyBySku: NOT_MEASURED,
+    findManyById: NOT_MEASURED,
   };
   const cacheOf = (): CachedProductCatalog => new CachedProductCatalog(catalog, {
     ttlMs: 3_600_000, maxEntries: ENTRIES, maxBytes: Number.MAX_SAFE_INTEGER,
@@ -104,7 +109,9 @@ function random(seed: number): () => number {
  * an answer still held keeps alive).
  */
 async function measureChurn(kind: string, text: string): Promise<Reading> {
-  const catalog: ProductCatalog = { findBySku: () => Promise.resolve(LookupAnswer.ofResultText(text)), findById: () => Promise.resolve(null) };
+  const catalog: ProductCatalog = {
+    findBySku: () => Promise.resolve(LookupAnswer.ofResultText(text)), findById: () => Promise.resolve(null), findManyBySku: NOT_MEASURED, findManyById: NOT_MEASURED,
+  };
   const cache = new CachedProductCatalog(catalog, {
     ttlMs: 3_600_000, maxEntries: CATALOG, maxBytes: CHURN_BYTES,
   });

@@ -22,6 +22,8 @@
  * of a --cold-products catalog (default 1000000, seeded once into a database of its own and kept),
  * uniform and Zipf, beside their limit, with the cache hit rate and the pool's waiting callers;
  * --cpu-prof <dir> writes a CPU profile of the service's cold uniform run in the last round there.
+ * The batch row (batch-rows.ts; `--only batch` runs just it): on the production settings, the same cold
+ * products read as batches of 100 SKUs and as single lookups, printed per product.
  * The webhook rows (webhook-rows.ts; `--only webhooks` runs just them, `--only "first attempt"`,
  * `--only "lookups while"` or `--only "another partner"` one): on the production settings, how long
  * after an import's commit its message's first attempt reaches a receiver (--webhook-imports imports,
@@ -36,6 +38,7 @@ import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chooseAttacks, runAttacks } from './attacks.js';
 import { writeBenchCatalog } from './bench-catalog.js';
+import { runBatchRows } from './batch-rows.js';
 import { runColdRows } from './cold-rows.js';
 import { drive, LOAD_CONNECTIONS, loadGenerator, type Load } from './load.js';
 import { median } from './percentile.js';
@@ -107,6 +110,7 @@ async function main(): Promise<void> {
     const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
     await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir, baselineDirs: BASELINE_DIRS });
   }
+  if (only === undefined || only.includes('batch')) await runBatchRows(context, { rounds });
   const webhookRows = chooseWebhookRows(only);
   if (anyWebhookRow(webhookRows)) await runWebhookRows(context, webhookRows, { rounds, durationS, imports: Number(values['webhook-imports']) });
   if (only === undefined) {

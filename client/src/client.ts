@@ -1,5 +1,5 @@
 import { errorFromResponse, PartnerCatalogError, type ErrorCode } from './errors.js';
-import type { Change, ChangesResponse, LookupResult } from './types.js';
+import type { BatchLookupResponse, Change, ChangesResponse, LookupResult } from './types.js';
 
 /** A lookup kept with the ETag it came with. */
 export interface CachedLookup {
@@ -49,11 +49,22 @@ export interface ChangeFeed extends AsyncIterable<Change> {
   readonly cursor: string | undefined;
 }
 
+/** A batch's answer, `not_found` typed by what was asked: SKUs as strings, IDs as numbers. */
+export type ProductBatch<Value extends string | number> = Omit<BatchLookupResponse, 'not_found'> & { not_found: Value[] };
+
 export interface PartnerCatalogClient {
   /** The product with this SKU in your catalog; throws PartnerCatalogError (`sku_not_found`, ...). */
   getBySku(sku: string): Promise<LookupResult>;
   /** The product with this service-assigned ID; throws PartnerCatalogError (`product_not_found`, ...). */
   getById(id: number | string): Promise<LookupResult>;
+  /**
+   * The products with these SKUs: `data` those found, in the order asked, `not_found` the SKUs your
+   * catalog does not hold. Each SKU once; 100 per request, so more than 100 cost a request per 100.
+   * Throws PartnerCatalogError (`invalid_sku` naming the first bad SKU's place in its request, ...).
+   */
+  getManyBySku(skus: readonly string[]): Promise<ProductBatch<string>>;
+  /** The same by service-assigned IDs; `not_found` holds numbers. Throws PartnerCatalogError (`invalid_product_id`, ...). */
+  getManyById(ids: readonly (number | string)[]): Promise<ProductBatch<number>>;
   /** What changed in your catalog since `cursor`; throws PartnerCatalogError (`cursor_expired`, `invalid_cursor`, ...) while iterating. */
   changes(options?: ChangesOptions): ChangeFeed;
 }
@@ -62,6 +73,8 @@ const DEFAULT_MAX_RETRIES = 2;
 /** Answers worth waiting out: the key's limit, and a server that cannot reach its storage for a moment. */
 const RETRIED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['rate_limit_exceeded', 'service_unavailable']);
 const API = '/api/v1/public';
+/** Most values the API takes in one batch request. */
+const BATCH_SIZE = 100;
 
 export function createClient(options: ClientOptions): PartnerCatalogClient {
   const base = options.baseUrl.replace(/\/+$/, '') + API;
@@ -99,6 +112,19 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
     return data;
   }
 
+  /** Each value once, in the order first asked, 100 to a request; the answers joined in that order. */
+  async function many<Value extends string | number>(parameter: 'sku' | 'id', values: readonly (string | number)[]): Promise<ProductBatch<Value>> {
+    const unique = [...new Set(values.map(String))];
+    const answer: ProductBatch<Value> = { data: [], not_found: [] };
+    for (let start = 0; start < unique.length; start += BATCH_SIZE) {
+      const list = unique.slice(start, start + BATCH_SIZE).map(encodeURIComponent).join(',');
+      const page = (await (await get(`${base}/products?${parameter}=${list}`, (status) => status === 200)).json()) as ProductBatch<Value>;
+      answer.data.push(...page.data);
+      answer.not_found.push(...page.not_found);
+    }
+    return answer;
+  }
+
   function changes(changesOptions: ChangesOptions = {}): ChangeFeed {
     let cursor = changesOptions.cursor;
     const { limit } = changesOptions;
@@ -125,6 +151,8 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
   return {
     getBySku: (sku) => lookup(`${base}/sku/${encodeURIComponent(sku)}`),
     getById: (id) => lookup(`${base}/products/${encodeURIComponent(String(id))}`),
+    getManyBySku: (skus) => many('sku', skus),
+    getManyById: (ids) => many('id', ids),
     changes,
   };
 }

@@ -17,6 +17,8 @@ export type VideoView = Schemas['Video'];
 export type PdpEntryView = Schemas['PdpEntry'];
 /** The schema.org VideoObject for one retailer page, anchored to its `pdp_url`. */
 export type VideoObjectJsonLd = Schemas['VideoObject'];
+/** A batch lookup's answer: `data`, the products found in the order asked; `not_found`, the values your catalog does not hold. */
+export type BatchLookupResponse = Schemas['BatchLookupResponse'];
 /** A page of the changes feed. */
 export type ChangesResponse = Schemas['ChangesResponse'];
 /** One product that changed: `upserted` (look it up again) or `deleted` (drop it). */

@@ -7,6 +7,8 @@ import { AuthenticateKey } from '../application/access/authenticate-key.js';
 import { EnforceRateLimit } from '../application/access/enforce-rate-limit.js';
 import { LookupById } from '../application/lookup/lookup-by-id.js';
 import { LookupBySku } from '../application/lookup/lookup-by-sku.js';
+import { LookupManyById } from '../application/lookup/lookup-many-by-id.js';
+import { LookupManyBySku } from '../application/lookup/lookup-many-by-sku.js';
 import type { ApiKeyStore } from '../application/access/api-key-store.js';
 import type { AuthFailureGuard } from '../application/access/auth-failure-guard.js';
 import type { ChangesFeed } from '../application/changes/changes-feed.js';
@@ -88,6 +90,8 @@ export const TOKENS = {
   EnforceRateLimit: Symbol.for('EnforceRateLimit') as ServiceIdentifier<EnforceRateLimit>,
   LookupBySku: Symbol.for('LookupBySku') as ServiceIdentifier<LookupBySku>,
   LookupById: Symbol.for('LookupById') as ServiceIdentifier<LookupById>,
+  LookupManyBySku: Symbol.for('LookupManyBySku') as ServiceIdentifier<LookupManyBySku>,
+  LookupManyById: Symbol.for('LookupManyById') as ServiceIdentifier<LookupManyById>,
   ReadChanges: Symbol.for('ReadChanges') as ServiceIdentifier<ReadChanges>,
   ApiUseCases: Symbol.for('ApiUseCases') as ServiceIdentifier<ApiUseCases>,
   HttpDependencies: Symbol.for('HttpDependencies') as ServiceIdentifier<PipelineDependencies<ApiUseCases>>,
@@ -203,13 +207,16 @@ function bindApi(container: Container, infrastructure: Infrastructure): void {
   );
   container.bind(TOKENS.LookupBySku).toResolvedValue((catalog: ProductCatalog) => new LookupBySku(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.LookupById).toResolvedValue((catalog: ProductCatalog) => new LookupById(catalog), [TOKENS.ProductCatalog]);
+  container.bind(TOKENS.LookupManyBySku).toResolvedValue((catalog: ProductCatalog) => new LookupManyBySku(catalog), [TOKENS.ProductCatalog]);
+  container.bind(TOKENS.LookupManyById).toResolvedValue((catalog: ProductCatalog) => new LookupManyById(catalog), [TOKENS.ProductCatalog]);
   container.bind(TOKENS.ReadChanges).toResolvedValue(
     (feed: ChangesFeed, cursorKeys: CursorKeys) => new ReadChanges(feed, cursorKeys, systemClock),
     [TOKENS.ChangesFeed, TOKENS.CursorKeys],
   );
   container.bind(TOKENS.ApiUseCases).toResolvedValue(
-    (lookupBySku: LookupBySku, lookupById: LookupById, readChanges: ReadChanges, readiness: ReadinessProbe) => ({ lookupBySku, lookupById, readChanges, readiness }),
-    [TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.ReadChanges, TOKENS.ReadinessProbe],
+    (lookupBySku: LookupBySku, lookupById: LookupById, lookupManyBySku: LookupManyBySku, lookupManyById: LookupManyById, readChanges: ReadChanges, readiness: ReadinessProbe) =>
+      ({ lookupBySku, lookupById, lookupManyBySku, lookupManyById, readChanges, readiness }),
+    [TOKENS.LookupBySku, TOKENS.LookupById, TOKENS.LookupManyBySku, TOKENS.LookupManyById, TOKENS.ReadChanges, TOKENS.ReadinessProbe],
   );
   container.bind(TOKENS.HttpDependencies).toResolvedValue(
     (useCases: ApiUseCases, authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, logger: Logger, metrics: ServiceMetrics) =>

@@ -14,6 +14,7 @@ export const DOMAIN_ERROR_KINDS = {
   invalid_cursor: 'invalid_input',
   invalid_limit: 'invalid_input',
   invalid_query: 'invalid_input',
+  invalid_batch: 'invalid_input',
   missing_api_key: 'unauthenticated',
   invalid_api_key: 'unauthenticated',
   sku_not_found: 'not_found',

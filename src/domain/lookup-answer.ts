@@ -60,6 +60,12 @@ export class LookupAnswer {
     return this.writtenBody!;
   }
 
+  /** The result's JSON text inside the body (what follows `{"data":`), without a copy: a batch writes its items from it. */
+  get resultJson(): Buffer {
+    const { body } = this;
+    return body.subarray(BODY_START.length, body.length - BODY_END.length);
+  }
+
   /** The body's strong ETag (`etagOf`). */
   get etag(): string {
     if (this.writtenEtag === undefined) this.write();

@@ -26,10 +26,12 @@ async function scraped(metrics: PrometheusMetrics, name: string): Promise<Record
   return Object.fromEntries((found?.values ?? []).map((v) => [Object.values(v.labels).join(','), v.value]));
 }
 
-/** The memory catalog, counting the lookups that reach it; `fail` makes the next one throw. */
+/** The memory catalog, counting the lookups that reach it and what batches ask of it; `fail` makes the next one throw. */
 class CountingCatalog implements ProductCatalog {
   calls = 0;
   fail = false;
+  /** The values of each batch read, in order. */
+  readonly batches: (readonly (string | number)[])[] = [];
   constructor(private readonly inner: ProductCatalog) {}
   findBySku(partnerId: string, s: Sku): Promise<LookupAnswer | null> {
     return this.count(() => this.inner.findBySku(partnerId, s));
@@ -37,7 +39,15 @@ class CountingCatalog implements ProductCatalog {
   findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
     return this.count(() => this.inner.findById(partnerId, id));
   }
-  private count(lookup: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
+  findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
+    this.batches.push(skus);
+    return this.count(() => this.inner.findManyBySku(partnerId, skus));
+  }
+  findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
+    this.batches.push(ids);
+    return this.count(() => this.inner.findManyById(partnerId, ids));
+  }
+  private count<T>(lookup: () => Promise<T>): Promise<T> {
     this.calls += 1;
     if (this.fail) {
       this.fail = false;
@@ -46,6 +56,8 @@ class CountingCatalog implements ProductCatalog {
     return lookup();
   }
 }
+
+const titles = (answers: readonly (LookupAnswer | null)[]): (string | null)[] => answers.map((answer) => answer?.result.product.title ?? null);
 
 productCatalogContract('memory behind the response cache', (catalog) =>
   Promise.resolve({ catalog: new CachedProductCatalog(new MemoryProductCatalog(catalog), { ttlMs: 60_000 }), close: () => Promise.resolve() }));
@@ -189,6 +201,39 @@ describe('response cache', function () {
     expect(Object.isFrozen(found.product.pdp_urls[0]?.json_ld)).to.equal(true);
   });
 
+  it('shares its answers between batches and single lookups, and reads a batch\'s unheld values in one call', async function () {
+    const metrics = new PrometheusMetrics();
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, metrics });
+    await cache.findBySku('acme', sku('TENT-2P'));
+    const batch = await cache.findManyBySku('acme', ['abc-1', 'TENT-2P', 'NOPE', 'ABC-1'].map(sku));
+    expect(titles(batch)).to.deep.equal(['Title abc-1', 'Title TENT-2P', null, 'Upper-case ABC']);
+    expect(backing.batches).to.deep.equal([['abc-1', 'NOPE', 'ABC-1']]);
+    for (const s of ['abc-1', 'NOPE', 'ABC-1']) await cache.findBySku('acme', sku(s));
+    expect(titles(await cache.findManyBySku('acme', ['NOPE', 'abc-1'].map(sku)))).to.deep.equal([null, 'Title abc-1']);
+    expect(backing.calls, 'the single lookup, then the batch; nothing since').to.equal(2);
+    // Each value is one lookup of the cache: 1 single miss, 3 batch misses, then 3 + 2 hits.
+    expect(await scraped(metrics, 'pcat_response_cache_lookups_total')).to.deep.equal({ hit: 6, miss: 4 });
+
+    const tentId = batch[1]!.result.product.id as ProductId;
+    const byId = await cache.findManyById('acme', [tentId, 999_999 as ProductId]);
+    expect(titles(byId)).to.deep.equal(['Title TENT-2P', null]);
+    expect(await cache.findById('acme', tentId)).to.equal(byId[0]);
+    expect(backing.batches.at(-1)).to.deep.equal([tentId, 999_999]);
+    expect(backing.calls).to.equal(3);
+  });
+
+  it('never holds a partner\'s batch answer for another, and never caches a failed batch', async function () {
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+    expect(titles(await cache.findManyBySku('acme', [sku('SHARED-1'), sku('GLOBEX-ONLY')]))).to.deep.equal(['Acme shared', null]);
+    expect(titles(await cache.findManyBySku('globex', [sku('SHARED-1'), sku('GLOBEX-ONLY')]))).to.deep.equal(['Globex shared', 'Title GLOBEX-ONLY']);
+    backing.fail = true;
+    let failed = false;
+    await cache.findManyBySku('acme', [sku('TENT-2P')]).catch(() => (failed = true));
+    expect(failed).to.equal(true);
+    expect(titles(await cache.findManyBySku('acme', [sku('TENT-2P')]))).to.deep.equal(['Title TENT-2P']);
+    expect(backing.calls).to.equal(4);
+  });
+
   it('is no cache at all with a TTL of 0', function () {
     expect(withResponseCache(backing, { ttlMs: 0 })).to.equal(backing);
     expect(withResponseCache(backing, { ttlMs: 1 })).to.be.instanceOf(CachedProductCatalog);
@@ -212,7 +257,10 @@ describe('response cache with a watch on the catalog tokens', function () {
   beforeEach(function () {
     live = new MemoryProductCatalog(fixtureCatalog());
     // The database behind the cache: an import replaces what it answers.
-    backing = new CountingCatalog({ findBySku: (p, s) => live.findBySku(p, s), findById: (p, id) => live.findById(p, id) });
+    backing = new CountingCatalog({
+      findBySku: (p, s) => live.findBySku(p, s), findById: (p, id) => live.findById(p, id),
+      findManyBySku: (p, skus) => live.findManyBySku(p, skus), findManyById: (p, ids) => live.findManyById(p, ids),
+    });
     watch = new ChangesElsewhere();
     cache = new CachedProductCatalog(backing, { ttlMs: 60_000, watch });
     watch.catalogSeen('acme', 'acme-token-1');
@@ -233,6 +281,18 @@ describe('response cache with a watch on the catalog tokens', function () {
     watch.catalogSeen('acme', 'acme-token-2');
     expect(await title('acme')).to.equal('Acme shared, reimported');
     expect(await title('acme')).to.equal('Acme shared, reimported');
+    expect(backing.calls).to.equal(2);
+  });
+
+  it('reads a batch again, in one call, from the first batch after the partner\'s token changes', async function () {
+    const batch = async (): Promise<(string | null)[]> => titles(await cache.findManyBySku('acme', [sku('SHARED-1'), sku('NOPE')]));
+    expect(await batch()).to.deep.equal(['Acme shared', null]);
+    live = reimportedCatalog();
+    expect(await batch(), 'token unchanged: the held answers').to.deep.equal(['Acme shared', null]);
+    watch.catalogSeen('acme', 'acme-token-2');
+    expect(await batch()).to.deep.equal(['Acme shared, reimported', null]);
+    expect(await title('acme'), 'the single lookup shares it').to.equal('Acme shared, reimported');
+    expect(backing.batches).to.deep.equal([['SHARED-1', 'NOPE'], ['SHARED-1', 'NOPE']]);
     expect(backing.calls).to.equal(2);
   });
 

@@ -572,6 +572,8 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
     const cache = new CachedProductCatalog({
       findBySku: (partnerId, sku) => { reads += 1; return catalog.findBySku(partnerId, sku); },
       findById: (partnerId, id) => { reads += 1; return catalog.findById(partnerId, id); },
+      findManyBySku: (partnerId, skus) => { reads += 1; return catalog.findManyBySku(partnerId, skus); },
+      findManyById: (partnerId, ids) => { reads += 1; return catalog.findManyById(partnerId, ids); },
     }, { ttlMs: 60_000, watch });
     const lookup = async (): Promise<string | undefined> => {
       await limiter.consume('key-a', 'acme');

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { createClient, PartnerCatalogError, type CachedLookup, type LookupResult as ClientLookupResult } from '../../client/src/index.js';
+import type { Static } from 'typebox';
+import { createClient, PartnerCatalogError, type BatchLookupResponse, type CachedLookup, type LookupResult as ClientLookupResult } from '../../client/src/index.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { systemClock } from '../../src/application/common/clock.js';
+import type { LookupBatchResponseSchema } from '../../src/domain/lookup-batch.js';
 import type { LookupResult as ServiceLookupResult } from '../../src/domain/lookup-result.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
@@ -41,6 +43,11 @@ function recordingFetch() {
 describe('client: types', function () {
   it('declares exactly the service\'s lookup result type', function () {
     const same: Same<ClientLookupResult, ServiceLookupResult> = true;
+    expect(same).to.equal(true);
+  });
+
+  it('declares exactly the service\'s batch answer type', function () {
+    const same: Same<BatchLookupResponse, Static<typeof LookupBatchResponseSchema>> = true;
     expect(same).to.equal(true);
   });
 });
@@ -88,9 +95,31 @@ describe('client against the real server', function () {
     }
   });
 
+  it('reads many products by SKU or by ID, exactly as the API answers, 100 to a request, each value once', async function () {
+    const { exchanges, fetch: recording } = recordingFetch();
+    const client = createClient({ baseUrl: server.url, apiKey: KEYS.acme, fetch: recording });
+    const raw = (await server.request('/api/v1/public/products?sku=TENT-2P,NOPE,abc-1', { headers: { 'X-API-Key': KEYS.acme } })).json();
+    expect(await client.getManyBySku(['TENT-2P', 'NOPE', 'abc-1', 'TENT-2P'])).to.deep.equal(raw);
+    const tent = await client.getBySku('TENT-2P');
+    expect(await client.getManyById([tent.product.id, String(tent.product.id), 999_999])).to.deep.equal({ data: [tent], not_found: [999_999] });
+    expect(await client.getManyBySku([])).to.deep.equal({ data: [], not_found: [] });
+    expect(exchanges.length, 'none for an empty list').to.equal(3);
+
+    // A category re-read of 250 SKUs: three requests of 100, 100 and 50, the answers joined in order.
+    const skus = Array.from({ length: 250 }, (_, i) => (i === 120 ? 'abc-1' : i === 249 ? 'TENT-2P' : `MISSING-${i}`));
+    const all = await client.getManyBySku(skus);
+    expect(all.data.map((item) => item.sku)).to.deep.equal(['abc-1', 'TENT-2P']);
+    expect(all.not_found).to.deep.equal(skus.filter((sku) => !['abc-1', 'TENT-2P'].includes(sku)));
+    expect(exchanges.length).to.equal(6);
+    const error = await caught(client.getManyBySku(['TENT-2P', '']));
+    expect([error.status, error.code, error.message]).to.deep.equal([400, 'invalid_sku', 'Value 2 of 2: SKU must not be empty.']);
+    expect((await caught(client.getManyById([1, 0]))).code).to.equal('invalid_product_id');
+  });
+
   it('answers internal_error as a typed error', async function () {
     await server.close();
-    const failing = { ...await memoryInfrastructure(), catalog: { findBySku: () => Promise.reject(new Error('down')), findById: () => Promise.reject(new Error('down')) } };
+    const down = (): Promise<never> => Promise.reject(new Error('down'));
+    const failing = { ...await memoryInfrastructure(), catalog: { findBySku: down, findById: down, findManyBySku: down, findManyById: down } };
     server = await startTestServer(failing);
     const error = await caught(createClient({ baseUrl: server.url, apiKey: KEYS.acme }).getBySku('TENT-2P'));
     expect([error.status, error.code]).to.deep.equal([500, 'internal_error']);
@@ -101,7 +130,10 @@ describe('client against the real server', function () {
     let failures = 1;
     const unreachable = (): Promise<never> => Promise.reject(Object.assign(new Error('database: connection failed'), { storageUnavailable: true }));
     const catalog = (await memoryInfrastructure()).catalog;
-    const flaky = { ...await memoryInfrastructure(), catalog: { findBySku: (...args: Parameters<typeof catalog.findBySku>) => (failures-- > 0 ? unreachable() : catalog.findBySku(...args)), findById: unreachable } };
+    const flaky = {
+      ...await memoryInfrastructure(),
+      catalog: { findBySku: (...args: Parameters<typeof catalog.findBySku>) => (failures-- > 0 ? unreachable() : catalog.findBySku(...args)), findById: unreachable, findManyBySku: unreachable, findManyById: unreachable },
+    };
     server = await startTestServer(flaky);
     const waits: number[] = [];
     const client = createClient({ baseUrl: server.url, apiKey: KEYS.acme, sleep: (ms) => Promise.resolve(void waits.push(ms)) });

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import type { Catalog } from '../../src/domain/catalog.js';
+import type { LookupAnswer } from '../../src/domain/lookup-answer.js';
+import { MAX_BATCH_VALUES } from '../../src/domain/lookup-batch.js';
 import { etagOf } from '../../src/domain/lookup-body.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { ProductId } from '../../src/domain/product-id.js';
@@ -166,6 +168,36 @@ export function productCatalogContract(adapterName: string, factory: CatalogFact
       expect(await subject().catalog.findById('globex', id(acme.product.id))).to.equal(null);
       expect(await subject().catalog.findById('acme', id(globexOnly.product.id))).to.equal(null);
       expect(await subject().catalog.findById('acme', id(Number.MAX_SAFE_INTEGER))).to.equal(null);
+    });
+
+    /** Each answer as its body and ETag, for comparison; null stays null. */
+    const served = (answers: readonly (LookupAnswer | null)[]): ([string, string] | null)[] =>
+      answers.map((answer) => (answer === null ? null : [answer.body.toString('utf8'), answer.etag]));
+
+    it('reads many at once exactly as one at a time, in the order asked, null for a value the partner has not', async function () {
+      const { catalog } = subject();
+      const everyId = await Promise.all(source.partners.flatMap((p) => p.products.map(async (product) => (await mustFind(p.id, product.sku)).product.id)));
+      for (const partner of source.partners) {
+        const skus = [...source.partners.flatMap((p) => p.products.map((product) => product.sku)).reverse(), 'NOPE', 'tent-2p', 'Abc-1'].map(sku);
+        const ids = [...everyId, 999_999, Number.MAX_SAFE_INTEGER].map(id);
+        expect(served(await catalog.findManyBySku(partner.id, skus)), partner.id)
+          .to.deep.equal(served(await Promise.all(skus.map((s) => catalog.findBySku(partner.id, s)))));
+        expect(served(await catalog.findManyById(partner.id, ids)), partner.id)
+          .to.deep.equal(served(await Promise.all(ids.map((n) => catalog.findById(partner.id, n)))));
+      }
+      expect(await catalog.findManyBySku('nobody', [sku('SHARED-1')])).to.deep.equal([null]);
+      expect([await catalog.findManyBySku('acme', []), await catalog.findManyById('acme', [])]).to.deep.equal([[], []]);
+    });
+
+    it(`reads more than ${MAX_BATCH_VALUES} at once, a value asked twice answered twice`, async function () {
+      const { catalog } = subject();
+      const missing = Array.from({ length: MAX_BATCH_VALUES + 10 }, (_, i) => `MISSING-${i}`);
+      const skus = ['TENT-2P', ...missing, 'abc-1', 'TENT-2P'].map(sku);
+      expect((await catalog.findManyBySku('acme', skus)).map((answer) => answer?.result.product.title ?? null))
+        .to.deep.equal(['Title TENT-2P', ...missing.map(() => null), 'Title abc-1', 'Title TENT-2P']);
+      const tent = (await mustFind('acme', 'TENT-2P')).product.id;
+      const ids = [...missing.map((_, i) => 1_000_000 + i), tent, tent].map(id);
+      expect((await catalog.findManyById('acme', ids)).map((answer) => answer?.result.sku ?? null)).to.deep.equal([...missing.map(() => null), 'TENT-2P', 'TENT-2P']);
     });
 
     it('assigns distinct positive IDs to products, videos and PDP entries', async function () {

@@ -21,13 +21,16 @@ const bearer = (key: string): Record<string, string> => ({ Authorization: `Beare
 const otherParameters = (n: number): string => Array.from({ length: n }, (_, i) => `p${i}=1`).join('&');
 
 /** Every kind of request to an operation: success, conditional, each error, each header form. */
-function lookupExchanges(etag: string): Exchange[] {
+function lookupExchanges(etag: string, batchEtag: string): Exchange[] {
   const paths = [
     `${API}/sku/TENT-2P`, `${API}/sku/abc-1`, `${API}/sku/ABC-1`, `${API}/sku/OLD.STOVE_1`, `${API}/sku/SHARED-1`,
     `${API}/sku/GLOBEX-ONLY`, `${API}/sku/NOPE`, `${API}/sku/..`, `${API}/sku/a~b`, `${API}/sku/${'A'.repeat(51)}`,
     `${API}/sku/TENT-2P?fields=all&x=1`, `${API}/products/1`, `${API}/products/2`, `${API}/products/999999`,
     `${API}/products/0`, `${API}/products/01`, `${API}/products/abc`, `${API}/products/${'9'.repeat(17)}`,
-    `${API}/products/1?x`, `${API}/sku/${KEYS.acme}`, `${API}/changes?limit=0`, `${API}/changes?limit=1&limit=2`,
+    `${API}/products/1?x`, `${API}/sku/${KEYS.acme}`, `${API}/products?sku=TENT-2P,abc-1,NOPE,TENT-2P`, `${API}/products?id=1,2,999999`,
+    `${API}/products?sku=TENT-2P%2Cabc-1`, `${API}/products`, `${API}/products?sku=TENT-2P&id=1`, `${API}/products?id=1&id=2`, `${API}/products?sku=a,,b`,
+    `${API}/products?id=1,01`, `${API}/products?sku=${Array.from({ length: 101 }, (_, i) => `S${i}`).join(',')}`, `${API}/products?${otherParameters(1001)}`,
+    `${API}/changes?limit=0`, `${API}/changes?limit=1&limit=2`,
     // A page of changes holds a cursor each server signs with its own key: its errors are compared.
     `${API}/changes?cursor=nope`,
     // Past the query's bound, and a cursor after 1,000 other parameters (node:querystring alone stops at the 1,000th).
@@ -47,6 +50,9 @@ function lookupExchanges(etag: string): Exchange[] {
     for (const method of ['GET', 'HEAD']) {
       exchanges.push({ path: `${API}/sku/TENT-2P`, method, headers: { ...bearer(KEYS.acme), 'If-None-Match': ifNoneMatch } });
     }
+  }
+  for (const ifNoneMatch of [batchEtag, etag, '*']) {
+    exchanges.push({ path: `${API}/products?sku=TENT-2P,NOPE`, headers: { ...bearer(KEYS.acme), 'If-None-Match': ifNoneMatch } });
   }
   for (const requestId of ['trace-42', 'bad id!', KEYS.acme, 'x'.repeat(129)]) {
     exchanges.push({ path: `${API}/sku/TENT-2P`, headers: { ...bearer(KEYS.acme), 'X-Request-Id': requestId } });
@@ -110,7 +116,9 @@ describe('HTTP: the fast path answers exactly as the Koa routes do', function ()
     koa = await startTestServer((await memoryInfrastructure({ limit: 10_000 })), { fastPath: false });
     const etag = String((await koa.request(`${API}/sku/TENT-2P`, { headers: bearer(KEYS.acme) })).headers.etag);
     await fast.request(`${API}/sku/TENT-2P`, { headers: bearer(KEYS.acme) });
-    const exchanges = lookupExchanges(etag);
+    const batchEtag = String((await koa.request(`${API}/products?sku=TENT-2P,NOPE`, { headers: bearer(KEYS.acme) })).headers.etag);
+    await fast.request(`${API}/products?sku=TENT-2P,NOPE`, { headers: bearer(KEYS.acme) });
+    const exchanges = lookupExchanges(etag, batchEtag);
     expect(exchanges.length).to.be.greaterThan(300);
     for (const exchange of exchanges) await sendToBoth(exchange);
   });
@@ -129,11 +137,14 @@ describe('HTTP: the fast path answers exactly as the Koa routes do', function ()
   it('when storage fails: same 500, logged as unexpected on both', async function () {
     const failing = async () => ({
       ...await memoryInfrastructure(),
-      catalog: { findBySku: () => Promise.reject(new Error('ER_BAD_FIELD')), findById: () => Promise.reject(new Error('boom')) },
+      catalog: {
+        findBySku: () => Promise.reject(new Error('ER_BAD_FIELD')), findById: () => Promise.reject(new Error('boom')),
+        findManyBySku: () => Promise.reject(new Error('ER_BAD_FIELD')), findManyById: () => Promise.reject(new Error('boom')),
+      },
     });
     fast = await startTestServer(await failing());
     koa = await startTestServer(await failing(), { fastPath: false });
-    for (const path of [`${API}/sku/TENT-2P`, `${API}/products/1`]) {
+    for (const path of [`${API}/sku/TENT-2P`, `${API}/products/1`, `${API}/products?sku=TENT-2P`, `${API}/products?id=1`]) {
       await sendToBoth({ path, headers: bearer(KEYS.acme) });
       for (const server of [fast, koa]) expect(server.logs.some((l) => l.includes('unexpected error'))).to.equal(true);
     }
@@ -168,6 +179,8 @@ describe('HTTP: what the fast path takes, and what it leaves to Koa', function (
     expect(await status(`${API}/sku/${'A'.repeat(51)}`)).to.equal(400);
     expect(await status(`${API}/products/1`)).to.equal(200);
     expect(await status(`${API}/products/abc`)).to.equal(400);
+    expect(await status(`${API}/products?sku=TENT-2P,abc-1`)).to.equal(200);
+    expect(await status(`${API}/products`, 'HEAD')).to.equal(400);
     expect(await status(`${API}/changes?limit=2`)).to.equal(200);
     expect(await status('/healthz', 'HEAD')).to.equal(200);
     expect(await status('/openapi.json')).to.equal(200);

@@ -17,6 +17,7 @@ const API = '/api/v1/public';
 const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   invalid_sku: 400,
   invalid_product_id: 400,
+  invalid_batch: 400,
   bad_request: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
@@ -27,7 +28,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   rate_limit_exceeded: 429,
 };
 /** Codes only a request that passed authentication can get (docs/api.md, order of checks). */
-const AFTER_AUTHENTICATION = new Set(['invalid_sku', 'invalid_product_id', 'sku_not_found', 'product_not_found', 'rate_limit_exceeded']);
+const AFTER_AUTHENTICATION = new Set(['invalid_sku', 'invalid_product_id', 'invalid_batch', 'sku_not_found', 'product_not_found', 'rate_limit_exceeded']);
 
 const VALID_KEYS: ReadonlyMap<string, string> = new Map([
   [KEYS.acme, 'acme'],
@@ -98,7 +99,15 @@ function segment(g: Gen): string {
   }
 }
 
+/** A batch lookup's query: sku or id (or both, or twice, or neither), its values between commas of either form. */
+function batchPath(g: Gen): string {
+  const values = Array.from({ length: 1 + g.int(4) }, () => segment(g)).join(g.pick([',', ',', '%2C', ',,']));
+  const name = g.pick(['sku', 'sku', 'id', 'SKU']);
+  return `${API}/products?${name}=${values}${g.chance(0.2) ? g.pick(['&id=1', '&sku=TENT-2P', `&${name}=x`, '&x=1']) : ''}`;
+}
+
 function randomPath(g: Gen): string {
+  if (g.chance(0.1)) return batchPath(g);
   const prefix = g.pick([
     `${API}/sku/`, `${API}/sku/`, `${API}/sku/`, `${API}/products/`, `${API}/products/`,
     `${API}/sku`, `${API}/products`, `${API}/`, `${API}//sku/`, '/API/v1/public/sku/', `${API}/SKU/`,
@@ -242,6 +251,14 @@ function checkAnswer(sent: Sent, got: Received, options: { knowHeaders: boolean;
   expect(header(got.headers, 'content-type'), 'Content-Type').to.match(/^application\/json/);
   const body = JSON.parse(got.body.toString('utf8')) as Record<string, unknown>;
 
+  if (got.status === 200 && 'data' in body && pathname === `${API}/products`) {
+    expect(Object.keys(body), 'a batch\'s keys').to.deep.equal(['data', 'not_found']);
+    const items = body.data as { sku: string; product: { title: string } }[];
+    expect(items.length + (body.not_found as unknown[]).length, 'values answered').to.be.within(0, 100);
+    const partner = partnerOf(sent);
+    if (options.knowHeaders) for (const item of items) expect(SKUS_BY_PARTNER[partner!]![item.sku], `SKU ${item.sku} is in ${partner!}'s catalog`).to.equal(item.product.title);
+    return;
+  }
   if (got.status === 200 && 'data' in body) {
     expect(isApi, '200 with data only on the public API').to.equal(true);
     expect(Object.keys(body)).to.deep.equal(['data']);

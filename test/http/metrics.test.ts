@@ -20,6 +20,7 @@ import { memoryInfrastructure, startTestServer, type TestServer } from '../suppo
 
 const SKU_ROUTE = '/api/v1/public/sku/:sku';
 const PRODUCT_ROUTE = '/api/v1/public/products/:id';
+const BATCH_ROUTE = '/api/v1/public/products';
 
 interface Scrape {
   readonly text: string;
@@ -193,6 +194,10 @@ describe('metrics (/metrics)', function () {
       ['/api/v1/public/products/999999', KEYS.globex],
       ['/api/v1/public/products/1', KEYS.acme],
       ['/api/v1/public/products/1', KEYS.acme],
+      // The batch has a route of its own; an empty ID (which only Koa routes) is still the lookup by ID's.
+      ['/api/v1/public/products?sku=SHARED-1,NOPE', KEYS.globex],
+      ['/api/v1/public/products?id=1,01', KEYS.globex],
+      ['/api/v1/public/products/', KEYS.globex],
     ] as const;
     const figures = [];
     for (const fastPath of [true, false]) {
@@ -212,10 +217,12 @@ describe('metrics (/metrics)', function () {
       [`route=${SKU_ROUTE},status=200`]: 1,
       [`route=${SKU_ROUTE},status=401`]: 2,
       [`route=${SKU_ROUTE},status=404`]: 1,
-      [`route=${PRODUCT_ROUTE},status=400`]: 1,
+      [`route=${PRODUCT_ROUTE},status=400`]: 2,
       [`route=${PRODUCT_ROUTE},status=404`]: 1,
       [`route=${PRODUCT_ROUTE},status=200`]: 1,
       [`route=${PRODUCT_ROUTE},status=429`]: 1,
+      [`route=${BATCH_ROUTE},status=200`]: 1,
+      [`route=${BATCH_ROUTE},status=400`]: 1,
     });
   });
 

@@ -441,6 +441,8 @@ describe('HTTP: failures of the storage behind the API', function () {
       catalog: {
         findBySku: () => Promise.reject(new Error('ER_BAD_FIELD: SELECT secret_column FROM products')),
         findById: () => Promise.reject(new Error('boom')),
+        findManyBySku: () => Promise.reject(new Error('ER_BAD_FIELD: SELECT secret_column FROM products')),
+        findManyById: () => Promise.reject(new Error('boom')),
       },
       readiness: { isReady: () => Promise.reject(new Error('unreachable')) },
     };

@@ -44,8 +44,20 @@ export class MemoryProductCatalog implements ProductCatalog {
   }
 
   findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
+    return Promise.resolve(this.answerById(partnerId, id));
+  }
+
+  findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
+    return Promise.resolve(skus.map((sku) => this.bySku.get(partnerId)?.get(sku) ?? null));
+  }
+
+  findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
+    return Promise.resolve(ids.map((id) => this.answerById(partnerId, id)));
+  }
+
+  private answerById(partnerId: string, id: ProductId): LookupAnswer | null {
     const entry = this.byId.get(id);
-    return Promise.resolve(entry?.partnerId === partnerId ? entry.answer : null);
+    return entry?.partnerId === partnerId ? entry.answer : null;
   }
 }
 

@@ -8,6 +8,7 @@ export const API_ERROR_STATUS = {
   invalid_cursor: 400,
   invalid_limit: 400,
   invalid_query: 400,
+  invalid_batch: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   sku_not_found: 404,

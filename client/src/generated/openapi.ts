@@ -52,6 +52,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get many products by SKU or by ID
+         * @description Looks up to 100 products at once, each exactly as its single lookup would, for a page that shows many or to re-read a catalog: `?sku=TENT-2P,abc-1` or `?id=1,2,3`. The whole batch counts as one request against the rate limit. Each product found is in `data`, in the order its value first appears; a value given twice is answered once. `not_found` lists the values with no product in your catalog. `GET /api/v1/public/products/` (an empty ID) is still `getProductById`'s 400 `invalid_product_id`.
+         */
+        get: operations["getProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Get many products by SKU or by ID (headers only)
+         * @description The GET's answer without its body: the same status and headers, `Content-Length` included.
+         */
+        head: operations["headProducts"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public/changes": {
         parameters: {
             query?: never;
@@ -204,6 +228,12 @@ export interface components {
     schemas: {
         LookupResponse: {
             data: components["schemas"]["LookupResult"];
+        };
+        BatchLookupResponse: {
+            /** @description The products found, each exactly the `data` its single lookup answers, in the order their values first appear in the request. */
+            data: components["schemas"]["LookupResult"][];
+            /** @description The values with no product in your catalog (another partner's product included), in request order: strings for SKUs, numbers for IDs. */
+            not_found: (string | number)[];
         };
         ChangesResponse: {
             /** @description At most `limit` changes, oldest first; each product at most once, at its latest change. */
@@ -1033,6 +1063,339 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent when the address was held back before its key was checked. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was checked before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description 1 to 100 SKUs, separated by commas (sent as they are or as `%2C`), in one `sku` parameter. Send `sku` or `id`, not both.
+                 * @example [
+                 *       "TENT-2P",
+                 *       "abc-1"
+                 *     ]
+                 */
+                sku?: string[];
+                /**
+                 * @description 1 to 100 product IDs, separated by commas (sent as they are or as `%2C`), in one `id` parameter. Send `sku` or `id`, not both.
+                 * @example [
+                 *       1,
+                 *       2,
+                 *       3
+                 *     ]
+                 */
+                id?: number[];
+            };
+            header?: {
+                /** @description The `ETag` of a cached copy (or a list of them, or `*`). When it names the current one the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The products found, and the values not found. Carries a strong `ETag`: send it back in `If-None-Match` to revalidate a cached copy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchLookupResponse"];
+                };
+            };
+            /** @description The `If-None-Match` header named the current `ETag`: the cached copy is still current. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Neither `sku` nor `id`, both, one of them given twice, or more than 100 values. A value of `sku` is malformed, or empty between commas; the message names the first one's place. A value of `id` is malformed; the message names the first one's place. A query string of more than 100 parameters: it is refused whole, never read in part. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "invalid_batch" | "invalid_sku" | "invalid_product_id" | "invalid_query";
+                    };
+                };
+            };
+            /** @description No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent when the address was held back before its key was checked. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "rate_limit_exceeded";
+                    };
+                };
+            };
+            /** @description Unexpected server error; retry later. Never carries a stack trace, SQL text or internal identifier. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was checked before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "internal_error";
+                    };
+                };
+            };
+            /** @description The instance cannot reach its storage and what it holds cannot decide the request: a product it has not cached, or a key changed while the database is away. A key it can decide is never answered this way. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description As on every authenticated answer, when the key was decided before the failure. */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    headProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description 1 to 100 SKUs, separated by commas (sent as they are or as `%2C`), in one `sku` parameter. Send `sku` or `id`, not both.
+                 * @example [
+                 *       "TENT-2P",
+                 *       "abc-1"
+                 *     ]
+                 */
+                sku?: string[];
+                /**
+                 * @description 1 to 100 product IDs, separated by commas (sent as they are or as `%2C`), in one `id` parameter. Send `sku` or `id`, not both.
+                 * @example [
+                 *       1,
+                 *       2,
+                 *       3
+                 *     ]
+                 */
+                id?: number[];
+            };
+            header?: {
+                /** @description The `ETag` of a cached copy (or a list of them, or `*`). When it names the current one the answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The products found, and the values not found. Carries a strong `ETag`: send it back in `If-None-Match` to revalidate a cached copy. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The `If-None-Match` header named the current `ETag`: the cached copy is still current. No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Neither `sku` nor `id`, both, one of them given twice, or more than 100 values. A value of `sku` is malformed, or empty between commas; the message names the first one's place. A value of `id` is malformed; the message names the first one's place. A query string of more than 100 parameters: it is refused whole, never read in part. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key in either header (`missing_api_key`), or an unknown, revoked or malformed key, or an `Authorization` header that is not `Bearer <key>` (`invalid_api_key`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;

@@ -90,21 +90,61 @@ export class CachedProductCatalog implements ProductCatalog {
     return this.remember(partnerId, `i${id}`, () => this.inner.findById(partnerId, id));
   }
 
+  findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
+    return this.rememberMany(partnerId, skus.map((sku) => `s${sku}`), (positions) => this.inner.findManyBySku(partnerId, positions.map((i) => skus[i]!)));
+  }
+
+  findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
+    return this.rememberMany(partnerId, ids.map((id) => `i${id}`), (positions) => this.inner.findManyById(partnerId, positions.map((i) => ids[i]!)));
+  }
+
   private remember(partnerId: string, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
     const key = this.keyOf(partnerId, what);
-    // An answer that may not be cached yet is read from the database: a miss.
-    const cached = key === null ? undefined : this.answers.get(key);
-    this.metrics.responseCacheLookup(cached !== undefined);
+    const cached = this.held(key);
     if (cached !== undefined) return Promise.resolve(cached === NOT_FOUND ? null : cached);
     return key === null ? load() : this.loadAndKeep(key, load);
+  }
+
+  /** The answers held, under the same keys as the single lookups'; the rest read in one call of `load`, given their positions. */
+  private async rememberMany(
+    partnerId: string, whats: readonly string[], load: (positions: number[]) => Promise<(LookupAnswer | null)[]>,
+  ): Promise<(LookupAnswer | null)[]> {
+    const keys = whats.map((what) => this.keyOf(partnerId, what));
+    const answers: (LookupAnswer | null)[] = [];
+    const missing: number[] = [];
+    keys.forEach((key, i) => {
+      const cached = this.held(key);
+      if (cached === undefined) missing.push(i);
+      answers[i] = cached === undefined || cached === NOT_FOUND ? null : cached;
+    });
+    if (missing.length === 0) return answers;
+    const loaded = await load(missing);
+    missing.forEach((position, j) => {
+      const answer = loaded[j] ?? null;
+      answers[position] = answer;
+      const key = keys[position] ?? null;
+      if (key !== null) this.keep(key, answer);
+    });
+    return answers;
+  }
+
+  /** What is held under the key, counted as a hit or a miss; an answer that may not be cached yet is read from the database: a miss. */
+  private held(key: string | null): Held | undefined {
+    const cached = key === null ? undefined : this.answers.get(key);
+    this.metrics.responseCacheLookup(cached !== undefined);
+    return cached;
   }
 
   private async loadAndKeep(key: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
     // A failed lookup throws before anything is stored, so errors are never cached.
     const answer = await load();
+    this.keep(key, answer);
+    return answer;
+  }
+
+  private keep(key: string, answer: LookupAnswer | null): void {
     // Sized once, here, by the body every answer of it sends: a hit costs nothing more.
     this.answers.set(key, answer ?? NOT_FOUND, { size: answer === null ? MISS_BYTES : heldBytes(answer.body.length) });
-    return answer;
   }
 
   /** Null when the answer must not be cached: sharing, but no token seen for the partner yet. */

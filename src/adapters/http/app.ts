@@ -45,7 +45,7 @@ export function createHttpApp<UseCases>(
   for (const operation of operations) {
     const route = { kind: 'operation', operation } as const;
     router.get(routeTemplate(operation.path), (ctx) => answer(ctx, route, ctx.params));
-    const empty = emptyParameterPaths(operation);
+    const empty = emptyParameterPaths(operation, operations);
     const name = /\{([^}]+)\}$/.exec(operation.path)?.[1] ?? '';
     if (empty.length > 0) router.get(empty, (ctx) => answer(ctx, route, { [name]: '' }));
   }

@@ -6,10 +6,10 @@ export const LOOKUP_CACHE_CONTROL = 'private, max-age=0, must-revalidate';
 export const LOOKUP_VARY = 'Authorization, X-API-Key';
 
 /**
- * The answer to a lookup: the body as bytes with a strong ETag, or 304 with no body when the
- * caller's If-None-Match already names it. Answers depend on the key, hence Vary.
+ * The answer to a lookup, or to a batch of them: the body as bytes with a strong ETag, or 304 with
+ * no body when the caller's If-None-Match already names it. Answers depend on the key, hence Vary.
  */
-export function lookupAnswer(answer: LookupAnswer, ifNoneMatch: string | undefined): Answer {
+export function lookupAnswer(answer: Pick<LookupAnswer, 'etag' | 'body'>, ifNoneMatch: string | undefined): Answer {
   // Made per answer, not kept per answer object: lists kept for each of the response cache's answers
   // (in a WeakMap) are hundreds of thousands more objects for every full collection to trace.
   const { etag, body } = answer;

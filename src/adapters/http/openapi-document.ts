@@ -3,6 +3,7 @@ import { ChangesResponseSchema, ChangeViewSchema } from '../../domain/changes-vi
 import { TIMEOUTS } from '../timeouts.js';
 import { ErrorBodySchema, InvalidApiKey, ServiceUnavailable, type DomainErrorCode } from '../../domain/errors.js';
 import { VideoObjectJsonLdSchema } from '../../domain/json-ld.js';
+import { LookupBatchResponseSchema } from '../../domain/lookup-batch.js';
 import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSchema } from '../../domain/lookup-result.js';
 import { STATUS_BY_CODE } from './error-response.js';
 import { ALLOWED_METHODS, emptyParameterPaths, type Operation, type OperationError } from './operation.js';
@@ -133,8 +134,8 @@ function ownErrorResponses(operation: Operation<unknown>): Record<number, unknow
 }
 
 /** An operation as the document's path item: GET, and HEAD, which answers alike without a body. */
-function pathItem(operation: Operation<unknown>): Record<string, unknown> {
-  const aliases = emptyParameterPaths(operation);
+function pathItem(operation: Operation<unknown>, operations: readonly Operation<unknown>[]): Record<string, unknown> {
+  const aliases = emptyParameterPaths(operation, operations);
   const get = {
     operationId: operation.operationId,
     tags: [operation.tag],
@@ -179,7 +180,7 @@ export const describeOperations = (operations: readonly Operation<unknown>[], se
     version: '1.0.0',
     summary: 'Read-only, partner-scoped product content, videos and schema.org VideoObject JSON-LD.',
     description: [
-      'Look a product up by your own SKU or by its numeric ID and get its marketing copy, its published videos and its retailer product-page (PDP) entries, each with a schema.org `VideoObject` (`json_ld`) to embed on that page.',
+      'Look a product up by your own SKU or by its numeric ID, or up to 100 in one request (`getProducts`), and get its marketing copy, its published videos and its retailer product-page (PDP) entries, each with a schema.org `VideoObject` (`json_ld`) to embed on that page.',
       '',
       '**Keys.** Send `Authorization: Bearer <key>` or `X-API-Key: <key>`; a non-blank `Authorization` always wins. Keys are never read from the query string. Call the API from server-side code only.',
       '',
@@ -203,7 +204,7 @@ export const describeOperations = (operations: readonly Operation<unknown>[], se
     { name: 'Service', description: 'Operational endpoints and these docs; no key.' },
   ],
   security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
-  paths: Object.fromEntries(operations.map((operation) => [operation.path, pathItem(operation)])),
+  paths: Object.fromEntries(operations.map((operation) => [operation.path, pathItem(operation, operations)])),
   components: {
     securitySchemes: {
       bearerAuth: {
@@ -235,6 +236,7 @@ export const describeOperations = (operations: readonly Operation<unknown>[], se
     },
     schemas: componentSchemas({
       LookupResponse: Type.Object({ data: LookupResultSchema }, { additionalProperties: false }),
+      BatchLookupResponse: LookupBatchResponseSchema,
       ChangesResponse: ChangesResponseSchema,
       Change: ChangeViewSchema,
       LookupResult: LookupResultSchema,

@@ -29,7 +29,10 @@ export interface OperationParameter {
   readonly required: boolean;
   readonly description: string;
   readonly schema: TSchema | Readonly<Record<string, unknown>>;
-  readonly example?: string | number;
+  readonly example?: string | number | readonly (string | number)[];
+  /** How a list is written: `form` without `explode` is one parameter of comma-separated values. */
+  readonly style?: 'form';
+  readonly explode?: boolean;
 }
 
 /**
@@ -45,7 +48,7 @@ export interface Operation<UseCases> {
   readonly description: string;
   /** Needs an API key, and counts against the key's rate limit. */
   readonly key: boolean;
-  /** The path with its trailing parameter left out (`/sku`, `/sku/`) is this operation with an empty value. */
+  /** The path with its trailing parameter left out (`/sku`, `/sku/`) is this operation with an empty value, unless another operation's path. */
   readonly emptyParameterPaths?: boolean;
   readonly parameters?: readonly OperationParameter[];
   /** The operation's own error codes; a keyed operation also answers the key's, the rate limit's, 500 and 503. */
@@ -63,11 +66,11 @@ export function routeTemplate(path: string): string {
   return path.replace(/\{([^}]+)\}/g, ':$1');
 }
 
-/** The paths that stand for an operation with an empty trailing parameter: the prefix with and without its slash. */
-export function emptyParameterPaths(operation: Operation<unknown>): string[] {
+/** The paths that stand for an operation with an empty trailing parameter: the prefix with and without its slash, but a path another operation serves. */
+export function emptyParameterPaths(operation: Operation<unknown>, operations: readonly Operation<unknown>[]): string[] {
   if (operation.emptyParameterPaths !== true) return [];
   const prefix = operation.path.replace(/\/\{[^}]+\}$/, '');
-  return [prefix, `${prefix}/`];
+  return [prefix, `${prefix}/`].filter((path) => !operations.some((other) => other.path === path));
 }
 
 /** The API's address when PUBLIC_BASE_URL is not set and HOST and PORT are their defaults. */

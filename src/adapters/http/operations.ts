@@ -1,12 +1,15 @@
 import type { TSchema } from 'typebox';
 import type { LookupById } from '../../application/lookup/lookup-by-id.js';
 import type { LookupBySku } from '../../application/lookup/lookup-by-sku.js';
+import type { LookupManyById } from '../../application/lookup/lookup-many-by-id.js';
+import type { LookupManyBySku } from '../../application/lookup/lookup-many-by-sku.js';
 import type { ReadinessProbe } from '../../application/common/readiness-probe.js';
 import type { ReadChanges } from '../../application/changes/read-changes.js';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
-import type { DomainErrorCode } from '../../domain/errors.js';
+import { DomainError, type DomainErrorCode } from '../../domain/errors.js';
 import type { LookupAnswer } from '../../domain/lookup-answer.js';
+import { MAX_BATCH_VALUES } from '../../domain/lookup-batch.js';
 import { ProductIdSchema } from '../../domain/product-id.js';
 import { SkuSchema } from '../../domain/sku.js';
 import { CHANGES_CACHE_CONTROL, changesAnswer } from './changes-response.js';
@@ -16,13 +19,15 @@ import { errorAnswer } from './error-response.js';
 import { lookupAnswer } from './lookup-response.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
 import { demoTentLookupExample } from './openapi-examples.js';
-import { DEFAULT_PUBLIC_BASE_URL, type Operation } from './operation.js';
+import { DEFAULT_PUBLIC_BASE_URL, type Operation, type OperationRequest } from './operation.js';
 import { MAX_QUERY_PARAMETERS, singleQueryValue } from './query-parameters.js';
 
 /** What the API's operations run: its use cases, and the probe readiness answers from. */
 export interface ApiUseCases {
   readonly lookupBySku: LookupBySku;
   readonly lookupById: LookupById;
+  readonly lookupManyBySku: LookupManyBySku;
+  readonly lookupManyById: LookupManyById;
   readonly readChanges: ReadChanges;
   readonly readiness: ReadinessProbe;
 }
@@ -38,23 +43,46 @@ const LOOKUP_CACHING = {
 };
 const NEVER_CACHED = { 'Cache-Control': header('Never cached.', { type: 'string', const: 'no-store' }) };
 
-/** The two lookups answer alike: the product with its ETag, or 304 when If-None-Match names it. */
-const LOOKUP_RESPONSES = {
+/** The lookups answer alike: the answer with its ETag, or 304 when If-None-Match names it. */
+const lookupResponses = (what: string, schema: string, examples: Record<string, { summary: string; value: unknown }>) => ({
   200: {
-    description: 'The product. Carries a strong `ETag`: send it back in `If-None-Match` to revalidate a cached copy.',
+    description: `${what} Carries a strong \`ETag\`: send it back in \`If-None-Match\` to revalidate a cached copy.`,
     headers: { ...REQUEST_ID, ...RATE_LIMIT, ...LOOKUP_CACHING },
-    content: {
-      'application/json': {
-        schema: { $ref: '#/components/schemas/LookupResponse' },
-        examples: { 'TENT-2P': { summary: 'Demo catalog: TENT-2P', value: demoTentLookupExample } },
-      },
-    },
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` }, examples } },
   },
   304: {
     description: 'The `If-None-Match` header named the current `ETag`: the cached copy is still current. No body.',
     headers: { ...REQUEST_ID, ...RATE_LIMIT, ...LOOKUP_CACHING },
   },
+});
+const LOOKUP_RESPONSES = lookupResponses('The product.', 'LookupResponse', { 'TENT-2P': { summary: 'Demo catalog: TENT-2P', value: demoTentLookupExample } });
+
+const INVALID_QUERY = {
+  when: `A query string of more than ${MAX_QUERY_PARAMETERS} parameters: it is refused whole, never read in part.`,
+  example: `The query string has 1001 parameters; send at most ${MAX_QUERY_PARAMETERS}.`,
 };
+
+/** A batch's list parameter: one parameter of comma-separated values, each as its single lookup takes it. */
+const batchParameter = (name: string, what: string, schema: TSchema, example: readonly (string | number)[]) => ({
+  name,
+  in: 'query',
+  required: false,
+  description: `1 to ${MAX_BATCH_VALUES} ${what}, separated by commas (sent as they are or as \`%2C\`), in one \`${name}\` parameter. Send \`sku\` or \`id\`, not both.`,
+  style: 'form',
+  explode: false,
+  schema: { type: 'array', items: schema, minItems: 1, maxItems: MAX_BATCH_VALUES },
+  example,
+} as const);
+
+/** Which of `sku` and `id` a batch is of, and its values: exactly one of them, given once. */
+function batchOf(request: OperationRequest): { by: 'sku' | 'id'; values: string[] } {
+  const sku = singleQueryValue(request.query('sku'), 'invalid_batch', 'sku');
+  const id = singleQueryValue(request.query('id'), 'invalid_batch', 'id');
+  if (sku !== undefined && id !== undefined) throw new DomainError('invalid_batch', 'Send sku or id, not both.');
+  if (sku !== undefined) return { by: 'sku', values: sku.split(',') };
+  if (id !== undefined) return { by: 'id', values: id.split(',') };
+  throw new DomainError('invalid_batch', `Send sku or id, holding 1 to ${MAX_BATCH_VALUES} comma-separated values.`);
+}
 
 const IF_NONE_MATCH = {
   name: 'If-None-Match',
@@ -149,6 +177,37 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     find: ({ lookupById }, partnerId, id) => lookupById.execute({ partnerId, id }),
   }),
   {
+    operationId: 'getProducts',
+    path: `${API}/products`,
+    tag: 'Lookup',
+    summary: 'Get many products by SKU or by ID',
+    description: `Looks up to ${MAX_BATCH_VALUES} products at once, each exactly as its single lookup would, for a page that shows many or to re-read a catalog: \`?sku=TENT-2P,abc-1\` or \`?id=1,2,3\`. The whole batch counts as one request against the rate limit. Each product found is in \`data\`, in the order its value first appears; a value given twice is answered once. \`not_found\` lists the values with no product in your catalog. \`GET /api/v1/public/products/\` (an empty ID) is still \`getProductById\`'s 400 \`invalid_product_id\`.`,
+    key: true,
+    parameters: [
+      batchParameter('sku', 'SKUs', SkuSchema, ['TENT-2P', 'abc-1']),
+      batchParameter('id', 'product IDs', ProductIdSchema, [1, 2, 3]),
+      IF_NONE_MATCH,
+    ],
+    errors: {
+      invalid_batch: {
+        when: `Neither \`sku\` nor \`id\`, both, one of them given twice, or more than ${MAX_BATCH_VALUES} values.`,
+        example: `A batch holds 1 to ${MAX_BATCH_VALUES} values; this one has 101.`,
+      },
+      invalid_sku: { when: 'A value of `sku` is malformed, or empty between commas; the message names the first one\'s place.', example: 'Value 2 of 3: SKU must not be empty.' },
+      invalid_product_id: { when: 'A value of `id` is malformed; the message names the first one\'s place.', example: `Value 1 of 2: Product ID must be a positive integer without leading zeros, at most ${MAX_PRODUCT_ID}.` },
+      invalid_query: INVALID_QUERY,
+    },
+    responses: lookupResponses('The products found, and the values not found.', 'BatchLookupResponse', {
+      'TENT-2P,NO-SUCH-SKU': { summary: 'Demo catalog: ?sku=TENT-2P,NO-SUCH-SKU', value: { data: [demoTentLookupExample.data], not_found: ['NO-SUCH-SKU'] } },
+    }),
+    answer: async ({ lookupManyBySku, lookupManyById }, request, principal) => {
+      const partnerId = principal!.partnerId;
+      const { by, values } = batchOf(request);
+      const batch = by === 'sku' ? await lookupManyBySku.execute({ partnerId, skus: values }) : await lookupManyById.execute({ partnerId, ids: values });
+      return lookupAnswer(batch, request.header('if-none-match'));
+    },
+  },
+  {
     operationId: 'getChanges',
     path: `${API}/changes`,
     tag: 'Changes',
@@ -181,10 +240,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
         example: 'The cursor is not one this service issued for your catalog: start again without a cursor.',
       },
       invalid_limit: { when: 'A limit out of range.', example: `limit must be a whole number from 1 to ${MAX_CHANGES_LIMIT}; got "0".` },
-      invalid_query: {
-        when: `A query string of more than ${MAX_QUERY_PARAMETERS} parameters: it is refused whole, never read in part.`,
-        example: `The query string has 1001 parameters; send at most ${MAX_QUERY_PARAMETERS}.`,
-      },
+      invalid_query: INVALID_QUERY,
       cursor_expired: {
         when: `The cursor is older than the feed keeps deleted products (at least ${RETENTION_DAYS} days): a deletion since then may be missing. Start again without a cursor.`,
         example: 'The cursor is older than the feed keeps deleted products: start again without a cursor.',

@@ -58,6 +58,15 @@ function copyOf(state: State): State {
   };
 }
 
+function answerBySku(state: State, partnerId: string, sku: Sku): LookupAnswer | null {
+  const product = state.products.get(partnerId)?.get(sku);
+  return product === undefined ? null : state.lookups.get(product.id) ?? null;
+}
+
+function answerById(state: State, partnerId: string, id: ProductId): LookupAnswer | null {
+  return state.productsById.get(id)?.partnerId === partnerId ? state.lookups.get(id) ?? null : null;
+}
+
 /**
  * The whole catalog held in process, for small and demo deployments and for tests: products and
  * their answers, and the keys. An import builds the next state on a copy and publishes it in one
@@ -127,15 +136,22 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
-    const { state } = this;
-    const product = state.products.get(partnerId)?.get(sku);
-    return Promise.resolve(product === undefined ? null : state.lookups.get(product.id) ?? null);
+    return Promise.resolve(answerBySku(this.state, partnerId, sku));
   }
 
   findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
+    return Promise.resolve(answerById(this.state, partnerId, id));
+  }
+
+  // From one state: a batch sees the catalog before an import or after it, never both.
+  findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
     const { state } = this;
-    const product = state.productsById.get(id);
-    return Promise.resolve(product?.partnerId === partnerId ? state.lookups.get(id) ?? null : null);
+    return Promise.resolve(skus.map((sku) => answerBySku(state, partnerId, sku)));
+  }
+
+  findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
+    const { state } = this;
+    return Promise.resolve(ids.map((id) => answerById(state, partnerId, id)));
   }
 
   findActiveByHash(sha256: string): Promise<Principal | null> {

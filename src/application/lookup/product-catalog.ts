@@ -8,4 +8,8 @@ export interface ProductCatalog {
   findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null>;
   /** The product with this ID if it belongs to the partner's catalog, else null. */
   findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null>;
+  /** `findBySku` of each SKU, read together: the answers in the SKUs' order, null where there is none. */
+  findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]>;
+  /** `findById` of each ID, read together: the answers in the IDs' order, null where there is none. */
+  findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]>;
 }
