@@ -13,6 +13,7 @@ import { quitOrDrop } from './redis-client.js';
 import {
   catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
+import { reasonOf } from '../../domain/failure-reason.js';
 
 /**
  * Counts one request and returns `{count, msLeft, instances}` in one atomic step, so concurrent
@@ -363,7 +364,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.watch?.sharingLost();
     if (wasClosed) {
       this.logger?.warn(
-        { reason: error instanceof Error ? error.message : String(error) },
+        { reason: reasonOf(error) },
         'rate limiter: Redis unavailable; limiting on this instance\'s share until it returns',
       );
     }
