@@ -25,7 +25,8 @@ import { MemoryWebhookOutbox } from './adapters/memory/memory-webhook-outbox.js'
 import { MemoryRateLimiter } from './adapters/memory/memory-rate-limiter.js';
 import { processCursorKeys } from './adapters/memory/process-cursor-keys.js';
 import { openMysqlStorage } from './adapters/mysql/mysql-storage.js';
-import { createRedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
+import { RedisRateLimiter } from './adapters/redis/redis-rate-limiter.js';
+import { RedisRequestRoundTrip } from './adapters/redis/request-round-trip.js';
 import { ChangesElsewhere } from './application/instances/changes-elsewhere.js';
 import type { ApiKeyStore } from './application/access/api-key-store.js';
 import { systemClock } from './application/common/clock.js';
@@ -313,16 +314,18 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
     return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
   }
   const watch = watchChanges ? new ChangesElsewhere() : undefined;
-  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys, logger, watch });
+  // Each request's one call to Redis: the limiter takes its count, the watch the version tokens.
+  const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, logger, watch });
+  const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.
-  await shared.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
+  await roundTrip.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
     logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
   });
-  const close = (): Promise<void> => shared.close();
-  const usingFallback = (): boolean => shared.usingFallback();
-  const slowCounts = (): number => shared.slowCounts();
-  return watch === undefined ? { limiter: shared, usingFallback, slowCounts, close } : { limiter: shared, changes: { watch, versions: shared }, usingFallback, slowCounts, close };
+  const close = (): Promise<void> => roundTrip.close();
+  const usingFallback = (): boolean => roundTrip.usingFallback();
+  const slowCounts = (): number => roundTrip.slowCounts();
+  return watch === undefined ? { limiter, usingFallback, slowCounts, close } : { limiter, changes: { watch, versions: roundTrip }, usingFallback, slowCounts, close };
 }
 
 /** The one place a key is ever printed by the server: the demo's, to its own terminal. */
