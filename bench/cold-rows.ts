@@ -15,6 +15,7 @@ import { LOAD_CONNECTIONS, NO_STATUSES_LUA, runWrk, type Load } from './load.js'
 import { median } from './percentile.js';
 import { cores, cpuMicros, freePort, pinned, withServer, type ServerOptions } from './server-process.js';
 import type { BenchContext } from './target.js';
+import { reasonOf } from '../src/domain/failure-reason.js';
 
 type Distribution = 'uniform' | 'zipf';
 
@@ -169,7 +170,7 @@ export async function runColdRows(context: BenchContext, options: ColdOptions): 
   try {
     catalog = await openColdCatalog(options.products, options.keys);
   } catch (error) {
-    process.stdout.write(`bench: no cold rows: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stdout.write(`bench: no cold rows: ${reasonOf(error)}\n`);
     return;
   }
   const redis = await openBenchRedis('cold rows');

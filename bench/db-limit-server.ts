@@ -6,9 +6,9 @@
  * what the service does on a cache miss beyond this is its own cost. 404 for an unknown SKU or
  * another path, 503 if the database fails.
  *
- * With REDIS_URL set, each request is first counted on Redis by the service's own adapter
- * (RedisRateLimiter with a watch: one EVALSHA that counts the key and reads the version tokens). One
- * count per key shared by every instance, and changes seen on an instance's next request
+ * With REDIS_URL set, each request is first counted on Redis by the service's own adapters
+ * (RedisRateLimiter over a RedisRequestRoundTrip with a watch: one EVALSHA that counts the key and
+ * reads the version tokens). One count per key shared by every instance, and changes seen on an instance's next request
  * (docs/several-instances.md), make that round trip part of every lookup with Redis limits: this is
  * the floor of a miss under those promises. Each key is counted under `bench-limit-` and the key's
  * last characters, which the bench removes from Redis with its own counters.
@@ -21,6 +21,7 @@ import { createServer } from 'node:http';
 import { createPool } from 'mysql2';
 import { SERVING_POOL } from '../src/adapters/mysql/mysql-database.js';
 import { RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
+import { RedisRequestRoundTrip } from '../src/adapters/redis/request-round-trip.js';
 import { ChangesElsewhere } from '../src/application/instances/changes-elsewhere.js';
 
 const url = process.env.DATABASE_URL;
@@ -42,7 +43,7 @@ const SELECT_ANSWER = 'select l.lookup from products p join product_lookups l on
 const redisUrl = process.env.REDIS_URL;
 const counter = redisUrl === undefined || redisUrl === ''
   ? null
-  : new RedisRateLimiter({ url: redisUrl, limit: 1_000_000_000, watch: new ChangesElsewhere() });
+  : new RedisRateLimiter(new RedisRequestRoundTrip({ url: redisUrl, watch: new ChangesElsewhere() }), { limit: 1_000_000_000 });
 
 createServer((req, res) => {
   const path = req.url ?? '';

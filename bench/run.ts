@@ -47,6 +47,7 @@ import { cores, cpuMicros, peakRssMb, pinned, withServer } from './server-proces
 import { type BenchContext, type Target } from './target.js';
 import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW } from './targets-mysql.js';
 import { anyWebhookRow, chooseWebhookRows, runWebhookRows } from './webhook-rows.js';
+import { reasonOf } from '../src/domain/failure-reason.js';
 
 const { values } = parseArgs({
   options: {
@@ -217,6 +218,6 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`bench failed: ${reasonOf(error)}\n`);
   process.exit(1);
 });

@@ -3,6 +3,7 @@ import { createLogger } from './adapters/logging/logger.js';
 import { TIMEOUTS } from './adapters/timeouts.js';
 import { openDeployment } from './composition/deployment.js';
 import { startService } from './composition/service.js';
+import { reasonOf } from './domain/failure-reason.js';
 
 /** The service's process: the configuration read, the deployment opened and started, signals handled. */
 async function main(): Promise<void> {
@@ -33,6 +34,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // One clear reason, no stack: a bad variable, an unreadable or invalid catalog.
-  process.stderr.write(`partner-catalog-api: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`partner-catalog-api: failed to start: ${reasonOf(error)}\n`);
   process.exit(1);
 });

@@ -17,7 +17,8 @@ import { processCursorKeys } from '../adapters/memory/process-cursor-keys.js';
 import { PrometheusMetrics } from '../adapters/metrics/prometheus-metrics.js';
 import { openMysqlStorage } from '../adapters/mysql/mysql-storage.js';
 import { RedisChangeVersions } from '../adapters/redis/redis-change-versions.js';
-import { createRedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
+import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
+import { RedisRequestRoundTrip } from '../adapters/redis/request-round-trip.js';
 import { noMetrics } from '../adapters/service-metrics.js';
 import { TIMEOUTS } from '../adapters/timeouts.js';
 import { HttpWebhookSender } from '../adapters/webhooks/http-webhook-sender.js';
@@ -29,6 +30,7 @@ import { ChangesElsewhere } from '../application/instances/changes-elsewhere.js'
 import { WEBHOOK_ATTEMPTS_PER_ENDPOINT, webhookAttemptsPerPartner } from '../application/webhooks/deliver-webhooks.js';
 import type { WebhookOutbox } from '../application/webhooks/webhook-outbox.js';
 import { generateApiKey, hashApiKey } from '../domain/api-key.js';
+import { reasonOf } from '../domain/failure-reason.js';
 import { refusedAddress } from '../domain/webhook-url.js';
 import { createContainer, nobodyToTell, TOKENS, type AdminInfrastructure, type Infrastructure, type WebhookInfrastructure } from './container.js';
 
@@ -114,7 +116,7 @@ async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimit
   const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret });
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
   await storage.cursorKeys.cursorKey().catch((error: unknown) => {
-    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'changes feed: cursor key not read at start; the first page will read it');
+    logger.warn({ reason: reasonOf(error) }, 'changes feed: cursor key not read at start; the first page will read it');
   });
   metrics?.watchDatabasePool(storage.poolUse);
   // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
@@ -126,7 +128,7 @@ async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimit
     // The token first, then the keys, so the first request finds both current.
     await changes.versions.keysVersion();
     await held.warm().catch((error: unknown) => {
-      logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: not read at start; the first request will read them');
+      logger.warn({ reason: reasonOf(error) }, 'keys: not read at start; the first request will read them');
     });
     keys = held;
   }
@@ -210,14 +212,16 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
     return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
   }
   const watch = watchChanges ? new ChangesElsewhere() : undefined;
-  const shared = createRedisRateLimiter({ url: config.redisUrl, limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys, logger, watch });
+  // Each request's one call to Redis: the limiter takes its count, the watch the version tokens.
+  const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, logger, watch });
+  const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.
-  await shared.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
-    logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
+  await roundTrip.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
+    logger.info({ reason: reasonOf(error) }, 'rate limiter: Redis not reachable at start');
   });
-  const close = (): Promise<void> => shared.close();
-  const usingFallback = (): boolean => shared.usingFallback();
-  const slowCounts = (): number => shared.slowCounts();
-  return watch === undefined ? { limiter: shared, usingFallback, slowCounts, close } : { limiter: shared, changes: { watch, versions: shared }, usingFallback, slowCounts, close };
+  const close = (): Promise<void> => roundTrip.close();
+  const usingFallback = (): boolean => roundTrip.usingFallback();
+  const slowCounts = (): number => roundTrip.slowCounts();
+  return watch === undefined ? { limiter, usingFallback, slowCounts, close } : { limiter, changes: { watch, versions: roundTrip }, usingFallback, slowCounts, close };
 }

@@ -17,6 +17,7 @@ import { KEY_USAGE_FLUSH_MS } from '../application/access/key-usage.js';
 import { ADMIN_RECORDS_PRUNE_INTERVAL_MS } from '../domain/admin.js';
 import { TOKENS } from './container.js';
 import type { Deployment } from './deployment.js';
+import { reasonOf } from '../domain/failure-reason.js';
 
 /** The demo partner's admin, invited at every start of the embedded demo. */
 const DEMO_ADMIN_EMAIL = 'admin@demo.example';
@@ -51,7 +52,7 @@ export async function startService(deployment: Deployment, logger: Logger): Prom
   const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, config, budget.metrics!, logger);
   const server = servesApi ? await startApi(deployment, budget.api!, proxies, logger) : undefined;
   const flushUsage = (): Promise<void> => keyUsage.flush(deployment.admin.keys).then(() => undefined, (error: unknown) => {
-    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'keys: last use not written; kept for the next minute');
+    logger.warn({ reason: reasonOf(error) }, 'keys: last use not written; kept for the next minute');
   });
   const flushing = setInterval(() => void flushUsage(), KEY_USAGE_FLUSH_MS);
   flushing.unref();
@@ -99,7 +100,7 @@ async function startMetrics(metrics: PrometheusMetrics, config: Config, share: L
   try {
     return await startMetricsServer(metrics, { port: config.metricsPort, host: config.metricsHost, share, logger });
   } catch (error) {
-    throw new Error(`METRICS_PORT, METRICS_HOST: cannot listen on ${config.metricsHost}:${config.metricsPort}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`METRICS_PORT, METRICS_HOST: cannot listen on ${config.metricsHost}:${config.metricsPort}: ${reasonOf(error)}`);
   }
 }
 
@@ -114,7 +115,7 @@ async function startPortal(deployment: Deployment, listener: { share: ListenerSh
       port: config.portalPort, host: config.portalHost, share: listener.share, trustedProxies: listener.proxies, publicUrl: config.portalPublicUrl, logger,
     });
   } catch (error) {
-    throw new Error(`PORTAL_PORT, PORTAL_HOST: cannot listen on ${config.portalHost}:${config.portalPort}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`PORTAL_PORT, PORTAL_HOST: cannot listen on ${config.portalHost}:${config.portalPort}: ${reasonOf(error)}`);
   }
 }
 
@@ -122,7 +123,7 @@ async function startPortal(deployment: Deployment, listener: { share: ListenerSh
 function pruneAdminRecordsEvery(intervalMs: number, deployment: Deployment, logger: Logger): NodeJS.Timeout {
   const prune = deployment.container.get(TOKENS.PruneAdminRecords);
   const run = (): void => void prune.execute().catch((error: unknown) => {
-    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'portal: old sign-in failures and audit events not pruned; tried again later');
+    logger.warn({ reason: reasonOf(error) }, 'portal: old sign-in failures and audit events not pruned; tried again later');
   });
   run();
   const timer = setInterval(run, intervalMs);

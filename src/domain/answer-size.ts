@@ -34,7 +34,7 @@ export function answerBytesOverBound(product: Product, publisherName: string): n
 }
 
 /** Characters of every string the product holds, and its publisher's name. */
-function textLength(product: Product, publisherName: string): number {
+export function textLength(product: Product, publisherName: string): number {
   let length = publisherName.length;
   const add = (...texts: readonly (string | null)[]): void => {
     for (const text of texts) length += text?.length ?? 0;

@@ -8,6 +8,10 @@ export interface RateLimitStatus {
 }
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
+export const RATE_LIMIT_WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
+
+/** Requests a key may make in a window unless the operator sets another figure (RATE_LIMIT_PER_MINUTE). */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 100;
 
 /** One key's fixed window: it starts with the key's first request and is refilled whole when it ends. */
 export interface RateLimitWindow {

@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { RedisChangeVersions } from '../../src/adapters/redis/redis-change-versions.js';
-import { createRedisRateLimiter, type RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { createRedisRateLimiter, RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { RedisRequestRoundTrip } from '../../src/adapters/redis/request-round-trip.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { RateLimiter } from '../../src/application/access/rate-limiter.js';
 import { CachedProductCatalog } from '../../src/adapters/cache/cached-product-catalog.js';
@@ -136,15 +137,16 @@ describe('Version tokens on the machine\'s Redis', function () {
     });
   });
 
-  it('shows a watching limiter a change announced through RedisChangeVersions on its very next count', async function () {
+  it('shows the watch a change announced through RedisChangeVersions in the very next request\'s round trip, the one that counts it', async function () {
     const versionPrefix = freshVersionPrefix();
     prefixes.push(versionPrefix, `${PREFIX}watch:`);
     const versions = new RedisChangeVersions({ url: TEST_REDIS_URL, versionPrefix });
     closing.push(() => versions.close());
     const watch = new ChangesElsewhere();
-    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, limit: 100, keyPrefix: `${PREFIX}watch:`, versionPrefix, watch });
-    closing.push(() => limiter.close());
-    await limiter.ready();
+    const roundTrip = new RedisRequestRoundTrip({ url: TEST_REDIS_URL, instancesKey: `${PREFIX}watch:~instances`, versionPrefix, watch });
+    closing.push(() => roundTrip.close());
+    const limiter = new RedisRateLimiter(roundTrip, { limit: 100, keyPrefix: `${PREFIX}watch:` });
+    await roundTrip.ready();
 
     await limiter.consume('key-a', 'acme');
     await limiter.consume('key-b', 'globex');
@@ -221,16 +223,42 @@ describe('Redis rate limiter when Redis is lost', function () {
       await limiter.ready();
       return limiter;
     };
-    const openWatching = async (watch: ChangesElsewhere): Promise<RedisRateLimiter> => {
-      const limiter = createRedisRateLimiter({ url: `redis://127.0.0.1:${port}`, limit: 1_000, coolDownMs: 200, watch });
+    /** A request's round trip that tells the watch what it reads, and the limiter counting through it. */
+    const openWatching = async (watch: ChangesElsewhere): Promise<{ roundTrip: RedisRequestRoundTrip; limiter: RedisRateLimiter }> => {
+      const roundTrip = new RedisRequestRoundTrip({ url: `redis://127.0.0.1:${port}`, coolDownMs: 200, watch });
+      const limiter = new RedisRateLimiter(roundTrip, { limit: 1_000 }, true);
       opened.push(limiter);
-      await limiter.ready();
-      return limiter;
+      await roundTrip.ready();
+      return { roundTrip, limiter };
     };
 
-    it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to a watching limiter', async function () {
+    it('makes each request one command on Redis: the EVALSHA that counts it and reads the version tokens', async function () {
       const watch = new ChangesElsewhere();
-      const limiter = await openWatching(watch);
+      const { limiter } = await openWatching(watch);
+      // The first count loads the script (EVALSHA, then EVAL once).
+      await limiter.consume('key-a', 'acme');
+      const direct = new Redis(server!.url);
+      await direct.ping();
+      const monitor = await direct.monitor();
+      const commands: { source: string; name: string }[] = [];
+      monitor.on('monitor', (_time: string, args: string[], source: string) => commands.push({ source, name: args[0]!.toLowerCase() }));
+      try {
+        for (let i = 0; i < 20; i += 1) await limiter.consume(`key-${i % 3}`, i % 2 === 0 ? 'acme' : 'globex');
+        // Redis shows commands in the order it ran them: once this one shows, every request's has.
+        await direct.echo('the requests are done');
+        await eventually(() => Promise.resolve(commands.some((command) => command.name === 'echo')));
+        const sent = commands.filter((command) => command.source !== 'lua' && command.name !== 'echo');
+        expect(sent.map((command) => command.name)).to.deep.equal(Array<string>(20).fill('evalsha'));
+        expect(watch.catalogToken('globex'), 'the tokens were read in it').to.be.a('string');
+      } finally {
+        monitor.disconnect();
+        await direct.quit();
+      }
+    });
+
+    it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to the watch through the round trip', async function () {
+      const watch = new ChangesElsewhere();
+      const { roundTrip, limiter } = await openWatching(watch);
       const versions = new RedisChangeVersions({ url: server!.url });
       const direct = new Redis(server!.url);
       // Every token read before a flush; a token read after one must be none of them.
@@ -256,7 +284,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         await limiter.consume('key-a', 'acme');
         expect(watch.catalogToken('acme')).to.equal(await versions.catalogVersion('acme'));
         expectNew(watch.catalogToken('acme'), 'catalog token seen by the limiter');
-        expectNew(await limiter.keysVersion(), 'key-set token seen by the limiter');
+        expectNew(await roundTrip.keysVersion(), 'key-set token seen by the limiter');
 
         // After a flush the limiter reads first: it starts the new tokens, and the operator reads the same.
         await flush();
@@ -265,7 +293,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         expect(watch.keysSeq).to.equal(seq + 1);
         expectNew(watch.catalogToken('acme'), 'catalog token seen by the limiter after the first flush');
         expect(await versions.catalogVersion('acme')).to.equal(watch.catalogToken('acme'));
-        const keysAfterFirst = await limiter.keysVersion();
+        const keysAfterFirst = await roundTrip.keysVersion();
         expectNew(keysAfterFirst, 'key-set token seen by the limiter after the first flush');
         expect(await versions.keysVersion()).to.equal(keysAfterFirst);
 
@@ -279,26 +307,26 @@ describe('Redis rate limiter when Redis is lost', function () {
         await limiter.consume('key-a', 'acme');
         expect(watch.keysSeq).to.equal(seq + 1);
         expect(watch.catalogToken('acme')).to.equal(catalogAfterSecond);
-        expect(await limiter.keysVersion()).to.equal(keysAfterSecond);
+        expect(await roundTrip.keysVersion()).to.equal(keysAfterSecond);
       } finally {
         await direct.quit();
         await versions.close();
       }
     });
 
-    it('tells a watching limiter the key changes announced since its mark, and nothing once a flush lost them', async function () {
+    it('tells the key set, through the round trip, the key changes announced since its mark, and nothing once a flush lost them', async function () {
       const watch = new ChangesElsewhere();
-      const limiter = await openWatching(watch);
+      const { roundTrip, limiter } = await openWatching(watch);
       const versions = new RedisChangeVersions({ url: server!.url });
       const direct = new Redis(server!.url);
       try {
         await versions.keysChanged({ withdrawn: ['acme-before'], added: ['acme-before-new'] });
-        const mark = await limiter.keyChangesMark();
+        const mark = await roundTrip.keyChangesMark();
         expect(mark).to.be.a('number');
-        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
+        expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
         await versions.keysChanged({ withdrawn: ['acme-prod'], added: [] });
         await versions.keysChanged({ withdrawn: ['acme-staging'], added: ['acme-new'] });
-        expect(await limiter.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod', 'acme-staging']), added: new Set(['acme-new']) });
+        expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod', 'acme-staging']), added: new Set(['acme-new']) });
         // The token is replaced with every announcement, so the watch learns of each.
         const seq = watch.keysSeq;
         await versions.keysChanged({ withdrawn: ['globex-prod'], added: [] });
@@ -306,13 +334,13 @@ describe('Redis rate limiter when Redis is lost', function () {
         expect(watch.keysSeq).to.equal(seq + 1);
         // An announcement that says nothing of what changed leaves nothing decidable.
         await versions.keysChanged();
-        expect(await limiter.keyChangesSince(mark!)).to.equal(null);
-        const later = await limiter.keyChangesMark();
-        expect(await limiter.keyChangesSince(later!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
+        expect(await roundTrip.keyChangesSince(mark!)).to.equal(null);
+        const later = await roundTrip.keyChangesMark();
+        expect(await roundTrip.keyChangesSince(later!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
         // What was announced before a flush is gone: a mark from before it cannot be told anything.
         await direct.flushall();
         await versions.keysChanged({ withdrawn: ['acme-new'], added: [] });
-        expect(await limiter.keyChangesSince(later!)).to.equal(null);
+        expect(await roundTrip.keyChangesSince(later!)).to.equal(null);
         expect(await direct.pttl('pcat:v:keychanges')).to.be.above(6 * 24 * 3_600_000);
       } finally {
         await direct.quit();
@@ -322,7 +350,7 @@ describe('Redis rate limiter when Redis is lost', function () {
 
     it('stops trusting the watch while Redis is gone, keeping the answers held, and trusts it again once Redis is back', async function () {
       const watch = new ChangesElsewhere();
-      const limiter = await openWatching(watch);
+      const { limiter } = await openWatching(watch);
       await limiter.consume('key-a', 'acme');
       const before = watch.catalogToken('acme');
       expect(before).to.be.a('string');
@@ -445,7 +473,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
   });
 
   const open = async (url: string, options: { limit: number; windowMs?: number; instanceId?: string; logger?: Logger; watch?: ChangesElsewhere }): Promise<RedisRateLimiter> => {
-    const limiter = createRedisRateLimiter({ url, coolDownMs: 60_000, ...options });
+    const limiter = new RedisRateLimiter(new RedisRequestRoundTrip({ url, coolDownMs: 60_000, ...options }), options, true);
     opened.push(limiter);
     await limiter.ready();
     return limiter;

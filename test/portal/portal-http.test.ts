@@ -49,7 +49,7 @@ describe('the partner portal over HTTP', function () {
     const page = await new PortalClient(portal.url).get('/portal/login');
     expect(page.status).to.equal(200);
     expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).to.equal("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    expect(page.headers.get('content-security-policy')).to.equal("default-src 'none';style-src 'self';script-src 'self';img-src 'self';form-action 'self';frame-ancestors 'none';base-uri 'none'");
     expect(page.headers.get('cache-control')).to.equal('no-store');
     expect(page.headers.get('referrer-policy')).to.equal('no-referrer');
     expect(page.setCookies).to.have.length(1);
@@ -274,6 +274,26 @@ describe('the partner portal over HTTP', function () {
     }
     expect((await ada.get(`${KEYS_PAGE}?notice=revoked`)).text).to.include('The key is revoked');
     expect(portal.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 40)).to.deep.equal([]);
+  });
+
+  it('sends helmet\'s page headers with the portal\'s policy on a page, a redirect and a refusal alike, and no others', async function () {
+    const expected = {
+      'cache-control': 'no-store',
+      'content-security-policy': "default-src 'none';style-src 'self';script-src 'self';img-src 'self';form-action 'self';frame-ancestors 'none';base-uri 'none'",
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-resource-policy': 'same-origin',
+      'origin-agent-cluster': '?1',
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+    };
+    const client = new PortalClient(portal.url);
+    const answers = [await client.get('/portal/login'), await client.get(KEYS_PAGE), await client.post('/portal/login', { email: 'x', password: 'y' }), await client.send('DELETE', '/portal/login')];
+    expect(answers.map((answer) => answer.status)).to.deep.equal([200, 302, 403, 405]);
+    const notSecurity = new Set(['date', 'connection', 'keep-alive', 'content-type', 'content-length', 'set-cookie', 'location', 'allow', 'x-request-id']);
+    for (const answer of answers) {
+      expect(Object.fromEntries([...answer.headers].filter(([name]) => !notSecurity.has(name))), String(answer.status)).to.deep.equal(expected);
+    }
   });
 
   it('sends HSTS for a year when cookies are secure (the portal is behind TLS), and none otherwise', async function () {

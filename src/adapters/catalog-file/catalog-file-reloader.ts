@@ -8,6 +8,7 @@ import type { ImportCatalog } from '../../application/catalog-import/import-cata
 import type { ImportReport } from '../../application/catalog-import/operator-commands.js';
 import { CatalogSourceError } from '../../domain/catalog-source.js';
 import { catalogFilePieces } from './catalog-pieces.js';
+import { reasonOf } from '../../domain/failure-reason.js';
 
 /** Changes this close together are read once: a file written in several parts, an editor's save. */
 const SETTLE_MS = 200;
@@ -80,7 +81,7 @@ export class CatalogFileReloader {
   }
 
   private poll(reason: unknown): void {
-    this.logger.warn({ file: this.path, reason: reason instanceof Error ? reason.message : String(reason), intervalMs: POLL_MS }, 'catalog file: its directory cannot be watched; polling the file');
+    this.logger.warn({ file: this.path, reason: reasonOf(reason), intervalMs: POLL_MS }, 'catalog file: its directory cannot be watched; polling the file');
     const listener = (): void => this.changed(true);
     watchFile(this.path, { persistent: false, interval: POLL_MS }, listener);
     this.stopWatching = () => unwatchFile(this.path, listener);
@@ -122,7 +123,7 @@ export class CatalogFileReloader {
       const report = await this.importer.execute(catalogFilePieces(this.path));
       this.logger.info({ file: this.path, trigger, ms: ms(), ...report }, 'catalog reloaded');
     } catch (error) {
-      const problems = error instanceof CatalogSourceError ? error.problems : [error instanceof Error ? error.message : String(error)];
+      const problems = error instanceof CatalogSourceError ? error.problems : [reasonOf(error)];
       this.logger.error({ file: this.path, trigger, ms: ms(), problems }, 'catalog reload refused');
     }
   }

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { getManyValues, isMany, none } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { MAX_STRING_LENGTH, type CatalogPiece } from '../../domain/catalog-source.js';
+import { reasonOf } from '../../domain/failure-reason.js';
 
 /** The tokens the splitter takes: every key, string and number whole. */
 type Token =
@@ -149,7 +150,6 @@ async function locate(path: string | URL, fault: SyntaxFault): Promise<{ at: num
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const startsWithBom = (bytes: Uint8Array): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 

@@ -1,6 +1,7 @@
 import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
 import type { CatalogPiece, CatalogPieces } from '../../domain/catalog-source.js';
 import type { OperatorCommands } from '../../application/catalog-import/operator-commands.js';
+import { reasonOf } from '../../domain/failure-reason.js';
 
 /**
  * The operator commands, with every import told to the running instances once it has committed: new
@@ -49,8 +50,4 @@ async function announce(what: string, write: () => Promise<unknown>): Promise<vo
       'instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS',
     );
   }
-}
-
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -5,6 +5,7 @@ import type { StructuredDataFindings } from '../../domain/structured-data.js';
 import type { ApiKeyListing, OperatorCommands } from '../../application/catalog-import/operator-commands.js';
 import { checkCatalog } from './check-catalog.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
+import { reasonOf } from '../../domain/failure-reason.js';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
@@ -33,7 +34,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout.write(await execute(command, io));
     return 0;
   } catch (error) {
-    io.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`error: ${reasonOf(error)}\n`);
     return 1;
   }
 }

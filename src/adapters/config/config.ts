@@ -1,6 +1,7 @@
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from '../../domain/webhook-retries.js';
 import { existsSync } from 'node:fs';
 import { parseAddressBlock } from '../../domain/address-block.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../domain/rate-limit.js';
 
 /** The service's settings (docs/decisions.md, configuration), validated. */
 export interface Config {
@@ -104,7 +105,7 @@ export function readConfig(env: Env): Config {
     databaseUrl: storage === 'mysql' ? requiredUrl(env, 'DATABASE_URL', 'mysql:', 'STORAGE=mysql') : optionalUrl(env, 'DATABASE_URL', 'mysql:'),
     rateLimitStore,
     redisUrl: rateLimitStore === 'redis' ? requiredUrl(env, 'REDIS_URL', 'redis:', 'RATE_LIMIT_STORE=redis') : optionalUrl(env, 'REDIS_URL', 'redis:'),
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000_000),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1, 1_000_000_000),
     cacheTtlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
     rateLimitMaxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 100_000, 1, 100_000_000),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 200_000, 1, 100_000_000),

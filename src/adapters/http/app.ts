@@ -3,7 +3,7 @@ import Koa, { type Context } from 'koa';
 import { Router } from '@koa/router';
 import type { Logger } from 'pino';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
-import { emptyParameterPaths, routeTemplate, type Operation } from './operation.js';
+import { emptyParameterPaths, pathTemplate, type Operation } from './operation.js';
 import { type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 import { readQuery, type QueryParameters } from './query-parameters.js';
 
@@ -44,10 +44,10 @@ export function createHttpApp<UseCases>(
   const router = new Router({ sensitive: true, strict: true });
   for (const operation of operations) {
     const route = { kind: 'operation', operation } as const;
-    router.get(routeTemplate(operation.path), (ctx) => answer(ctx, route, ctx.params));
+    const { route: template, parameter } = pathTemplate(operation.path);
+    router.get(template, (ctx) => answer(ctx, route, ctx.params));
     const empty = emptyParameterPaths(operation, operations);
-    const name = /\{([^}]+)\}$/.exec(operation.path)?.[1] ?? '';
-    if (empty.length > 0) router.get(empty, (ctx) => answer(ctx, route, { [name]: '' }));
+    if (empty.length > 0) router.get(empty, (ctx) => answer(ctx, route, { [parameter?.name ?? '']: '' }));
   }
   app.use(router.routes());
   app.use((ctx) => {

@@ -43,7 +43,7 @@ export interface ErrorAnswer {
 }
 
 /** Errors are never cached. */
-const ERROR_CACHE_CONTROL = 'no-store';
+export const ERROR_CACHE_CONTROL = 'no-store';
 
 /** The only error shape the service sends: `{ error, message }`, never cached. */
 export function errorAnswer(code: ApiErrorCode, message: string, headers: HeaderList = []): Answer {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { headerValue } from './app.js';
-import type { Operation } from './operation.js';
+import { pathTemplate, type Operation } from './operation.js';
 import { type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 import { readQuery, type QueryParameters } from './query-parameters.js';
 
@@ -57,10 +57,10 @@ export function createFastPath<UseCases>(
   const exact = new Map<string, Match<UseCases>>();
   const prefixes: { prefix: string; match: Match<UseCases> }[] = [];
   for (const operation of operations) {
-    const trailing = /^([^{}]*\/)\{([^}]+)\}$/.exec(operation.path);
+    const { parameter } = pathTemplate(operation.path);
     const route = { kind: 'operation', operation } as const;
-    if (trailing !== null) prefixes.push({ prefix: trailing[1]!, match: { route, parameter: trailing[2]! } });
-    else if (!operation.path.includes('{')) exact.set(operation.path, { route });
+    if (parameter !== null) prefixes.push({ prefix: parameter.prefix, match: { route, parameter: parameter.name } });
+    else exact.set(operation.path, { route });
   }
 
   return (req, res) => {

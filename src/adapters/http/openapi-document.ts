@@ -5,8 +5,10 @@ import { ErrorBodySchema, InvalidApiKey, ServiceUnavailable, type DomainErrorCod
 import { VideoObjectJsonLdSchema } from '../../domain/json-ld.js';
 import { LookupBatchResponseSchema } from '../../domain/lookup-batch.js';
 import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSchema } from '../../domain/lookup-result.js';
-import { STATUS_BY_CODE } from './error-response.js';
-import { ALLOWED_METHODS, emptyParameterPaths, type Operation, type OperationError } from './operation.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_SECONDS } from '../../domain/rate-limit.js';
+import { ERROR_CACHE_CONTROL, STATUS_BY_CODE } from './error-response.js';
+import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY } from './lookup-response.js';
+import { ALLOWED_METHODS, emptyParameterPaths, methodNotAllowedMessage, type Operation, type OperationError } from './operation.js';
 
 /*
  * The OpenAPI 3.1 description of everything the HTTP app serves, derived from the operations'
@@ -36,7 +38,7 @@ const optionalRateLimit = (limitDescription: string) => ({
   'RateLimit-Policy': header('See RateLimit-Limit.', { type: 'string', pattern: POLICY_PATTERN }, false),
   RateLimit: header('See RateLimit-Limit.', { type: 'string', pattern: RATE_LIMIT_PATTERN }, false),
 });
-const ERROR_CACHING = { 'Cache-Control': header('Errors are never cached.', { type: 'string', const: 'no-store' }) };
+const ERROR_CACHING = { 'Cache-Control': header('Errors are never cached.', { type: 'string', const: ERROR_CACHE_CONTROL }) };
 
 /** An error answer whose `error` is one of `codes`; each code gets an example of its own. */
 function errorResponse(description: string, examples: Record<string, string>, headers: Record<string, unknown>) {
@@ -97,7 +99,7 @@ const serviceUnavailable = errorResponse(
  */
 export const methodNotAllowedResponse = errorResponse(
   'Another method than GET or HEAD on a described path.',
-  { method_not_allowed: 'Method POST is not allowed here; use GET or HEAD.' },
+  { method_not_allowed: methodNotAllowedMessage('POST') },
   { ...REQUEST_ID, Allow: header('The methods the path accepts.', { type: 'string', const: ALLOWED_METHODS }) },
 );
 
@@ -184,17 +186,17 @@ export const describeOperations = (operations: readonly Operation<unknown>[], se
       '',
       '**Keys.** Send `Authorization: Bearer <key>` or `X-API-Key: <key>`; a non-blank `Authorization` always wins. Keys are never read from the query string. Call the API from server-side code only.',
       '',
-      '**Check order.** Routing (404 `not_found` for any other path, 405 `method_not_allowed` with `Allow: GET, HEAD` for another method on a known path), then the key (401), the rate limit (429), the input (400) and the lookup (404) or the feed (410). `HEAD` answers like `GET` without a body.',
+      '**Check order.** Routing (404 `not_found` for any other path, 405 `method_not_allowed` with `Allow: ' + ALLOWED_METHODS + '` for another method on a known path), then the key (401), the rate limit (429), the input (400) and the lookup (404) or the feed (410). `HEAD` answers like `GET` without a body.',
       '',
       '**Keeping a copy current.** `getChanges` lists what changed in your catalog since a cursor: read it daily, then look up only the products it lists.',
       '',
-      '**Rate limit.** 100 requests per key in a fixed 60-second window that starts with the key\'s first request. Every authenticated answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and the same numbers in the current IETF draft\'s fields: `RateLimit-Policy: "default";q=<limit>;w=60` and `RateLimit: "default";r=<remaining>;t=<seconds to reset>`.',
+      `**Rate limit.** Each key may make a set number of requests in a fixed ${RATE_LIMIT_WINDOW_SECONDS}-second window that starts with the key's first request: ${DEFAULT_RATE_LIMIT_PER_MINUTE} unless the service's operator set another figure, which \`RateLimit-Limit\` states. Every authenticated answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`, and the same numbers in the current IETF draft's fields: \`RateLimit-Policy: "default";q=<limit>;w=${RATE_LIMIT_WINDOW_SECONDS}\` and \`RateLimit: "default";r=<remaining>;t=<seconds to reset>\`.`,
       '',
-      '**Caching.** Every 200 lookup carries a strong `ETag`, `Cache-Control: private, max-age=0, must-revalidate` and `Vary: Authorization, X-API-Key`. Keep the body with its ETag (a daily cache is enough), and revalidate with `If-None-Match: <etag>`: 304 with no body means your copy is current. A revalidation counts against the rate limit like any request.',
+      '**Caching.** Every 200 lookup carries a strong `ETag`, `Cache-Control: ' + LOOKUP_CACHE_CONTROL + '` and `Vary: ' + LOOKUP_VARY + '`. Keep the body with its ETag (a daily cache is enough), and revalidate with `If-None-Match: <etag>`: 304 with no body means your copy is current. A revalidation counts against the rate limit like any request.',
       '',
       '**Embedding.** Embed only the `json_ld` of the entry whose `pdp_url` equals the page being rendered, in a script element of type `application/ld+json`, with `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\uXXXX` so that no value can end the element. The client package\'s `jsonLdScriptFor` does exactly that.',
       '',
-      '**Errors.** Every error is `{ "error": <code>, "message": <text> }` as `application/json`. Besides the codes of each operation: 404 `not_found` for any path not described here (`components/responses/UnknownPath`), 405 `method_not_allowed` with `Allow: GET, HEAD` for another method on a described path.',
+      '**Errors.** Every error is `{ "error": <code>, "message": <text> }` as `application/json`. Besides the codes of each operation: 404 `not_found` for any path not described here (`components/responses/UnknownPath`), 405 `method_not_allowed` with `Allow: ' + ALLOWED_METHODS + '` for another method on a described path.',
     ].join('\n'),
   },
   servers: [{ url: serverUrl, description: 'This service, as partners reach it' }],
@@ -228,8 +230,8 @@ export const describeOperations = (operations: readonly Operation<unknown>[], se
       RateLimit: header('What is left as the IETF draft writes it: `"default";r=<requests left>;t=<seconds until the window ends>`.', { type: 'string', pattern: RATE_LIMIT_PATTERN }),
       'Retry-After': header('Whole seconds to wait before retrying.', { type: 'integer', minimum: 1, maximum: 60 }),
       ETag: header('Strong entity tag of the body.', { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' }),
-      'Cache-Control': header('Store privately, revalidate before each use.', { type: 'string', const: 'private, max-age=0, must-revalidate' }),
-      Vary: header('The answer depends on the key.', { type: 'string', const: 'Authorization, X-API-Key' }),
+      'Cache-Control': header('Store privately, revalidate before each use.', { type: 'string', const: LOOKUP_CACHE_CONTROL }),
+      Vary: header('The answer depends on the key.', { type: 'string', const: LOOKUP_VARY }),
     },
     responses: {
       UnknownPath: errorResponse('Any path this document does not describe.', { not_found: 'No such endpoint.' }, REQUEST_ID),

@@ -61,20 +61,51 @@ export interface Operation<UseCases> {
   answer(useCases: UseCases, request: OperationRequest, principal: Principal | undefined): Promise<Answer> | Answer;
 }
 
-/** A path template as the router and the metrics' labels write it: `{sku}` becomes `:sku`. */
-export function routeTemplate(path: string): string {
-  return path.replace(/\{([^}]+)\}/g, ':$1');
+/**
+ * An operation's path, read once: the routers, the fast path, the metrics' labels, the empty-parameter
+ * paths and the docs' headers all take its parts from here. A path has at most one parameter, and
+ * only as its last segment (`/v1/sku/{sku}`).
+ */
+export interface PathTemplate {
+  /** The path as the router and the metrics' labels write it: `{sku}` becomes `:sku`. */
+  readonly route: string;
+  /** The trailing parameter's name and the path before it, its slash included; null for a path without one. */
+  readonly parameter: { readonly name: string; readonly prefix: string } | null;
+}
+
+const TRAILING_PARAMETER = /^([^{}]*\/)\{([^{}/]+)\}$/;
+
+export function pathTemplate(path: string): PathTemplate {
+  const trailing = TRAILING_PARAMETER.exec(path);
+  if (trailing === null) {
+    if (/[{}]/.test(path)) throw new Error(`operation path ${path}: a parameter may only be the last segment, and only one`);
+    return { route: path, parameter: null };
+  }
+  const prefix = trailing[1]!;
+  const name = trailing[2]!;
+  return { route: `${prefix}:${name}`, parameter: { name, prefix } };
+}
+
+/** The path with its trailing parameter and that parameter's slash left out (`/docs/{asset}` is `/docs`); the path itself without one. */
+export function pathWithoutParameter(path: string): string {
+  const { parameter } = pathTemplate(path);
+  return parameter === null ? path : parameter.prefix.slice(0, -1);
 }
 
 /** The paths that stand for an operation with an empty trailing parameter: the prefix with and without its slash, but a path another operation serves. */
 export function emptyParameterPaths(operation: Operation<unknown>, operations: readonly Operation<unknown>[]): string[] {
   if (operation.emptyParameterPaths !== true) return [];
-  const prefix = operation.path.replace(/\/\{[^}]+\}$/, '');
+  const prefix = pathWithoutParameter(operation.path);
   return [prefix, `${prefix}/`].filter((path) => !operations.some((other) => other.path === path));
 }
 
 /** The API's address when PUBLIC_BASE_URL is not set and HOST and PORT are their defaults. */
 export const DEFAULT_PUBLIC_BASE_URL = 'http://127.0.0.1:3000';
 
-/** The methods every operation's path accepts. */
+/** The methods every operation's path accepts, as `Allow` lists them. */
 export const ALLOWED_METHODS = 'GET, HEAD';
+
+/** The 405's message for another method on an operation's path. */
+export function methodNotAllowedMessage(method: string): string {
+  return `Method ${method} is not allowed here; use GET or HEAD.`;
+}

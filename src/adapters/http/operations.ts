@@ -19,7 +19,7 @@ import { errorAnswer } from './error-response.js';
 import { lookupAnswer } from './lookup-response.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
 import { demoTentLookupExample } from './openapi-examples.js';
-import { DEFAULT_PUBLIC_BASE_URL, type Operation, type OperationRequest } from './operation.js';
+import { DEFAULT_PUBLIC_BASE_URL, pathTemplate, type Operation, type OperationRequest } from './operation.js';
 import { MAX_QUERY_PARAMETERS, singleQueryValue } from './query-parameters.js';
 
 /** What the API's operations run: its use cases, and the probe readiness answers from. */
@@ -41,7 +41,9 @@ const LOOKUP_CACHING = {
   'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
   Vary: { $ref: '#/components/headers/Vary' },
 };
-const NEVER_CACHED = { 'Cache-Control': header('Never cached.', { type: 'string', const: 'no-store' }) };
+/** The health checks' answers are true only now. */
+const STATUS_CACHE_CONTROL = 'no-store';
+const NEVER_CACHED = { 'Cache-Control': header('Never cached.', { type: 'string', const: STATUS_CACHE_CONTROL }) };
 
 /** The lookups answer alike: the answer with its ETag, or 304 when If-None-Match names it. */
 const lookupResponses = (what: string, schema: string, examples: Record<string, { summary: string; value: unknown }>) => ({
@@ -111,7 +113,7 @@ const OPENAPI_DOCUMENT_SCHEMA = {
   },
 };
 
-const statusAnswer = (status: number, value: string): Answer => jsonAnswer(status, JSON.stringify({ status: value }), ['Cache-Control', 'no-store']);
+const statusAnswer = (status: number, value: string): Answer => jsonAnswer(status, JSON.stringify({ status: value }), ['Cache-Control', STATUS_CACHE_CONTROL]);
 
 /** The two lookups differ only in their parameter, its codes and the use case they run. */
 function lookupOperation(lookup: {
@@ -127,7 +129,8 @@ function lookupOperation(lookup: {
   notFound: [DomainErrorCode, string];
   find: (useCases: ApiUseCases, partnerId: string, value: string) => Promise<LookupAnswer>;
 }): Operation<ApiUseCases> {
-  const parameter = /\{([^}]+)\}$/.exec(lookup.path)![1]!;
+  const parameter = pathTemplate(lookup.path).parameter?.name;
+  if (parameter === undefined) throw new Error(`${lookup.operationId}: its path must end in the parameter it looks up by`);
   return {
     operationId: lookup.operationId,
     path: lookup.path,
@@ -355,7 +358,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
 /** The path that looks a SKU up, as the demo's banner shows it. */
 export function skuLookupPath(sku: string): string {
   const operation = OPERATIONS.find(({ operationId }) => operationId === 'getProductBySku');
-  return operation!.path.replace('{sku}', encodeURIComponent(sku));
+  return pathTemplate(operation!.path).parameter!.prefix + encodeURIComponent(sku);
 }
 
 /** The OpenAPI 3.1 document of these operations, as `/openapi.json` serves it on the default address. */

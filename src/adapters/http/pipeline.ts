@@ -8,7 +8,7 @@ import type { Principal } from '../../domain/api-key.js';
 import type { Answer, HeaderList } from './answer.js';
 import { errorAnswer, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
-import { ALLOWED_METHODS, routeTemplate, type Operation, type OperationRequest } from './operation.js';
+import { ALLOWED_METHODS, methodNotAllowedMessage, pathTemplate, pathWithoutParameter, type Operation, type OperationRequest } from './operation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
@@ -57,12 +57,12 @@ export function createPipeline<UseCases>(
 ): Pipeline<UseCases> {
   const security = { api: apiSecurityHeaders(publicBaseUrl), docs: helmetHeaders(DOCS_HELMET_OPTIONS) };
   // Below a docs operation's path, even a path no operation serves is answered with the docs' headers.
-  const docsPaths = operations.filter((operation) => operation.headers === 'docs').map(({ path }) => path.replace(/\/\{[^}]+\}$/, ''));
+  const docsPaths = operations.filter((operation) => operation.headers === 'docs').map(({ path }) => pathWithoutParameter(path));
   const isDocsPath = (path: string): boolean => docsPaths.some((docs) => path === docs || path.startsWith(`${docs}/`));
   const failures = failureLogOf(deps.logger);
   // What each operation's answers carry and are counted under, worked out once.
   const byOperation = new Map(operations.map((operation) => [
-    operation, { label: routeTemplate(operation.path), security: operation.headers === 'docs' ? security.docs : security.api },
+    operation, { label: pathTemplate(operation.path).route, security: operation.headers === 'docs' ? security.docs : security.api },
   ]));
   const ofRoute = (route: Route<UseCases>, path: string): { label: string; security: HeaderList } => {
     if (route.kind === 'operation') return byOperation.get(route.operation)!;
@@ -72,7 +72,7 @@ export function createPipeline<UseCases>(
   const unmatched = (route: Exclude<Route<UseCases>, { kind: 'operation' }>, request: PipelineRequest): Answer =>
     route.kind === 'not_found'
       ? errorAnswer('not_found', 'No such endpoint.')
-      : errorAnswer('method_not_allowed', `Method ${request.method} is not allowed here; use GET or HEAD.`, ['Allow', ALLOWED_METHODS]);
+      : errorAnswer('method_not_allowed', methodNotAllowedMessage(request.method), ['Allow', ALLOWED_METHODS]);
 
   return {
     publicBaseUrl,

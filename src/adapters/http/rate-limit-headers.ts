@@ -1,7 +1,5 @@
-import { RATE_LIMIT_WINDOW_MS, type RateLimitStatus } from '../../domain/rate-limit.js';
+import { RATE_LIMIT_WINDOW_SECONDS, type RateLimitStatus } from '../../domain/rate-limit.js';
 import type { HeaderList } from './answer.js';
-
-const WINDOW_SECONDS = RATE_LIMIT_WINDOW_MS / 1000;
 
 /**
  * The rate-limit fields every authenticated answer carries (docs/api.md, rate limit): the three
@@ -27,7 +25,7 @@ function remember(limit: number): void {
   if (limit === lastLimit) return;
   lastLimit = limit;
   lastLimitText = String(limit);
-  lastPolicyText = `"default";q=${limit};w=${WINDOW_SECONDS}`;
+  lastPolicyText = `"default";q=${limit};w=${RATE_LIMIT_WINDOW_SECONDS}`;
 }
 
 function limitText(limit: number): string {

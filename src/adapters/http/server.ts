@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ConnectionLimits } from '../listening/connection-guard.js';
 import { jsonAnswers, startGuardedServer, type ListenerPolicy, type RunningServer } from '../listening/guarded-server.js';
 import type { HttpHandler } from './handler.js';
+import { ALLOWED_METHODS } from './operation.js';
 
 export interface HttpServerOptions {
   readonly port: number;
@@ -20,7 +21,7 @@ export function startHttpServer(handle: HttpHandler, options: HttpServerOptions)
     policy: {
       limits: options.limits,
       format: jsonAnswers,
-      allow: 'GET, HEAD',
+      allow: ALLOWED_METHODS,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
     },

@@ -20,6 +20,8 @@ export interface RunningMetricsServer {
 }
 
 const METRICS_PATH = '/metrics';
+/** The metrics listener's one path takes a scrape, nothing else. */
+const ALLOWED_METHODS = 'GET, HEAD';
 /** A scraper or two per address. */
 const METRICS_CONNECTIONS_PER_ADDRESS = 4;
 
@@ -43,7 +45,7 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
     if ((query === -1 ? url : url.slice(0, query)) !== METRICS_PATH) {
       answer(res, 404, 'text/plain; charset=utf-8', `Not found: the figures are at ${METRICS_PATH}.\n`);
     } else if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
+      res.setHeader('Allow', ALLOWED_METHODS);
       answer(res, 405, 'text/plain; charset=utf-8', 'Use GET or HEAD.\n');
     } else {
       source.exposition().then(
@@ -63,7 +65,7 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
         trustedProxies: trustedProxies([]),
       },
       format: textAnswers,
-      allow: 'GET, HEAD',
+      allow: ALLOWED_METHODS,
       acceptsHost: hostRule(options.host, null),
       // A scrape sends no body.
       maxBodyBytes: 0,

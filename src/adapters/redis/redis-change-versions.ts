@@ -25,7 +25,7 @@ export interface RedisChangeVersionsOptions {
 /**
  * The version tokens in Redis, for the commands that write (imports, keys issued or revoked):
  * each write replaces the token after its transaction commits, and the serving instances read
- * the tokens in the rate-limit step of every request.
+ * the tokens in the round trip of every request (request-round-trip.ts).
  */
 export class RedisChangeVersions implements ChangeVersions {
   private readonly client: TokenClient;

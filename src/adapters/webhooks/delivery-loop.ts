@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { DeliverWebhooks } from '../../application/webhooks/deliver-webhooks.js';
+import { reasonOf } from '../../domain/failure-reason.js';
 
 
 export interface DeliveryLoop {
@@ -41,7 +42,7 @@ export function startDeliveryLoop(worker: DeliverWebhooks, logger: Logger, pollM
   }
 
   const prune = (): void => void worker.prune().catch((error: unknown) => {
-    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'webhook deliveries: old attempts not pruned; tried again later');
+    logger.warn({ reason: reasonOf(error) }, 'webhook deliveries: old attempts not pruned; tried again later');
   });
   prune();
   const pruning = setInterval(prune, pruneEveryMs);

@@ -6,7 +6,7 @@ export interface ApiKeyStore {
   findActiveByHash(sha256: string): Promise<Principal | null>;
   /**
    * Whether the key that authenticated this request is still live, given what the instance has
-   * learned since (the rate-limit step may have seen a key change made elsewhere).
+   * learned since (the request's round trip to the shared store may have shown a key change made elsewhere).
    */
   isStillActive(principal: Principal): Promise<boolean>;
 }

@@ -1,6 +1,6 @@
 /**
- * What this instance has learned of changes made elsewhere, from the version tokens that the
- * rate-limit step reads on every request (docs/several-instances.md). It does no I/O: the shared
+ * What this instance has learned of changes made elsewhere, from the version tokens that each
+ * request's round trip to the shared store reads with its count (docs/several-instances.md). It does no I/O: the shared
  * store's adapter reports what it read, and the key set and the response cache ask what they
  * must re-read.
  *

@@ -6,6 +6,7 @@ import type { KeyChanges } from '../instances/change-versions.js';
 import type { Actor, AuditLog } from '../admin-sign-in/audit-log.js';
 import type { Clock } from '../common/clock.js';
 import type { IssuedApiKey } from '../catalog-import/operator-commands.js';
+import { reasonOf } from '../../domain/failure-reason.js';
 
 /** What issuing or replacing a key gives: the key, once, and why the other instances may not know of it yet. */
 export interface KeyIssue {
@@ -31,7 +32,7 @@ export async function announce(announcer: KeyChangeAnnouncer, changes: KeyChange
     await announcer.keysChanged(changes);
     return null;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return reasonOf(error);
   }
 }
 

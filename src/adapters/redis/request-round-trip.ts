@@ -1,0 +1,333 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
+import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
+import { reasonOf } from '../../domain/failure-reason.js';
+import { RATE_LIMIT_WINDOW_MS } from '../../domain/rate-limit.js';
+import { TIMEOUTS } from '../timeouts.js';
+import { quitOrDrop } from './redis-client.js';
+import { ScriptConnection, SlowReplyError } from './script-connection.js';
+import {
+  catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
+} from './version-keys.js';
+
+/**
+ * The count of one request, `{count, msLeft, instances}`, in one atomic step, so concurrent
+ * instances never read-then-write: KEYS[1] the counter, ARGV[1] its window in ms. The window starts
+ * with the first count; the key's expiry ends it. A counter found without an expiry (written by
+ * hand, say) gets one, so it can never block a key for good.
+ *
+ * When ARGV[2] names the calling instance (at most once a second), the sorted set KEYS[2] records
+ * it as seen now, by Redis's clock, forgets instances not seen for ARGV[3] ms, and `instances` is how
+ * many are left; otherwise it is -1.
+ */
+const COUNT_LUA = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local msLeft = redis.call('PTTL', KEYS[1])
+if msLeft < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  msLeft = tonumber(ARGV[1])
+end
+local instances = -1
+if ARGV[2] ~= '' then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('ZADD', KEYS[2], now, ARGV[2])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  instances = redis.call('ZCARD', KEYS[2])
+end
+`;
+const COUNT_SCRIPT = `${COUNT_LUA}\nreturn {count, msLeft, instances}`;
+/**
+ * The same count, and in the same round trip the key-set token (KEYS[3]) and the partner's catalog
+ * token (KEYS[4]), each started where there is none from the fresh candidate ARGV[4], suffixed so the
+ * two never start equal.
+ */
+const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}
+return {count, msLeft, instances, current(KEYS[3], ARGV[4] .. 'k'), current(KEYS[4], ARGV[4] .. 'c')}`;
+
+/** How often an instance tells Redis it is still there, in the count of a request. */
+const INSTANCE_REFRESH_MS = 1_000;
+
+export const DEFAULT_INSTANCES_KEY = 'pcat:instances';
+/** Bounds what a slow or vanished Redis can add to a request. */
+const TIMEOUT_MS = TIMEOUTS.redisCommandMs;
+const LOST_AFTER_MS = TIMEOUTS.redisLostAfterMs;
+const MAX_RECONNECT_DELAY_MS = TIMEOUTS.redisMaxReconnectDelayMs;
+
+/** How ioredis rejects a command not answered within `commandTimeout`. */
+const COMMAND_TIMED_OUT = 'Command timed out';
+
+/**
+ * What Redis answered for a request's count: the count in the window, the milliseconds left of it,
+ * and how many instances it has seen (-1 when this count did not ask). It is the script's reply
+ * itself, checked, so answering it makes nothing new.
+ */
+export type CountReply = readonly [count: number, msLeft: number, instances: number, ...tokens: unknown[]];
+
+/**
+ * What a request's count is handed to, in the round trip's own step: Redis's answer, or word that
+ * there is none. Handing it on, rather than returning it, keeps the request's await the only one.
+ */
+export interface CountTaker<T> {
+  counted(keyId: string, reply: CountReply): T;
+  notCounted(keyId: string): T;
+}
+
+/** ioredis adds the scripts as methods at run time (EVALSHA, EVAL once after a Redis restart). */
+interface VersionsClient extends Redis {
+  pcatKeysVersion(keysVersionKey: string, fresh: string): Promise<unknown>;
+  pcatKeyChangesMark(keyChangesKey: string): Promise<unknown>;
+  pcatKeyChangesSince(keyChangesKey: string, mark: number): Promise<unknown>;
+}
+
+export interface RequestRoundTripOptions {
+  /** `redis://host:port`; never logged, since it may carry a password. */
+  readonly url: string;
+  /** The counters' window; the instances not seen for as long are forgotten. */
+  readonly windowMs?: number;
+  /** This instance among those sharing Redis; a fresh random id by default. */
+  readonly instanceId?: string;
+  /** The sorted set of the instances seen recently; `pcat:instances` by default. */
+  readonly instancesKey?: string;
+  /** A call not answered within this long is given up for that request alone; Redis is not taken as lost for it. */
+  readonly timeoutMs?: number;
+  /** Redis is taken as lost when its connection fails or answers nothing for this long (time this process was held up left out). */
+  readonly lostAfterMs?: number;
+  /** How long to leave Redis alone after it is lost before probing it again. */
+  readonly coolDownMs?: number;
+  readonly logger?: Logger;
+  /**
+   * Told the version tokens read in every round trip, and when Redis is lost and regained;
+   * without one, a round trip only counts.
+   */
+  readonly watch?: ChangesElsewhere | undefined;
+  /** Prepended to the version tokens' keys. */
+  readonly versionPrefix?: string;
+}
+
+/**
+ * The one call to Redis each request makes (docs/several-instances.md): the rate limiter's count
+ * and, in the same script, the version tokens through which this instance learns what changed
+ * elsewhere. Both concerns use it; neither feeds the other: the count is handed to the limiter and
+ * the tokens to the watch, both here. The key set reads the key-set token and the key changes
+ * announced through `keysVersion`, `keyChangesMark` and `keyChangesSince`, off the request path and
+ * behind the same breaker.
+ *
+ * A circuit breaker keeps a lost Redis off the request path: when Redis is lost (its connection
+ * refused or closed, or nothing answered for `lostAfterMs`) no call is made for `coolDownMs`, then
+ * one background PING decides whether to go back; the watch is told of both. A call that is only
+ * slow (`timeoutMs`) is given up for that request alone, and the watch told what it missed.
+ */
+export class RedisRequestRoundTrip {
+  readonly windowMs: number;
+  private readonly client: VersionsClient;
+  private readonly counting: ScriptConnection;
+  private readonly window: string;
+  private readonly logger: Logger | undefined;
+  private readonly coolDownMs: number;
+  private readonly instanceId: string;
+  private readonly instancesKey: string;
+  private readonly watch: ChangesElsewhere | undefined;
+  private readonly versionPrefix: string;
+  private readonly keysVersionKey: string;
+  private lastRefresh = -Infinity;
+  private slow = 0;
+  /** Fresh tokens are this random prefix and a count: unique, and cheaper than a UUID a request. */
+  private readonly tokenPrefix = `${randomUUID()}.`;
+  private tokenCount = 0;
+  private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
+
+  constructor(options: RequestRoundTripOptions) {
+    this.windowMs = options.windowMs ?? RATE_LIMIT_WINDOW_MS;
+    this.window = String(this.windowMs);
+    this.logger = options.logger;
+    this.coolDownMs = options.coolDownMs ?? TIMEOUTS.redisCoolDownMs;
+    this.instanceId = options.instanceId ?? randomUUID();
+    this.instancesKey = options.instancesKey ?? DEFAULT_INSTANCES_KEY;
+    this.watch = options.watch;
+    this.versionPrefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
+    this.keysVersionKey = keysVersionKey(this.versionPrefix);
+    // The count runs on every request: on a lean connection of its own (script-connection.ts).
+    this.counting = new ScriptConnection({
+      url: options.url,
+      script: this.watch === undefined ? COUNT_SCRIPT : COUNT_AND_VERSIONS_SCRIPT,
+      timeoutMs: options.timeoutMs ?? TIMEOUT_MS,
+      lostAfterMs: options.lostAfterMs ?? LOST_AFTER_MS,
+    });
+    const client = new Redis(options.url, {
+      // Without a connection a command fails at once instead of waiting in a queue.
+      enableOfflineQueue: false,
+      connectTimeout: TIMEOUT_MS,
+      commandTimeout: TIMEOUT_MS,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+    });
+    client.defineCommand('pcatKeysVersion', { numberOfKeys: 1, lua: CURRENT_TOKEN_SCRIPT });
+    client.defineCommand('pcatKeyChangesMark', { numberOfKeys: 1, lua: KEY_CHANGES_MARK_SCRIPT });
+    client.defineCommand('pcatKeyChangesSince', { numberOfKeys: 1, lua: KEY_CHANGES_SINCE_SCRIPT });
+    // The breaker reports the outage once; ioredis would otherwise print every reconnect error.
+    client.on('error', () => undefined);
+    this.client = client as VersionsClient;
+  }
+
+  /**
+   * One request's round trip: counts the key on `counterKey` and hands Redis's answer to the taker
+   * (`notCounted` when there is none: Redis lost, so nothing is sent, or slow this once); with a
+   * watch, tells the watch the key-set token and the partner's catalog token read with it.
+   */
+  async count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>): Promise<T> {
+    if (!this.inUse()) return taker.notCounted(keyId);
+    const watch = this.watch;
+    let reply: CountReply;
+    try {
+      if (watch === undefined) {
+        reply = countReply(await this.counting.run([counterKey, this.instancesKey], [this.window, this.instanceToRefresh(), this.window]));
+      } else {
+        reply = countReply(await this.counting.run(
+          [counterKey, this.instancesKey, this.keysVersionKey, catalogVersionKey(this.versionPrefix, partnerId ?? '')],
+          [this.window, this.instanceToRefresh(), this.window, this.freshToken()],
+        ));
+        // On this one connection replies come back in the order Redis ran the scripts, so a partner's
+        // token the watch holds only moves forward. (The key-set token is also read on the ioredis
+        // connection: a reply from there seen out of order only costs one more read of the key set.)
+        watch.keysSeen(tokenFrom(reply[3]));
+        if (partnerId !== undefined) watch.catalogSeen(partnerId, tokenFrom(reply[4]));
+      }
+    } catch (error) {
+      if (error instanceof SlowReplyError) {
+        this.slow += 1;
+        // Redis may only be slow: what this request would have read is read from the database
+        // instead, so a change announced before it is not missed.
+        watch?.versionsMissed(partnerId);
+      } else {
+        this.lost(error);
+      }
+      return taker.notCounted(keyId);
+    }
+    return taker.counted(keyId, reply);
+  }
+
+  /** The key-set token, reported to the watch; null when Redis cannot be asked now. */
+  async keysVersion(): Promise<string | null> {
+    if (!this.inUse()) return null;
+    try {
+      const token = tokenFrom(await this.client.pcatKeysVersion(this.keysVersionKey, this.freshToken()));
+      this.watch?.keysSeen(token);
+      return token;
+    } catch (error) {
+      // A read that was only slow is not a lost Redis: the caller reads the database this once.
+      if (!(error instanceof Error && error.message === COMMAND_TIMED_OUT)) this.lost(error);
+      return null;
+    }
+  }
+
+  /** A mark on Redis's clock, taken before the key set is read from the database; null when Redis cannot be asked now. */
+  async keyChangesMark(): Promise<number | null> {
+    if (!this.inUse()) return null;
+    const reply = await this.client.pcatKeyChangesMark(keyChangesKey(this.versionPrefix)).catch(() => null);
+    return typeof reply === 'number' ? reply : null;
+  }
+
+  /** The key changes announced since the mark; null when Redis cannot be asked now or cannot tell them all. */
+  async keyChangesSince(mark: number): Promise<AnnouncedKeyChanges | null> {
+    if (!this.inUse()) return null;
+    return keyChangesFrom(await this.client.pcatKeyChangesSince(keyChangesKey(this.versionPrefix), mark).catch(() => null));
+  }
+
+  /** Resolves once connected to Redis; rejects if that takes longer than `timeoutMs`. */
+  async ready(timeoutMs = 5_000): Promise<void> {
+    if (this.client.status === 'ready') return;
+    let lastError = 'no answer';
+    const onError = (error: Error): void => {
+      lastError = error.message;
+    };
+    this.client.on('error', onError);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.client.off('ready', onReady);
+          reject(new Error(`Redis not reachable within ${timeoutMs} ms: ${lastError}`));
+        }, timeoutMs);
+        const onReady = (): void => {
+          clearTimeout(timer);
+          resolve();
+        };
+        this.client.once('ready', onReady);
+      });
+    } finally {
+      this.client.off('error', onError);
+    }
+  }
+
+  close(): Promise<void> {
+    this.counting.close();
+    return quitOrDrop(this.client);
+  }
+
+  /** Round trips given up as slow since start, each request counted on this instance's share. */
+  slowCounts(): number {
+    return this.slow;
+  }
+
+  /** True while Redis is taken as lost: it was lost and has not answered a probe since. */
+  usingFallback(): boolean {
+    return this.breaker.state !== 'closed';
+  }
+
+  private inUse(): boolean {
+    if (this.breaker.state === 'closed') return true;
+    if (this.breaker.state === 'open' && performance.now() >= this.breaker.until) this.probe();
+    return false;
+  }
+
+  /** Asks Redis off the request path, so a hung server never delays a request. */
+  private probe(): void {
+    this.breaker = { state: 'probing' };
+    this.client.ping().then(
+      () => {
+        this.breaker = { state: 'closed' };
+        this.watch?.sharingRegained();
+        this.logger?.info(this.watch === undefined
+          ? 'rate limiter: Redis is back; counting in Redis again'
+          : 'rate limiter: Redis is back; counting in Redis again, and re-reading keys and answers held');
+      },
+      () => {
+        this.breaker = { state: 'open', until: performance.now() + this.coolDownMs };
+        // A connection that looks open but carries nothing (a partition drops packets without a
+        // reset) never recovers by itself: start a new one, which ioredis retries until it connects.
+        if (this.client.status === 'ready') this.client.disconnect(true);
+      },
+    );
+  }
+
+  private lost(error: unknown): void {
+    const wasClosed = this.breaker.state === 'closed';
+    if (this.breaker.state !== 'probing') this.breaker = { state: 'open', until: performance.now() + this.coolDownMs };
+    this.watch?.sharingLost();
+    if (wasClosed) {
+      this.logger?.warn({ reason: reasonOf(error) }, 'rate limiter: Redis unavailable; limiting on this instance\'s share until it returns');
+    }
+  }
+
+  /** This instance's id when it is time to tell Redis it is still there, else ''. */
+  private instanceToRefresh(): string {
+    const now = performance.now();
+    if (now - this.lastRefresh < INSTANCE_REFRESH_MS) return '';
+    this.lastRefresh = now;
+    return this.instanceId;
+  }
+
+  private freshToken(): string {
+    this.tokenCount += 1;
+    return this.tokenPrefix + String(this.tokenCount);
+  }
+}
+
+function countReply(reply: unknown): CountReply {
+  if (Array.isArray(reply) && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'number') return reply as unknown as CountReply;
+  throw new Error(`unexpected reply from the count script: ${JSON.stringify(reply)}`);
+}
