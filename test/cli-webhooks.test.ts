@@ -210,6 +210,17 @@ describe('webhooks commands (npm run cli:prod; npm run cli once)', function () {
       expect([unknown.code, unknown.stdout, unknown.stderr]).to.deep.equal([1, '', 'error: no webhook endpoint with id "whep_nope"\n']);
       const audited = (await sql<{ action: string }>`select action from audit_events order by id`.execute(testDb.db)).rows.map((row) => row.action);
       expect(audited, 'a resend is not an audit event').to.deep.equal(['webhook.created', 'webhook.created']);
+
+      // The resend's attempt is the message's second at the endpoint, and says it is a resend.
+      // Past the lease of the claims `due` made above.
+      const [again] = await outbox.claimDue(new Date(Date.now() + 120_000), 10, 60_000).then((claimed) => claimed.filter((c) => c.endpoint.id === added.id));
+      expect(await outbox.recordAttempt(again!.deliveryId, again!.claimToken, { at: new Date(), status: 204, error: null, durationMs: 5, excerpt: '' }, { state: 'delivered' })).to.equal(true);
+      const listed = await cli(['webhooks', 'deliveries', added.id]);
+      expect(listed.stdout.split('\n').map((line) => line.split('\t').slice(2, 5))).to.deep.equal([
+        [sent.message_id, 'attempt 2 (resend)', '204'], [sent.message_id, 'attempt 1', '204'], [],
+      ]);
+      const json = (await cli(['webhooks', 'deliveries', added.id, '--json'])).json() as { attempt: number; resend: boolean }[];
+      expect(json.map((entry) => [entry.attempt, entry.resend])).to.deep.equal([[2, true], [1, false]]);
     } finally {
       await testDb.db.deleteFrom('webhook_messages').execute();
     }

@@ -48,6 +48,20 @@ describe(`the service as a user starts it (npm run ${script})`, function () {
     expect(service.stdout()).to.not.include('Demo catalog loaded');
   });
 
+  it('names in /openapi.json the contact and terms that OPENAPI_CONTACT_* and OPENAPI_TERMS_URL give', async function () {
+    const service = start({
+      PUBLIC_BASE_URL: 'https://catalog.acme.example', OPENAPI_CONTACT_NAME: 'Acme Catalog Team', OPENAPI_CONTACT_EMAIL: 'api-support@acme.example',
+      OPENAPI_CONTACT_URL: 'https://acme.example/support', OPENAPI_TERMS_URL: 'https://acme.example/partner-terms',
+    });
+    const [, url] = await service.waitFor(/"url":"(http:\/\/[^"]+)"/);
+    const { info } = (await (await fetch(`${url!}/openapi.json`)).json()) as { info: Record<string, unknown> };
+    expect(info).to.deep.include({
+      contact: { name: 'Acme Catalog Team', email: 'api-support@acme.example', url: 'https://acme.example/support' },
+      license: { name: 'Partner agreement', url: 'https://acme.example/partner-terms' },
+      termsOfService: 'https://acme.example/partner-terms',
+    });
+  });
+
   it('refuses to start on a bad variable, naming it in one line', async function () {
     const service = start({ RATE_LIMIT_PER_MINUTE: 'lots' });
     expect(await service.exited()).to.not.equal(0);

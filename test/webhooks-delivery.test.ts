@@ -173,7 +173,7 @@ describe('webhook delivery by running instances (MySQL)', function () {
     const listed = await cli(['webhooks', 'deliveries', endpointId, '--json'], env, 'cli:prod');
     expect(listed.code, listed.stderr).to.equal(0);
     const log = listed.json() as { message_id: string; type: string; attempt: number; at: string; status: number | null; error: string | null; duration_ms: number }[];
-    expect(Object.keys(log[0]!)).to.deep.equal(['message_id', 'type', 'attempt', 'at', 'status', 'error', 'duration_ms']);
+    expect(Object.keys(log[0]!)).to.deep.equal(['message_id', 'type', 'attempt', 'resend', 'at', 'status', 'error', 'duration_ms']);
     expect(log.slice(0, 2).map((entry) => [entry.message_id, entry.type, entry.attempt, entry.status, entry.error])).to.deep.equal([
       [messageId, 'webhook.test', 2, 204, null],
       [messageId, 'webhook.test', 1, 503, null],

@@ -87,7 +87,12 @@ function startApi(deployment: Deployment, share: ListenerShare, proxies: Trusted
   const { config } = deployment;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const publicBaseUrl = config.publicBaseUrl ?? `http://${host}:${config.port}`;
-  return startHttpServer(apiHandler(deployment, { clientAddress: clientAddressResolver(proxies), publicBaseUrl }), {
+  const { name, email, url } = config.openapiContact;
+  const documentInfo = {
+    contact: { name, ...(email === null ? {} : { email }), ...(url === null ? {} : { url }) },
+    ...(config.openapiTermsUrl === null ? {} : { termsUrl: config.openapiTermsUrl }),
+  };
+  return startHttpServer(apiHandler(deployment, { clientAddress: clientAddressResolver(proxies), publicBaseUrl, documentInfo }), {
     port: config.port,
     host: config.host,
     logger,

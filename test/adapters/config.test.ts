@@ -22,6 +22,7 @@ describe('configuration', function () {
       portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
       metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null, webhookAllowPrivateTargets: false,
       webhookTimeoutMs: 15_000, webhookConcurrency: 16, webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000], webhookPollMs: 500,
+      openapiContact: { name: 'API support', email: null, url: null }, openapiTermsUrl: null,
     });
   });
 
@@ -104,6 +105,12 @@ describe('configuration', function () {
     [{ ROLE: 'portal', STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c', PORTAL_PORT: '0' }, 'ROLE: portal needs a PORTAL_PORT other than 0'],
     [{ METRICS_PORT: 'off' }, 'METRICS_PORT: must be a whole number from 0 to 65535; got "off"'],
     [{ METRICS_PORT: '65536' }, 'METRICS_PORT: must be a whole number from 0 to 65535'],
+    [{ OPENAPI_CONTACT_NAME: 'x'.repeat(101) }, 'OPENAPI_CONTACT_NAME: must be at most 100 characters, without control characters'],
+    [{ OPENAPI_CONTACT_NAME: 'API\tsupport' }, 'OPENAPI_CONTACT_NAME: must be at most 100 characters, without control characters; got "API\\tsupport"'],
+    [{ OPENAPI_CONTACT_EMAIL: 'support' }, 'OPENAPI_CONTACT_EMAIL: must be an e-mail address such as api-support@example.com; got "support"'],
+    [{ OPENAPI_CONTACT_EMAIL: 'API Support <support@example.com>' }, 'OPENAPI_CONTACT_EMAIL: must be an e-mail address'],
+    [{ OPENAPI_CONTACT_URL: 'support.example.com' }, 'OPENAPI_CONTACT_URL: must be an absolute http:// or https:// URL; got "support.example.com"'],
+    [{ OPENAPI_TERMS_URL: 'ftp://example.com/terms' }, 'OPENAPI_TERMS_URL: must be an absolute http:// or https:// URL'],
   ];
   for (const [env, message] of bad) {
     it(`refuses ${JSON.stringify(env)} naming the variable`, function () {
@@ -115,6 +122,16 @@ describe('configuration', function () {
     expect(readConfig({ CACHE_MAX_BYTES: '1048576' }).cacheMaxBytes).to.equal(1_048_576);
     expect(readConfig({ CACHE_MAX_BYTES: '4294967296' }).cacheMaxBytes).to.equal(4_294_967_296);
     expect(readConfig({ CACHE_MAX_BYTES: '268435456', CACHE_MAX_ENTRIES: '50000' })).to.include({ cacheMaxBytes: 268_435_456, cacheMaxEntries: 50_000 });
+  });
+
+  it('names whom partners contact, and where the partner agreement is, from OPENAPI_CONTACT_* and OPENAPI_TERMS_URL', function () {
+    expect(readConfig({
+      OPENAPI_CONTACT_NAME: 'Acme Catalog Team', OPENAPI_CONTACT_EMAIL: 'api-support@acme.example', OPENAPI_CONTACT_URL: 'https://acme.example/support/',
+      OPENAPI_TERMS_URL: 'https://acme.example/partner-terms',
+    })).to.deep.include({
+      openapiContact: { name: 'Acme Catalog Team', email: 'api-support@acme.example', url: 'https://acme.example/support' },
+      openapiTermsUrl: 'https://acme.example/partner-terms',
+    });
   });
 
   it('serves metrics where METRICS_PORT and METRICS_HOST say, and not at all on port 0', function () {

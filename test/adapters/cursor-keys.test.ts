@@ -14,6 +14,7 @@ import { decodeCursor, encodeCursor } from '../../src/domain/changes.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { catalogDocument, importCatalog } from '../support/import.js';
 import { emptyDatabase, migrateTo } from '../support/legacy-database.js';
+import { migrationsFrom } from '../support/migrations.js';
 import { useTestDatabase } from '../support/mariadb.js';
 
 const CONFIGURED = 'a-configured-cursor-secret-of-40-characters';
@@ -96,8 +97,9 @@ describe('cursor keys on MySQL: the partners served unsigned before signing bega
     await importAt(AT, partnersOf('acme', 'globex'));
     expect(await unsignedIssuedTo()).to.deep.equal(['acme']);
     // Run again, as after a stop part-way, once the key is made: the same partners.
-    await sql`delete from kysely_migration where name = '0012_feed_before_signing'`.execute(testDb.db);
-    expect(await migrateToLatest(testDb.db)).to.deep.equal(['0012_feed_before_signing']);
+    // Kysely runs migrations in order only: the ones after 0012 are forgotten with it, and run again too.
+    await sql`delete from kysely_migration where name >= '0012_feed_before_signing'`.execute(testDb.db);
+    expect(await migrateToLatest(testDb.db)).to.deep.equal(await migrationsFrom('0012_feed_before_signing'));
     expect(await unsignedIssuedTo()).to.deep.equal(['acme']);
   });
 

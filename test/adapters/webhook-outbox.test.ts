@@ -11,6 +11,7 @@ import { webhookOutboxContract } from '../contracts/webhook-outbox.contract.js';
 import { importCatalog, importDocument } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { migrationsFrom } from '../support/migrations.js';
+import { emptyDatabase, migrateTo } from '../support/legacy-database.js';
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 
 describe('webhook outbox storage', function () {
@@ -126,6 +127,53 @@ describe('webhook outbox storage', function () {
         expect(await resent).to.equal(false);
       });
       expect(await testDb.db.selectFrom('webhook_deliveries').select('id').execute()).to.deep.equal([]);
+    });
+  });
+
+  describe('on MySQL, from a schema before migration 0013 (attempts across resends)', function () {
+    const testDb = useTestDatabase();
+    const now = new Date(Date.UTC(2026, 0, 5, 9, 0, 0));
+    const at = (ms: number): Date => new Date(now.getTime() + ms);
+
+    it('numbers the attempts of the deliveries queued before it across their resends, marks the resends, and does the same when run again', async function () {
+      await emptyDatabase(testDb.db);
+      await migrateTo(testDb.db, '0012_feed_before_signing');
+      await importCatalog(testDb.db, fixtureCatalog());
+      const endpoints = new MysqlWebhookEndpoints(testDb.db);
+      const outbox = new MysqlWebhookOutbox(testDb.db);
+      const [a, b] = ['whep_0000000000000001', 'whep_0000000000000002'];
+      for (const id of [a, b]) {
+        await endpoints.insertWithin({ id, partnerId: 'acme', url: `https://hooks.example.com/${id}`, description: null, status: 'enabled', createdAt: now, secrets: { current: generateWebhookSecret(), previous: null } }, 10);
+      }
+      const messageId = 'msg_0000000000000000000001';
+      await outbox.enqueue({ id: messageId, partnerId: 'acme', type: 'webhook.test', body: '{}', createdAt: now, endpointIds: [a, b] });
+      // As the versions before it did: each delivery's attempts numbered from 1, and a resend a plain new delivery.
+      const attemptAll = async (t: number, status: number, next: Parameters<MysqlWebhookOutbox['recordAttempt']>[3]): Promise<void> => {
+        for (const claimed of await outbox.claimDue(at(t), 10, 60_000)) {
+          await outbox.recordAttempt(claimed.deliveryId, claimed.claimToken, { at: at(t), status, error: null, durationMs: 5, excerpt: '' }, next);
+        }
+      };
+      const resendAsBefore = (endpointId: string, t: number) => sql`insert into webhook_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at)
+        values (${messageId}, ${endpointId}, 'pending', ${at(t)}, ${at(t)})`.execute(testDb.db);
+      await attemptAll(10, 500, { state: 'retry', nextAttemptAt: at(20) });
+      await attemptAll(20, 500, { state: 'failed' });
+      await resendAsBefore(a, 30);
+      await attemptAll(30, 204, { state: 'delivered' });
+      await resendAsBefore(a, 40);
+      await attemptAll(40, 204, { state: 'delivered' });
+      const log = async (endpointId: string) => (await outbox.deliveries(endpointId, 100)).map((e) => [e.attempt, e.resend]);
+
+      expect(await migrateToLatest(testDb.db)).to.deep.equal(['0013_attempts_across_resends']);
+      expect(await log(a)).to.deep.equal([[4, true], [3, true], [2, false], [1, false]]);
+      expect(await log(b)).to.deep.equal([[2, false], [1, false]]);
+      // Run again, as after a stop part-way.
+      await sql`delete from kysely_migration where name = '0013_attempts_across_resends'`.execute(testDb.db);
+      expect(await migrateToLatest(testDb.db)).to.deep.equal(['0013_attempts_across_resends']);
+      expect(await log(a)).to.deep.equal([[4, true], [3, true], [2, false], [1, false]]);
+      // And a resend after it goes on from there.
+      expect(await outbox.resend(messageId, a, at(50))).to.equal(true);
+      await attemptAll(50, 204, { state: 'delivered' });
+      expect((await log(a))[0]).to.deep.equal([5, true]);
     });
   });
 });

@@ -155,7 +155,10 @@ describe('the portal\'s webhooks page in headless Chromium', function () {
     expect(arrivals[1]!.body).to.equal(arrivals[0]!.body);
     expect(verifiedBy(secret, arrivals[1]!)).to.deep.include({ type: 'webhook.test' });
     await page.reload();
-    expect((await logRows()).map((text) => /webhook\.test (msg_\S+) (\d+) delivered/.exec(text)?.slice(1))).to.deep.equal([[messageId, '1'], [messageId, '1']]);
+    // The resend's attempt is the message's second, and says it is a resend.
+    expect((await logRows()).map((text) => /webhook\.test (msg_\S+) (\d+)( resend)? delivered/.exec(text)?.slice(1))).to.deep.equal([
+      [messageId, '2', ' resend'], [messageId, '1', undefined],
+    ]);
     expect(await log.getByRole('button', { name: 'Resend', exact: true }).count(), 'one Resend per message').to.equal(1);
 
     // Rotate: the next message carries the new secret's signature first and the old one's beside it.

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,13 +9,14 @@ import { ROOT } from '../support/script-command.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
 
 /*
- * The client as a partner gets it: `npm pack` in client/ (its prepack builds), the tarball installed
- * offline into a project of its own outside the repository, then used with `import` and with
- * `require()` by the Node.js running the tests, and its declarations type-checked by a consumer.
+ * The client as a partner gets it, by the "Installing" section of client/README.md word for word: its
+ * first command block run at the repository's root (npm pack, whose prepack builds), its second in a
+ * project of its own outside the repository with the tarball copied in (offline). Then the package is
+ * used with `import` and with `require()` by the Node.js running the tests, and its declarations
+ * type-checked by a consumer.
  */
 
 const run = promisify(execFile);
-const CLIENT = join(ROOT, 'client');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** A child's environment: this Node.js first on PATH (npm runs under it), npm offline and quiet. */
@@ -31,9 +32,12 @@ function environment(cache: string): NodeJS.ProcessEnv {
   };
 }
 
-interface Packed {
-  readonly filename: string;
-  readonly files: readonly { readonly path: string }[];
+/** The shell commands of each `sh` block of the README's "Installing" section, comments and blank lines left out. */
+function installingCommands(readme: string): string[][] {
+  const section = readme.split('\n## Installing\n')[1]?.split('\n## ')[0];
+  if (section === undefined) throw new Error('client/README.md has no "Installing" section');
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((block) =>
+    block[1]!.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#')));
 }
 
 describe('client: the package npm pack makes', function () {
@@ -41,31 +45,49 @@ describe('client: the package npm pack makes', function () {
   let server: TestServer | undefined;
   let dir: string | undefined;
   let env: NodeJS.ProcessEnv;
-  let packed: Packed;
+  let tarball: string;
+  let installed: string[];
+  let files: string[];
   let project: string;
 
   before(async function () {
     server = await startTestServer(await memoryInfrastructure());
     dir = mkdtempSync(join(tmpdir(), 'pcat-client-package-'));
     env = environment(join(dir, 'npm-cache'));
+    const blocks = installingCommands(readFileSync(join(ROOT, 'client', 'README.md'), 'utf8'));
+    expect(blocks, 'two command blocks: the pack, then the install').to.have.length(2);
+    const [pack, install] = blocks as [string[], string[]];
+    // At the root, as written; the tarball goes to a folder of the test's own rather than into the repository.
     const tarballs = join(dir, 'tarballs');
     mkdirSync(tarballs);
-    // Scripts not ignored: prepack is what builds dist/.
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tarballs], { cwd: CLIENT, env, maxBuffer: 16 * 1024 * 1024 });
-    // prepack's output comes before the JSON on stdout.
-    [packed] = JSON.parse(stdout.slice(stdout.indexOf('\n[') + 1)) as [Packed];
+    for (const command of pack) await run('sh', ['-c', command], { cwd: ROOT, env: { ...env, npm_config_pack_destination: tarballs }, maxBuffer: 16 * 1024 * 1024 });
+    const made = readdirSync(tarballs);
+    expect(made, 'one tarball').to.have.length(1);
+    tarball = made[0]!;
     project = join(dir, 'consumer');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }, null, 2)}\n`);
-    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(tarballs, packed.filename)], { cwd: project, env });
+    copyFileSync(join(tarballs, tarball), join(project, tarball));
+    installed = install;
+    for (const command of install) await run('sh', ['-c', command], { cwd: project, env });
+    const { stdout } = await run('tar', ['-tzf', join(tarballs, tarball)]);
+    files = stdout.split('\n').filter((line) => line !== '').map((line) => line.replace(/^package\//, ''));
   });
   after(async function () {
     await server?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('is the tarball the README names, installed by its path, from the version in client/package.json', function () {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'client', 'package.json'), 'utf8')) as { version: string };
+    expect(tarball).to.equal(`partner-catalog-client-${version}.tgz`);
+    expect(installed).to.deep.equal([`npm install ./${tarball}`]);
+    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(manifest.dependencies).to.deep.equal({ '@partner-catalog/client': `file:${tarball}` });
+  });
+
   it('holds the compiled JavaScript, its declarations, README, LICENSE and package.json, and nothing else', function () {
-    const paths = packed.files.map((file) => file.path).sort();
+    const paths = [...files].sort();
     const unexpected = paths.filter((path) => !/^dist\/.+\.(js|d\.ts)$/.test(path) && !['README.md', 'LICENSE', 'package.json'].includes(path));
     expect(unexpected).to.deep.equal([]);
     expect(paths).to.include.members(['README.md', 'LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client.js', 'dist/client.d.ts']);

@@ -134,9 +134,9 @@ export function webhookOutboxContract(adapterName: string, factory: WebhookOutbo
       expect(await outbox.claimDue(at(99_999_999), 10, LEASE)).to.deep.equal([]);
       expect(await outbox.pendingCount()).to.equal(0);
       expect(await outbox.deliveries(first.id, 100)).to.deep.equal([
-        { messageId: 'msg_aaaaaaaaaaaaaaaaaaaaaa', type: 'webhook.test', attempt: 2, at: at(5_100), status: 204, error: null, durationMs: 120 },
-        { messageId: 'msg_bbbbbbbbbbbbbbbbbbbbbb', type: 'webhook.test', attempt: 1, at: at(30), status: null, error: 'timeout', durationMs: 120 },
-        { messageId: 'msg_aaaaaaaaaaaaaaaaaaaaaa', type: 'webhook.test', attempt: 1, at: at(20), status: 500, error: null, durationMs: 120 },
+        { messageId: 'msg_aaaaaaaaaaaaaaaaaaaaaa', type: 'webhook.test', attempt: 2, resend: false, at: at(5_100), status: 204, error: null, durationMs: 120 },
+        { messageId: 'msg_bbbbbbbbbbbbbbbbbbbbbb', type: 'webhook.test', attempt: 1, resend: false, at: at(30), status: null, error: 'timeout', durationMs: 120 },
+        { messageId: 'msg_aaaaaaaaaaaaaaaaaaaaaa', type: 'webhook.test', attempt: 1, resend: false, at: at(20), status: 500, error: null, durationMs: 120 },
       ]);
       expect((await outbox.deliveries(first.id, 2)).map((e) => e.at)).to.deep.equal([at(5_100), at(30)]);
       expect(await outbox.deliveries(second.id, 100)).to.deep.equal([]);
@@ -155,6 +155,31 @@ export function webhookOutboxContract(adapterName: string, factory: WebhookOutbo
       await outbox.recordAttempt(again[0]!.deliveryId, again[0]!.claimToken, attempt(101, 503), { state: 'retry', nextAttemptAt: at(60_000) });
       expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', first.id, at(200))).to.equal(true);
       expect((await outbox.claimDue(at(200), 10, LEASE)).map((c) => c.deliveryId)).to.deep.equal([again[0]!.deliveryId]);
+    });
+
+    it('numbers a message\'s attempts at an endpoint on across its resends, marks a resend\'s, and gives each resend its retry schedule afresh', async function () {
+      await outbox.enqueue(message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id]));
+      const record = async (t: number, status: number, next: Parameters<WebhookOutbox['recordAttempt']>[3]): Promise<ClaimedDelivery> => {
+        const [claimed] = await outbox.claimDue(at(t), 10, LEASE);
+        expect(await outbox.recordAttempt(claimed!.deliveryId, claimed!.claimToken, attempt(t, status), next)).to.equal(true);
+        return claimed!;
+      };
+      await record(10, 500, { state: 'retry', nextAttemptAt: at(20) });
+      await record(20, 500, { state: 'failed' });
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', first.id, at(100))).to.equal(true);
+      const resent = await record(100, 503, { state: 'retry', nextAttemptAt: at(110) });
+      expect(resent.attempts, 'the resend\'s own count, for its retry schedule').to.equal(0);
+      expect((await record(110, 204, { state: 'delivered' })).attempts).to.equal(1);
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', first.id, at(200))).to.equal(true);
+      await record(200, 204, { state: 'delivered' });
+      // To an endpoint the message never went to: its first attempt there, made for a resend.
+      const third = endpoint('whep_0000000000000004');
+      expect(await endpoints.insertWithin(third, 10)).to.equal('added');
+      expect(await outbox.resend('msg_aaaaaaaaaaaaaaaaaaaaaa', third.id, at(300))).to.equal(true);
+      await record(300, 204, { state: 'delivered' });
+      const log = (endpointId: string) => outbox.deliveries(endpointId, 100).then((entries) => entries.map((e) => [e.attempt, e.resend, e.status]));
+      expect(await log(first.id)).to.deep.equal([[5, true, 204], [4, true, 204], [3, true, 503], [2, false, 500], [1, false, 500]]);
+      expect(await log(third.id)).to.deep.equal([[1, true, 204]]);
     });
 
     it('forgets the deliveries of a removed endpoint', async function () {

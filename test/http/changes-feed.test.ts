@@ -434,9 +434,10 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
   it('is described in the OpenAPI document with its parameters and every answer', function () {
     const operation = (openApiDocument.paths as Record<string, any>)[`${API}/changes`].get;
     const codes = (status: number): unknown => operation.responses[status].content['application/json'].schema.allOf[1].properties.error.enum;
-    expect(Object.keys(operation.responses as object)).to.deep.equal(['200', '400', '401', '410', '429', '500', '503']);
-    expect([codes(400), codes(401), codes(410), codes(429), codes(503)]).to.deep.equal([
-      ['invalid_cursor', 'invalid_limit', 'invalid_query'], ['missing_api_key', 'invalid_api_key'], ['cursor_expired'], ['rate_limit_exceeded'], ['service_unavailable'],
+    expect(Object.keys(operation.responses as object)).to.deep.equal(['200', '400', '401', '408', '410', '429', '500', '503']);
+    expect([codes(400), codes(401), codes(408), codes(410), codes(429), codes(503)]).to.deep.equal([
+      ['invalid_cursor', 'invalid_limit', 'invalid_query', 'bad_request'], ['missing_api_key', 'invalid_api_key'], ['request_timeout'], ['cursor_expired'],
+      ['rate_limit_exceeded'], ['service_unavailable'],
     ]);
     expect((operation.parameters as { name: string; in: string; schema: unknown }[]).map((p) => [p.name, p.in, p.schema])).to.deep.equal([
       ['cursor', 'query', { type: 'string', minLength: 1, maxLength: 64 }],

@@ -74,7 +74,8 @@ export async function callTheApi(baseUrl: string, key: string, unknownKey: strin
 }
 
 /** Every code the SKU lookup's error bodies declare, and no other. */
-type SkuLookupCode = 'invalid_sku' | 'sku_not_found' | 'missing_api_key' | 'invalid_api_key' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
+type SkuLookupCode = 'invalid_sku' | 'sku_not_found' | 'missing_api_key' | 'invalid_api_key' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable'
+  | 'bad_request' | 'request_timeout';
 type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const skuCodesExactly: Exactly<NonNullable<Awaited<ReturnType<typeof lookupError>>>['error'], SkuLookupCode> = true;
 async function lookupError(api: Client<paths>) {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import parsePrometheusTextFormat, { type ParsedFamily, type ParsedSample } from 'parse-prometheus-text-format';
 import { CachedProductCatalog, heldBytes, MISS_BYTES } from '../../src/adapters/cache/cached-product-catalog.js';
 import { MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
@@ -12,6 +14,13 @@ import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { importCatalog } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
+import { OPERATIONS } from '../../src/adapters/http/operations.js';
+import { pathTemplate } from '../../src/adapters/http/operation.js';
+import { ASSET_PATHS } from '../../src/adapters/portal/portal-pages.js';
+import { PORTAL_PATHS } from '../../src/adapters/portal/portal-paths.js';
+import { PortalClient, startTestPortal } from '../support/portal-server.js';
+import { memoryPortalWorld } from '../support/portal-world.js';
+import { ROOT } from '../support/script-command.js';
 
 /*
  * The figures of /metrics (docs/decisions.md, metrics) after known requests to a real server,
@@ -69,6 +78,19 @@ async function durationCounts(metrics: PrometheusMetrics): Promise<Record<string
     counts[route] = value;
   }
   return counts;
+}
+
+/**
+ * What the documentation says a `route` label can hold: the paragraph of README.md or docs/ that
+ * begins "`route` is the template", its API templates listed one by one, and its portal examples.
+ */
+function documentedRoutes(): { readonly api: Set<string>; readonly portalExamples: string[]; readonly text: string } {
+  const files = [join(ROOT, 'README.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))];
+  const paragraphs = files.flatMap((file) => readFileSync(file, 'utf8').split(/\n\s*\n/)).filter((p) => p.startsWith('`route` is the template'));
+  expect(paragraphs, 'one paragraph documents the route label').to.have.length(1);
+  const text = paragraphs[0]!.replace(/\s+/g, ' ');
+  const paths = [...text.matchAll(/`(\/[^`]*)`/g)].map((m) => m[1]!);
+  return { api: new Set(paths.filter((p) => !p.startsWith('/portal'))), portalExamples: paths.filter((p) => p.startsWith('/portal/')), text };
 }
 
 /** Nothing that names a partner, a key, a key id or a SKU of the fixture. */
@@ -240,5 +262,44 @@ describe('metrics (/metrics)', function () {
       'route=unmatched,status=404': 5,
       'route=/healthz,status=200': 1,
     });
+  });
+
+  it('labels every request, the API\'s and the portal\'s, pages and files alike, with a value the documentation names', async function () {
+    const documented = documentedRoutes();
+    expect(documented.text, 'the label of a path no route has').to.include('`unmatched`');
+    expect(documented.api, 'the API\'s templates, every one and no other').to.deep.equal(new Set(OPERATIONS.map((operation) => pathTemplate(operation.path).route)));
+    const metrics = new PrometheusMetrics();
+    const server = await startTestServer({ ...await memoryInfrastructure(), metrics });
+    running.push(server);
+    const portal = await startTestPortal(await memoryPortalWorld(), { metrics });
+    running.push(portal);
+    const metricsServer = await serve(metrics);
+    const examples: Record<string, string> = { sku: 'TENT-2P', id: '1', asset: 'docs.js' };
+    const queries: Record<string, string> = { getProducts: '?sku=TENT-2P' };
+    for (const operation of OPERATIONS) {
+      const path = operation.path.replace(/\{(\w+)\}/g, (_all, name: string) => examples[name]!) + (queries[operation.operationId] ?? '');
+      expect((await server.request(path, { headers: { 'X-API-Key': KEYS.acme } })).status, path).to.equal(200);
+      expect((await server.request(path, { method: 'POST' })).status, `POST ${path}`).to.equal(405);
+    }
+    expect((await server.request('/made-up')).status).to.equal(404);
+    const browser = new PortalClient(portal.url);
+    const visits: [string, string, number][] = [
+      ['GET', '/portal', 302], ['GET', '/portal/login', 200], ['GET', ASSET_PATHS.css, 200], ['GET', ASSET_PATHS.js, 200],
+      ['POST', ASSET_PATHS.css, 405], ['GET', PORTAL_PATHS.apiKeys, 302],
+      ['POST', `${PORTAL_PATHS.webhooks}/whep_0000000000000001/messages/msg_aaaaaaaaaaaaaaaaaaaaaa/resend`, 403], ['GET', '/portal/invite/made-up-token', 410], ['GET', '/portal/made-up', 404],
+    ];
+    for (const [method, path, status] of visits) expect((await browser.send(method, path)).status, `${method} ${path}`).to.equal(status);
+
+    const counted = samples(await scrape(metricsServer), 'pcat_http_requests_total');
+    const routes = new Set(Object.keys(counted).map((labels) => /^route=([^,]*),status=\d{3}$/.exec(labels)![1]!));
+    for (const route of routes) {
+      expect(route === 'unmatched' || documented.api.has(route) || (route.startsWith('/portal') && !route.includes('made-up')), `route="${route}"`).to.equal(true);
+    }
+    expect([...routes].filter((route) => route.startsWith('/portal')).sort()).to.deep.equal(
+      ['/portal', '/portal/assets/portal.css', '/portal/assets/portal.js', '/portal/invite/:token', '/portal/login', PORTAL_PATHS.apiKeys,
+        `${PORTAL_PATHS.webhooks}/:endpointId/messages/:messageId/resend`].sort());
+    expect(routes, 'the documentation\'s examples are labels the portal gives').to.include.members(documented.portalExamples);
+    expect(counted['route=/portal/assets/portal.css,status=405'], 'a wrong method on a portal file, under its template').to.equal(1);
+    expect(counted['route=unmatched,status=404']).to.equal(2);
   });
 });

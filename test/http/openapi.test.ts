@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Router } from '@koa/router';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { describeOperations } from '../../src/adapters/http/openapi-document.js';
 import { OPERATIONS, openApiDocument } from '../../src/adapters/http/operations.js';
 import { createPipeline } from '../../src/adapters/http/pipeline.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
@@ -9,6 +10,7 @@ import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { createHttpApp } from '../../src/adapters/http/app.js';
 import { createContainer, TOKENS } from '../../src/composition/container.js';
 import { parseSku } from '../../src/domain/sku.js';
+import { exchange } from '../support/hostile-clients.js';
 import { checkAgainstOpenApi, schemaAt, type ObservedExchange } from '../support/openapi-check.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -36,14 +38,14 @@ describe('OpenAPI document', function () {
     const byId = document.paths['/api/v1/public/products/{id}'].get;
     for (const op of [bySku, byId]) {
       expect(op.security).to.deep.equal([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
-      expect(Object.keys(op.responses as object)).to.deep.equal(['200', '304', '400', '401', '404', '429', '500', '503']);
+      expect(Object.keys(op.responses as object)).to.deep.equal(['200', '304', '400', '401', '404', '408', '429', '500', '503']);
       expect(codes(op, 401)).to.deep.equal(['missing_api_key', 'invalid_api_key']);
       expect(codes(op, 429)).to.deep.equal(['rate_limit_exceeded']);
       expect(codes(op, 500)).to.deep.equal(['internal_error']);
       expect(codes(op, 503)).to.deep.equal(['service_unavailable']);
     }
-    expect([codes(bySku, 400), codes(bySku, 404)]).to.deep.equal([['invalid_sku'], ['sku_not_found']]);
-    expect([codes(byId, 400), codes(byId, 404)]).to.deep.equal([['invalid_product_id'], ['product_not_found']]);
+    expect([codes(bySku, 400), codes(bySku, 404)]).to.deep.equal([['invalid_sku', 'bad_request'], ['sku_not_found']]);
+    expect([codes(byId, 400), codes(byId, 404)]).to.deep.equal([['invalid_product_id', 'bad_request'], ['product_not_found']]);
     expect(document.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
     expect(document.components.securitySchemes.apiKeyHeader).to.include({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
   });
@@ -53,11 +55,39 @@ describe('OpenAPI document', function () {
     for (const [template, item] of Object.entries(document.paths as Record<string, any>)) {
       expect(item.head, `HEAD ${template}`).to.not.equal(undefined);
       expect(Object.keys(item.head.responses as object), `HEAD ${template}`).to.deep.equal(Object.keys(item.get.responses as object));
-      for (const [status, response] of Object.entries(item.head.responses as Record<string, any>)) expect(response.content, `HEAD ${template} ${status}`).to.equal(undefined);
+      for (const [status, response] of Object.entries(item.head.responses as Record<string, any>)) {
+        // A timed-out request is answered before it is parsed, its method unknown: that 408 has its body.
+        if (status !== '408') expect(response.content, `HEAD ${template} ${status}`).to.equal(undefined);
+      }
+      expect(item.head.responses[408]).to.deep.equal(item.get.responses[408]);
     }
     const id = (document.paths['/api/v1/public/products/{id}'].get.parameters as any[]).find((p) => p.name === 'id');
     expect(id.schema).to.deep.equal({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
     expect(Object.keys(document.paths['/api/v1/public/sku/{sku}'].get.responses as object)).to.include('304');
+  });
+
+  it('names whom to contact and the terms of use: API support and the docs page by default, the deployment\'s own when configured', function () {
+    expect(document.info.contact).to.deep.equal({ name: 'API support' });
+    expect(document.info.license).to.deep.equal({ name: 'Partner agreement', url: 'http://127.0.0.1:3000/docs' });
+    expect(document.info.termsOfService).to.equal(undefined);
+    const configured = describeOperations(OPERATIONS, 'https://api.example.com', {
+      contact: { name: 'Acme Catalog Team', email: 'api-support@acme.example', url: 'https://acme.example/support' }, termsUrl: 'https://acme.example/terms',
+    });
+    expect(configured.info).to.deep.include({
+      contact: { name: 'Acme Catalog Team', email: 'api-support@acme.example', url: 'https://acme.example/support' },
+      license: { name: 'Partner agreement', url: 'https://acme.example/terms' },
+      termsOfService: 'https://acme.example/terms',
+    });
+  });
+
+  it('declares on every operation the listener\'s own 400 bad_request and 408 request_timeout, beside its own 4xx', function () {
+    const codes = (op: any, status: number): unknown => op.responses[status]?.content?.['application/json'].schema.allOf[1].properties.error.enum;
+    for (const [template, item] of Object.entries(document.paths as Record<string, any>)) {
+      expect(codes(item.get, 400), template).to.include('bad_request');
+      expect(codes(item.get, 408), template).to.deep.equal(['request_timeout']);
+    }
+    expect(codes(document.paths['/api/v1/public/sku/{sku}'].get, 400)).to.deep.equal(['invalid_sku', 'bad_request']);
+    for (const template of ['/healthz', '/readyz', '/openapi.json', '/docs']) expect(codes(document.paths[template].get, 400), template).to.deep.equal(['bad_request']);
   });
 
   it('closes every object schema with additionalProperties: false', function () {
@@ -151,6 +181,17 @@ describe('HTTP: /openapi.json and /docs', function () {
     }
   });
 
+  it('serves the document with the deployment\'s contact and terms when they are configured', async function () {
+    const documentInfo = { contact: { name: 'Acme Catalog Team', email: 'api-support@acme.example' }, termsUrl: 'https://acme.example/terms' };
+    const configured = await startTestServer(await memoryInfrastructure(), { documentInfo });
+    try {
+      const served = (await configured.request('/openapi.json')).json() as { info: Record<string, unknown> };
+      expect(served.info).to.deep.include({ contact: documentInfo.contact, license: { name: 'Partner agreement', url: 'https://acme.example/terms' }, termsOfService: 'https://acme.example/terms' });
+    } finally {
+      await configured.close();
+    }
+  });
+
   it('serves the document at /openapi.json without a key', async function () {
     const response = await server.request('/openapi.json');
     expect(response.status).to.equal(200);
@@ -188,4 +229,50 @@ describe('HTTP: /openapi.json and /docs', function () {
     expect(missing.status).to.equal(404);
     expect(missing.json()).to.deep.equal({ error: 'not_found', message: 'No such endpoint.' });
   });
+});
+
+/** A raw answer as the OpenAPI check reads an exchange: status, lower-case headers, body text. */
+function observed(method: string, path: string, data: string): ObservedExchange {
+  const end = data.indexOf('\r\n\r\n');
+  const [head, text] = [data.slice(0, end), data.slice(end + 4)];
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { method, path, status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1]), headers, text };
+}
+
+describe('HTTP: the listener\'s own answers to each operation, as the document declares them', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  before(async function () {
+    server = await startTestServer(await memoryInfrastructure(), { timeouts: { headersMs: 500, requestMs: 1_000 } });
+  });
+  after(async function () {
+    await server.close();
+  });
+  const examples: Record<string, string> = { sku: 'TENT-2P', id: '1', asset: 'docs.js' };
+  const paths = OPERATIONS.map((operation) => operation.path.replace(/\{(\w+)\}/g, (_all, name: string) => examples[name]!));
+
+  for (const method of ['GET', 'HEAD']) {
+    it(`answers ${method} with two Host headers 400 bad_request, as every operation declares it`, async function () {
+      for (const path of paths) {
+        const { data, closedByServer } = await exchange(server.url, `${method} ${path} HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n`);
+        const answer = observed(method, path, data);
+        expect(answer.status, path).to.equal(400);
+        expect(() => checkAgainstOpenApi(answer), path).to.not.throw();
+        expect(closedByServer, path).to.equal(true);
+      }
+    });
+
+    it(`answers ${method} whose headers never end 408 request_timeout, as every operation declares it`, async function () {
+      // At once: each waits for the server's own timeout.
+      const answers = await Promise.all(paths.map(async (path) => {
+        const { data } = await exchange(server.url, `${method} ${path} HTTP/1.1\r\nHost: x\r\n`, { waitMs: 5_000 });
+        return observed(method, path, data);
+      }));
+      for (const answer of answers) {
+        expect(answer.status, answer.path).to.equal(408);
+        expect(() => checkAgainstOpenApi(answer), answer.path).to.not.throw();
+      }
+    });
+  }
 });

@@ -212,7 +212,18 @@ describe('the portal\'s webhooks page on memory storage, in the service\'s own p
       }
       expect(arrivals).to.have.length(1);
       expect(new Webhook(secret!).verify(arrivals[0]!.body, arrivals[0]!.headers)).to.deep.include({ type: 'webhook.test', data: { endpoint_id: endpointId } });
-      expect(page).to.include(`<code>${arrivals[0]!.headers['webhook-id']!}</code>`).and.include('delivered (HTTP 204)');
+      const messageId = arrivals[0]!.headers['webhook-id']!;
+      expect(page).to.include(`<code>${messageId}</code>`).and.include('delivered (HTTP 204)');
+
+      // Resent: the log numbers its attempt on from the first, and marks it a resend.
+      expect((await client.post(`${PAGE}/${endpointId!}/messages/${messageId}/resend`, { csrf })).location).to.equal(`${PAGE}?notice=resent`);
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+        page = (await client.get(PAGE)).text;
+        if (page.split('delivered (HTTP 204)').length === 4) break; // the last delivery's cell, and two log rows
+      }
+      expect(arrivals.map((arrival) => arrival.headers['webhook-id'])).to.deep.equal([messageId, messageId]);
+      const attemptCells = [...page.matchAll(/<td id="attempt-[^"]+">[\s\S]*?<\/td>\s*<td>([\s\S]*?)<\/td>/g)].map((match) => match[1]);
+      expect(attemptCells, 'newest first').to.deep.equal(['2<br><small>resend</small>', '1']);
       expect(service.stdout() + service.stderr()).to.not.include(secret!.slice(6));
     } finally {
       service.kill();

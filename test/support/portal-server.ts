@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { createPortalApp } from '../../src/adapters/portal/portal-app.js';
 import type { PortalUseCases } from '../../src/adapters/portal/portal-parts.js';
+import type { PortalRequestObserver } from '../../src/adapters/portal/request-log.js';
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
 import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
@@ -20,9 +21,9 @@ export async function startTestPortal(
   world: Pick<PortalWorld, 'clock' | 'keys' | 'admin' | 'webhooks'> & { announcer: KeyChangeAnnouncer },
   /**
    * `useCases`: the use cases that stand in for the world's own, as a full hash gate's;
-   * `allowPrivateTargets`: WEBHOOK_ALLOW_PRIVATE_TARGETS, for a receiver on loopback.
+   * `allowPrivateTargets`: WEBHOOK_ALLOW_PRIVATE_TARGETS, for a receiver on loopback; `metrics`: where its requests are counted.
    */
-  options: { secureCookies?: boolean; publicUrl?: string; useCases?: Partial<PortalUseCases>; allowPrivateTargets?: boolean } = {},
+  options: { secureCookies?: boolean; publicUrl?: string; useCases?: Partial<PortalUseCases>; allowPrivateTargets?: boolean; metrics?: PortalRequestObserver } = {},
 ): Promise<TestPortal> {
   const logs: string[] = [];
   const logger = createLogger('info', new Writable({
@@ -34,7 +35,9 @@ export async function startTestPortal(
   const usage = new KeyUsageRecorder(world.clock);
   const infrastructure: AdminInfrastructure = { keys: world.keys, ...world.admin, announcer: world.announcer, usage, clock: world.clock };
   const webhooks: WebhookInfrastructure = { ...world.webhooks, allowPrivateTargets: options.allowPrivateTargets ?? false };
-  const app = createPortalApp({ ...createPortalUseCases(infrastructure, webhooks), ...options.useCases }, { logger, secureCookies: options.secureCookies ?? false, clock: world.clock });
+  const app = createPortalApp({ ...createPortalUseCases(infrastructure, webhooks), ...options.useCases }, {
+    logger, secureCookies: options.secureCookies ?? false, clock: world.clock, ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+  });
   const server = await startPortalServer(app, { port: 0, host: '127.0.0.1', publicUrl: options.publicUrl ?? null });
   return { url: server.url, logs, usage, close: () => server.close(1_000) };
 }

@@ -20,6 +20,7 @@ export const API_ERROR_STATUS = {
   method_not_allowed: 405,
   internal_error: 500,
   bad_request: 400,
+  request_timeout: 408,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

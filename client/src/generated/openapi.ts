@@ -497,15 +497,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The path parameter is malformed. */
+            /** @description The path parameter is malformed. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -513,7 +518,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_sku";
+                        error?: "invalid_sku" | "bad_request";
                     };
                 };
             };
@@ -551,6 +556,31 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "sku_not_found";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
                     };
                 };
             };
@@ -683,15 +713,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The path parameter is malformed. */
+            /** @description The path parameter is malformed. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -724,6 +759,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
             /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
             429: {
@@ -841,15 +901,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The path parameter is malformed. */
+            /** @description The path parameter is malformed. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -857,7 +922,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_product_id";
+                        error?: "invalid_product_id" | "bad_request";
                     };
                 };
             };
@@ -895,6 +960,31 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "product_not_found";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
                     };
                 };
             };
@@ -1027,15 +1117,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The path parameter is malformed. */
+            /** @description The path parameter is malformed. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1068,6 +1163,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
             /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
             429: {
@@ -1197,15 +1317,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Neither `sku` nor `id`, both, one of them given twice, or more than 100 values. A value of `sku` is malformed, or empty between commas; the message names the first one's place. A value of `id` is malformed; the message names the first one's place. A query string of more than 100 parameters: it is refused whole, never read in part. */
+            /** @description Neither `sku` nor `id`, both, one of them given twice, or more than 100 values. A value of `sku` is malformed, or empty between commas; the message names the first one's place. A value of `id` is malformed; the message names the first one's place. A query string of more than 100 parameters: it is refused whole, never read in part. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1213,7 +1338,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_batch" | "invalid_sku" | "invalid_product_id" | "invalid_query";
+                        error?: "invalid_batch" | "invalid_sku" | "invalid_product_id" | "invalid_query" | "bad_request";
                     };
                 };
             };
@@ -1231,6 +1356,31 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
                     };
                 };
             };
@@ -1375,15 +1525,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Neither `sku` nor `id`, both, one of them given twice, or more than 100 values. A value of `sku` is malformed, or empty between commas; the message names the first one's place. A value of `id` is malformed; the message names the first one's place. A query string of more than 100 parameters: it is refused whole, never read in part. */
+            /** @description Neither `sku` nor `id`, both, one of them given twice, or more than 100 values. A value of `sku` is malformed, or empty between commas; the message names the first one's place. A value of `id` is malformed; the message names the first one's place. A query string of more than 100 parameters: it is refused whole, never read in part. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1401,6 +1556,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
             /** @description More requests than the key's limit in the current window; or, before any key is checked, too many failed authentications from the caller's address in the last minute (then without `RateLimit-*` headers, as no key was counted). Wait `Retry-After` seconds; the message states the same number. */
             429: {
@@ -1497,15 +1677,20 @@ export interface operations {
                     "application/json": components["schemas"]["ChangesResponse"];
                 };
             };
-            /** @description A cursor this service did not issue for your catalog. A limit out of range. A query string of more than 100 parameters: it is refused whole, never read in part. */
+            /** @description A cursor this service did not issue for your catalog. A limit out of range. A query string of more than 100 parameters: it is refused whole, never read in part. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1513,7 +1698,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error?: "invalid_cursor" | "invalid_limit" | "invalid_query";
+                        error?: "invalid_cursor" | "invalid_limit" | "invalid_query" | "bad_request";
                     };
                 };
             };
@@ -1531,6 +1716,31 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error?: "missing_api_key" | "invalid_api_key";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
                     };
                 };
             };
@@ -1662,15 +1872,20 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A cursor this service did not issue for your catalog. A limit out of range. A query string of more than 100 parameters: it is refused whole, never read in part. */
+            /** @description A cursor this service did not issue for your catalog. A limit out of range. A query string of more than 100 parameters: it is refused whole, never read in part. A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
                     /** @description Errors are never cached. */
                     "Cache-Control": "no-store";
                     [name: string]: unknown;
@@ -1688,6 +1903,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per window for this key; absent on the listener's own answers (`bad_request`, `request_timeout`). */
+                    "RateLimit-Limit"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Reset"?: number;
+                    /** @description See RateLimit-Limit. */
+                    "RateLimit-Policy"?: string;
+                    /** @description See RateLimit-Limit. */
+                    RateLimit?: string;
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
             /** @description The cursor is older than the feed keeps deleted products (at least 30 days): a deletion since then may be missing. Start again without a cursor. */
             410: {
@@ -1797,6 +2037,36 @@ export interface operations {
                     };
                 };
             };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "bad_request";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
+            };
         };
     };
     headHealth: {
@@ -1817,6 +2087,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
         };
     };
@@ -1846,6 +2141,36 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ready";
+                    };
+                };
+            };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "bad_request";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
                     };
                 };
             };
@@ -1890,6 +2215,31 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
+            };
             /** @description Storage is unreachable. */
             503: {
                 headers: {
@@ -1929,6 +2279,36 @@ export interface operations {
                     };
                 };
             };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "bad_request";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
+            };
         };
     };
     headOpenApiDocument: {
@@ -1947,6 +2327,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
         };
     };
@@ -1969,6 +2374,36 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "bad_request";
+                    };
+                };
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
+            };
         };
     };
     headDocs: {
@@ -1987,6 +2422,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
         };
     };
@@ -2013,7 +2473,37 @@ export interface operations {
                     "text/css": string;
                 };
             };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "bad_request";
+                    };
+                };
+            };
             404: components["responses"]["UnknownPath"];
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
+            };
         };
     };
     headDocsAsset: {
@@ -2036,6 +2526,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Any path this document does not describe. */
             404: {
                 headers: {
@@ -2043,6 +2543,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request's headers took more than 10 s to arrive, or the whole request more than 15 s; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Errors are never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                    };
+                };
             };
         };
     };

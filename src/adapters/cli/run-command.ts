@@ -117,11 +117,12 @@ async function execute(command: Command, io: CliIo): Promise<string> {
     }
     case 'webhooks deliveries': {
       const log = (await withCommands(io, (commands) => commands.webhooks.deliveries.execute({ partnerId: null, endpointId: command.endpointId }))).map((entry) => ({
-        message_id: entry.messageId, type: entry.type, attempt: entry.attempt, at: entry.at.toISOString(), status: entry.status, error: entry.error, duration_ms: entry.durationMs,
+        message_id: entry.messageId, type: entry.type, attempt: entry.attempt, resend: entry.resend, at: entry.at.toISOString(), status: entry.status, error: entry.error,
+        duration_ms: entry.durationMs,
       }));
       if (command.json) return json(log);
       if (log.length === 0) return `webhook endpoint ${command.endpointId} has no attempts yet\n`;
-      return log.map((e) => `${e.at}\t${e.type}\t${e.message_id}\tattempt ${e.attempt}\t${e.status ?? '-'}\t${e.error ?? '-'}\t${e.duration_ms} ms\n`).join('');
+      return log.map((e) => `${e.at}\t${e.type}\t${e.message_id}\tattempt ${e.attempt}${e.resend ? ' (resend)' : ''}\t${e.status ?? '-'}\t${e.error ?? '-'}\t${e.duration_ms} ms\n`).join('');
     }
     case 'webhooks resend': {
       const resent = await withCommands(io, (commands) =>

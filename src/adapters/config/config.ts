@@ -59,6 +59,10 @@ export interface Config {
   readonly webhookRetrySchedule: readonly number[];
   /** How often each instance looks for webhook deliveries that are due. */
   readonly webhookPollMs: number;
+  /** Whom partners contact about the API: the OpenAPI document's `info.contact`. */
+  readonly openapiContact: { readonly name: string; readonly email: string | null; readonly url: string | null };
+  /** The partner agreement's address: the document's licence and terms; null points them at the docs page. */
+  readonly openapiTermsUrl: string | null;
 }
 
 export type Role = 'all' | 'api' | 'portal';
@@ -131,6 +135,12 @@ export function readConfig(env: Env): Config {
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
     webhookRetrySchedule: retrySchedule(env),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 500, 100, 60_000),
+    openapiContact: {
+      name: displayName(env, 'OPENAPI_CONTACT_NAME') ?? 'API support',
+      email: emailAddress(env, 'OPENAPI_CONTACT_EMAIL'),
+      url: httpUrl(env, 'OPENAPI_CONTACT_URL'),
+    },
+    openapiTermsUrl: httpUrl(env, 'OPENAPI_TERMS_URL'),
   };
 }
 
@@ -184,6 +194,24 @@ function httpUrl(env: Env, name: string): string | null {
     throw new ConfigError(name, `must be an absolute http:// or https:// URL; got ${JSON.stringify(value)}`);
   }
   return value.replace(/\/+$/, '');
+}
+
+/** A name shown to people: at most 100 characters, none of them a control character; null when unset. */
+function displayName(env: Env, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (value.length > 100 || /\p{Cc}/u.test(value)) throw new ConfigError(name, `must be at most 100 characters, without control characters; got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** An e-mail address (`name@domain.tld`, no spaces or angle brackets); null when unset. */
+function emailAddress(env: Env, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  if (value.length > 254 || !/^[^\s@<>()",;]+@[^\s@<>()",;]+\.[^\s@<>()",;.]+$/.test(value)) {
+    throw new ConfigError(name, `must be an e-mail address such as api-support@example.com; got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 /** Characters at least of a secret setting: a random one of 32 characters or more cannot be guessed. */

@@ -37,6 +37,7 @@ export function createHttpApp<UseCases>(
       header: (name) => headerValue(ctx.req, name),
       clientAddress: clientAddress(ctx.req),
       publicBaseUrl: pipeline.publicBaseUrl,
+      documentInfo: pipeline.documentInfo,
     };
     await pipeline.respond(route, request, ctx.res);
   };

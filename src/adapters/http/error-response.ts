@@ -22,6 +22,7 @@ const HTTP_ERROR_STATUS = {
   method_not_allowed: 405,
   internal_error: 500,
   bad_request: 400,
+  request_timeout: 408,
 } as const;
 
 export type HttpErrorCode = keyof typeof HTTP_ERROR_STATUS;

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { headerValue } from './app.js';
-import { pathTemplate, type Operation } from './operation.js';
+import { pathTemplate, type DocumentInfo, type Operation } from './operation.js';
 import { type Pipeline, type PipelineRequest, type Route } from './pipeline.js';
 import { readQuery, type QueryParameters } from './query-parameters.js';
 
@@ -30,6 +30,7 @@ class PlainRequest implements PipelineRequest {
     readonly params: Readonly<Record<string, string>>,
     readonly clientAddress: string,
     readonly publicBaseUrl: string,
+    readonly documentInfo: DocumentInfo,
   ) {}
 
   get method(): string {
@@ -84,7 +85,7 @@ export function createFastPath<UseCases>(
       match = found.match;
       params = { [match.parameter!]: segment };
     }
-    const request = new PlainRequest(req, url, path, params, clientAddress(req), pipeline.publicBaseUrl);
+    const request = new PlainRequest(req, url, path, params, clientAddress(req), pipeline.publicBaseUrl, pipeline.documentInfo);
     void pipeline.respond(match.route, request, res);
     return true;
   };

@@ -1,14 +1,14 @@
 import { Type, type TSchema } from 'typebox';
 import { ChangesResponseSchema, ChangeViewSchema } from '../../domain/changes-view.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { ErrorBodySchema, InvalidApiKey, ServiceUnavailable, type DomainErrorCode } from '../../domain/errors.js';
+import { ErrorBodySchema, InvalidApiKey, ServiceUnavailable } from '../../domain/errors.js';
 import { VideoObjectJsonLdSchema } from '../../domain/json-ld.js';
 import { LookupBatchResponseSchema } from '../../domain/lookup-batch.js';
 import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSchema } from '../../domain/lookup-result.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_SECONDS } from '../../domain/rate-limit.js';
-import { ERROR_CACHE_CONTROL, STATUS_BY_CODE } from './error-response.js';
+import { ERROR_CACHE_CONTROL, STATUS_BY_CODE, type ApiErrorCode } from './error-response.js';
 import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY } from './lookup-response.js';
-import { ALLOWED_METHODS, emptyParameterPaths, methodNotAllowedMessage, type Operation, type OperationError } from './operation.js';
+import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, emptyParameterPaths, methodNotAllowedMessage, type DocumentInfo, type Operation, type OperationError } from './operation.js';
 
 /*
  * The OpenAPI 3.1 description of everything the HTTP app serves, derived from the operations'
@@ -121,17 +121,39 @@ function componentSchemas(named: Record<string, TSchema>): Record<string, unknow
 
 const KEYED = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 
-/** An operation's own errors as responses, one per status, each listing its codes. */
-function ownErrorResponses(operation: Operation<unknown>): Record<number, unknown> {
-  const byStatus = new Map<number, [DomainErrorCode, OperationError][]>();
-  for (const [code, error] of Object.entries(operation.errors ?? {}) as [DomainErrorCode, OperationError][]) {
+/**
+ * What the listener answers a request to any operation before the operation sees it (docs/api.md,
+ * order of checks): the request as a whole, not its key or its input, is at fault. The listener
+ * writes these itself, with `X-Request-Id` and no rate-limit headers, and closes the connection.
+ */
+export const LISTENER_ERRORS: Readonly<Partial<Record<ApiErrorCode, OperationError>>> = {
+  bad_request: {
+    when: 'A request the server cannot read as HTTP/1.1 (an HTTP/1.1 request without `Host`, two `Host` headers, a malformed request line or header): answered before anything else, and the connection is closed.',
+    example: 'Malformed HTTP request: more than one Host header.',
+  },
+  request_timeout: {
+    when: `The request's headers took more than ${TIMEOUTS.httpHeadersMs / 1000} s to arrive, or the whole request more than ${TIMEOUTS.httpRequestMs / 1000} s; the connection is closed.`,
+    example: `The request did not arrive in time: its headers within ${TIMEOUTS.httpHeadersMs / 1000} s, the whole request within ${TIMEOUTS.httpRequestMs / 1000} s.`,
+  },
+};
+
+/** An operation's own errors and the listener's as responses, one per status, each listing its codes. */
+function errorResponses(operation: Operation<unknown>): Record<number, unknown> {
+  const byStatus = new Map<number, [ApiErrorCode, OperationError][]>();
+  const errors = [...Object.entries(operation.errors ?? {}), ...Object.entries(LISTENER_ERRORS)] as [ApiErrorCode, OperationError][];
+  for (const [code, error] of errors) {
     const status = STATUS_BY_CODE[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), [code, error]]);
   }
-  const headers = operation.key ? { ...REQUEST_ID, ...RATE_LIMIT } : REQUEST_ID;
-  return Object.fromEntries([...byStatus].map(([status, errors]) => [
+  // The listener's answers come before the key is counted: where one shares a status with the operation's, the rate-limit headers are optional.
+  const headersOf = (codes: readonly ApiErrorCode[]) => {
+    if (!operation.key) return REQUEST_ID;
+    if (codes.some((code) => code in LISTENER_ERRORS)) return { ...REQUEST_ID, ...optionalRateLimit('Requests allowed per window for this key; absent on the listener\'s own answers (`bad_request`, `request_timeout`).') };
+    return { ...REQUEST_ID, ...RATE_LIMIT };
+  };
+  return Object.fromEntries([...byStatus].map(([status, listed]) => [
     status,
-    errorResponse(errors.map(([, error]) => error.when).join(' '), Object.fromEntries(errors.map(([code, error]) => [code, error.example])), headers),
+    errorResponse(listed.map(([, error]) => error.when).join(' '), Object.fromEntries(listed.map(([code, error]) => [code, error.example])), headersOf(listed.map(([code]) => code))),
   ]));
 }
 
@@ -147,7 +169,7 @@ function pathItem(operation: Operation<unknown>, operations: readonly Operation<
     ...(operation.parameters === undefined ? {} : { parameters: operation.parameters.map((parameter) => plain(parameter)) }),
     responses: {
       ...operation.responses,
-      ...ownErrorResponses(operation),
+      ...errorResponses(operation),
       ...(operation.key ? { 401: unauthorized, 429: rateLimited, 500: internalError, 503: serviceUnavailable } : {}),
     } as Record<string, Record<string, unknown>>,
   };
@@ -160,10 +182,16 @@ function pathItem(operation: Operation<unknown>, operations: readonly Operation<
       operationId: get.operationId.replace(/^get/, 'head'),
       summary: `${get.summary} (headers only)`,
       description: 'The GET\'s answer without its body: the same status and headers, `Content-Length` included.',
-      responses: Object.fromEntries(Object.entries(get.responses).map(([status, response]) => [status, withoutBody(response)])),
+      responses: Object.fromEntries(Object.entries(get.responses).map(([status, response]) => [status, answeredUnread(status) ? response : withoutBody(response)])),
     },
   };
 }
+
+/**
+ * Whether the listener gives this status before Node has parsed the request, so without knowing it
+ * was HEAD: a timed-out request's 408 carries its body whatever the method.
+ */
+const answeredUnread = (status: string): boolean => Number(status) === STATUS_BY_CODE.request_timeout;
 
 /** A response as HEAD gets it: its headers, no content. */
 function withoutBody(response: Record<string, unknown>): Record<string, unknown> {
@@ -174,13 +202,17 @@ function withoutBody(response: Record<string, unknown>): Record<string, unknown>
 /** A declaration in plain JSON: TypeBox's own marks on a schema are not the document's. */
 const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
 
-/** The OpenAPI 3.1 document of the given operations. */
-export const describeOperations = (operations: readonly Operation<unknown>[], serverUrl: string) => ({
+/** The OpenAPI 3.1 document of the given operations, served at `serverUrl` by a deployment that `info` describes. */
+export const describeOperations = (operations: readonly Operation<unknown>[], serverUrl: string, info: DocumentInfo = DEFAULT_DOCUMENT_INFO) => ({
   openapi: '3.1.0',
   info: {
     title: 'Partner Catalog Lookup API',
     version: '1.0.0',
     summary: 'Read-only, partner-scoped product content, videos and schema.org VideoObject JSON-LD.',
+    contact: info.contact,
+    // Partners use the API under their agreement with the operator: where it is, or else this page, whose introduction says so.
+    license: { name: 'Partner agreement', url: info.termsUrl ?? `${serverUrl}/docs` },
+    ...(info.termsUrl === undefined ? {} : { termsOfService: info.termsUrl }),
     description: [
       'Look a product up by your own SKU or by its numeric ID, or up to 100 in one request (`getProducts`), and get its marketing copy, its published videos and its retailer product-page (PDP) entries, each with a schema.org `VideoObject` (`json_ld`) to embed on that page.',
       '',
@@ -195,6 +227,8 @@ export const describeOperations = (operations: readonly Operation<unknown>[], se
       '**Caching.** Every 200 lookup carries a strong `ETag`, `Cache-Control: ' + LOOKUP_CACHE_CONTROL + '` and `Vary: ' + LOOKUP_VARY + '`. Keep the body with its ETag (a daily cache is enough), and revalidate with `If-None-Match: <etag>`: 304 with no body means your copy is current. A revalidation counts against the rate limit like any request.',
       '',
       '**Embedding.** Embed only the `json_ld` of the entry whose `pdp_url` equals the page being rendered, in a script element of type `application/ld+json`, with `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\uXXXX` so that no value can end the element. The client package\'s `jsonLdScriptFor` does exactly that.',
+      '',
+      '**Terms.** You use the API under your partner agreement with the operator of this service; `contact` says whom to ask.',
       '',
       '**Errors.** Every error is `{ "error": <code>, "message": <text> }` as `application/json`. Besides the codes of each operation: 404 `not_found` for any path not described here (`components/responses/UnknownPath`), 405 `method_not_allowed` with `Allow: ' + ALLOWED_METHODS + '` for another method on a described path.',
     ].join('\n'),

@@ -14,7 +14,19 @@ export interface OperationRequest {
   header(name: string): string | undefined;
   /** The API's address as partners reach it (PUBLIC_BASE_URL). */
   readonly publicBaseUrl: string;
+  /** Whom partners contact, and the terms they use the API under, as the OpenAPI document states them. */
+  readonly documentInfo: DocumentInfo;
 }
+
+/** What the OpenAPI document's `info` says of the deployment (OPENAPI_CONTACT_NAME, _EMAIL, _URL, OPENAPI_TERMS_URL). */
+export interface DocumentInfo {
+  readonly contact: { readonly name: string; readonly email?: string; readonly url?: string };
+  /** Where the partner agreement is; without it the document's licence points at its own docs page. */
+  readonly termsUrl?: string;
+}
+
+/** The document's `info` when nothing is configured. */
+export const DEFAULT_DOCUMENT_INFO: DocumentInfo = { contact: { name: 'API support' } };
 
 /** An operation's own error code: when it is answered, and an example of its message, for the OpenAPI document. */
 export interface OperationError {

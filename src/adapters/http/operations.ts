@@ -19,7 +19,7 @@ import { errorAnswer } from './error-response.js';
 import { lookupAnswer } from './lookup-response.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
 import { demoTentLookupExample } from './openapi-examples.js';
-import { DEFAULT_PUBLIC_BASE_URL, pathTemplate, type Operation, type OperationRequest } from './operation.js';
+import { DEFAULT_PUBLIC_BASE_URL, pathTemplate, type DocumentInfo, type Operation, type OperationRequest } from './operation.js';
 import { MAX_QUERY_PARAMETERS, singleQueryValue } from './query-parameters.js';
 
 /** What the API's operations run: its use cases, and the probe readiness answers from. */
@@ -315,7 +315,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     description: 'This document as JSON, for client generators and linters.',
     key: false,
     responses: { 200: { description: 'This document.', headers: REQUEST_ID, content: { 'application/json': { schema: OPENAPI_DOCUMENT_SCHEMA } } } },
-    answer: (_useCases, request) => jsonAnswer(200, servedDocument(request.publicBaseUrl)),
+    answer: (_useCases, request) => jsonAnswer(200, servedDocument(request.publicBaseUrl, request.documentInfo)),
   },
   {
     operationId: 'getDocs',
@@ -364,13 +364,14 @@ export function skuLookupPath(sku: string): string {
 /** The OpenAPI 3.1 document of these operations, as `/openapi.json` serves it on the default address. */
 export const openApiDocument = describeOperations(OPERATIONS, DEFAULT_PUBLIC_BASE_URL);
 
-/** The document's bytes by the address it names: one deployment has one. */
+/** The document's bytes by the address and info it states: one deployment has one. */
 const served = new Map<string, Buffer>();
-function servedDocument(publicBaseUrl: string): Buffer {
-  let bytes = served.get(publicBaseUrl);
+function servedDocument(publicBaseUrl: string, info: DocumentInfo): Buffer {
+  const key = JSON.stringify([publicBaseUrl, info]);
+  let bytes = served.get(key);
   if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(describeOperations(OPERATIONS, publicBaseUrl)), 'utf8');
-    served.set(publicBaseUrl, bytes);
+    bytes = Buffer.from(JSON.stringify(describeOperations(OPERATIONS, publicBaseUrl, info)), 'utf8');
+    served.set(key, bytes);
   }
   return bytes;
 }

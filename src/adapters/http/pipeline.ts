@@ -8,7 +8,7 @@ import type { Principal } from '../../domain/api-key.js';
 import type { Answer, HeaderList } from './answer.js';
 import { errorAnswer, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
-import { ALLOWED_METHODS, methodNotAllowedMessage, pathTemplate, pathWithoutParameter, type Operation, type OperationRequest } from './operation.js';
+import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, methodNotAllowedMessage, pathTemplate, pathWithoutParameter, type DocumentInfo, type Operation, type OperationRequest } from './operation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
@@ -43,6 +43,8 @@ export type Route<UseCases> =
 export interface Pipeline<UseCases> {
   /** The API's address as partners reach it, which the routers hand every operation. */
   readonly publicBaseUrl: string;
+  /** What the OpenAPI document states of the deployment, which the routers hand every operation. */
+  readonly documentInfo: DocumentInfo;
   /** Answers the request (checks, operation, errors) on `res`, then logs it and counts it. */
   respond(route: Route<UseCases>, request: PipelineRequest, res: ServerResponse): Promise<void>;
 }
@@ -53,7 +55,7 @@ export interface Pipeline<UseCases> {
  * routes and the fast path both hand their requests here, so the two answer alike by construction.
  */
 export function createPipeline<UseCases>(
-  deps: PipelineDependencies<UseCases>, operations: readonly Operation<UseCases>[], publicBaseUrl: string,
+  deps: PipelineDependencies<UseCases>, operations: readonly Operation<UseCases>[], publicBaseUrl: string, documentInfo: DocumentInfo = DEFAULT_DOCUMENT_INFO,
 ): Pipeline<UseCases> {
   const security = { api: apiSecurityHeaders(publicBaseUrl), docs: helmetHeaders(DOCS_HELMET_OPTIONS) };
   // Below a docs operation's path, even a path no operation serves is answered with the docs' headers.
@@ -76,6 +78,7 @@ export function createPipeline<UseCases>(
 
   return {
     publicBaseUrl,
+    documentInfo,
     async respond(route, request, res) {
       const started = performance.now();
       const requestId = requestIdFrom(request.header('x-request-id'));

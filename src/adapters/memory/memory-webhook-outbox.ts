@@ -14,6 +14,9 @@ interface Delivery {
   readonly messageId: string;
   readonly endpointId: string;
   attempts: number;
+  /** Attempts at the message to the endpoint by its earlier deliveries, when this one was queued. */
+  readonly earlierAttempts: number;
+  readonly resend: boolean;
   state: 'pending' | 'delivered' | 'failed';
   nextAttemptAt: Date;
   claim: { readonly token: string; readonly expiresAt: Date } | null;
@@ -116,7 +119,7 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
       if (delivery?.endpointId !== endpointId) continue;
       const message = this.messages.get(delivery.messageId)!;
       entries.push({
-        messageId: message.id, type: message.type, attempt: attempt.attempt, at: attempt.at,
+        messageId: message.id, type: message.type, attempt: delivery.earlierAttempts + attempt.attempt, resend: delivery.resend, at: attempt.at,
         status: attempt.status, error: attempt.error, durationMs: attempt.durationMs,
       });
     }
@@ -128,7 +131,7 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     const endpoint = this.endpoints.held(endpointId);
     if (message === undefined || endpoint === undefined || endpoint.partnerId !== message.partnerId) return Promise.resolve(false);
     const pending = [...this.deliveryRows.values()].find((d) => d.messageId === messageId && d.endpointId === endpointId && d.state === 'pending');
-    if (pending === undefined) this.addDelivery(messageId, endpointId, now);
+    if (pending === undefined) this.addDelivery(messageId, endpointId, now, true);
     else if (pending.nextAttemptAt > now) pending.nextAttemptAt = now;
     return Promise.resolve(true);
   }
@@ -166,8 +169,11 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     return Promise.resolve(pruned);
   }
 
-  private addDelivery(messageId: string, endpointId: string, due: Date): void {
+  private addDelivery(messageId: string, endpointId: string, due: Date, resend = false): void {
+    // A new message has no earlier deliveries; a resend's earlier ones are done, their attempts all made.
+    let earlierAttempts = 0;
+    if (resend) for (const d of this.deliveryRows.values()) if (d.messageId === messageId && d.endpointId === endpointId) earlierAttempts += d.attempts;
     const id = this.nextDelivery++;
-    this.deliveryRows.set(id, { id, messageId, endpointId, attempts: 0, state: 'pending', nextAttemptAt: due, claim: null });
+    this.deliveryRows.set(id, { id, messageId, endpointId, attempts: 0, earlierAttempts, resend, state: 'pending', nextAttemptAt: due, claim: null });
   }
 }

@@ -167,6 +167,10 @@ export interface WebhookDeliveriesTable {
   claim_token: string | null;
   claim_expires_at: Date | null;
   created_at: Date;
+  /** Attempts at the message to the endpoint by its earlier deliveries when this one was queued (0 for a first delivery). */
+  earlier_attempts: ColumnType<number, number | undefined, number>;
+  /** 1 when a resend queued it. */
+  resend: ColumnType<number, number | undefined, number>;
 }
 
 /** One attempt, for the delivery log; `excerpt` holds at most the first 1 KiB of the answer. */

@@ -156,13 +156,13 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
     const rows = await this.db.selectFrom('webhook_attempts as a')
       .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
       .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-      .select(['m.id', 'm.type', 'a.attempt', 'a.at', 'a.status', 'a.error', 'a.duration_ms'])
+      .select((eb) => ['m.id', 'm.type', eb('a.attempt', '+', eb.ref('d.earlier_attempts')).as('attempt'), 'd.resend', 'a.at', 'a.status', 'a.error', 'a.duration_ms'])
       .where('a.endpoint_id', '=', endpointId)
       .orderBy('a.at', 'desc').orderBy('a.id', 'desc')
       .limit(limit)
       .execute();
     return rows.map((row) => ({
-      messageId: row.id, type: row.type, attempt: row.attempt, at: row.at, status: row.status, error: row.error as AttemptError | null, durationMs: row.duration_ms,
+      messageId: row.id, type: row.type, attempt: row.attempt, resend: row.resend === 1, at: row.at, status: row.status, error: row.error as AttemptError | null, durationMs: row.duration_ms,
     }));
   }
 
@@ -184,7 +184,12 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
       const pending = await trx.selectFrom('webhook_deliveries').select(['id', 'next_attempt_at'])
         .where('message_id', '=', messageId).where('endpoint_id', '=', endpointId).where('state', '=', 'pending').forUpdate().executeTakeFirst();
       if (pending === undefined) {
-        await trx.insertInto('webhook_deliveries').values({ message_id: messageId, endpoint_id: endpointId, state: 'pending', next_attempt_at: now, created_at: now }).execute();
+        // The earlier deliveries are done (delivered or failed): their attempts are all made.
+        const { earlier } = await trx.selectFrom('webhook_deliveries').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('attempts'), eb.lit(0)).as('earlier'))
+          .where('message_id', '=', messageId).where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow();
+        await trx.insertInto('webhook_deliveries').values({
+          message_id: messageId, endpoint_id: endpointId, state: 'pending', next_attempt_at: now, created_at: now, earlier_attempts: Number(earlier), resend: 1,
+        }).execute();
       } else if (pending.next_attempt_at > now) {
         await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now }).where('id', '=', pending.id).execute();
       }

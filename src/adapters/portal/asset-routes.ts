@@ -5,11 +5,11 @@ import { named } from './request-log.js';
 
 /** The portal's one style sheet and one script, served by itself so that the CSP allows only 'self'. */
 export function addAssetRoutes(router: PortalRouter): void {
-  router.get(ASSET_PATHS.css, named('asset'), (ctx) => {
+  router.get(ASSET_PATHS.css, named(ASSET_PATHS.css), (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
     ctx.body = PORTAL_CSS;
   });
-  router.get(ASSET_PATHS.js, named('asset'), (ctx) => {
+  router.get(ASSET_PATHS.js, named(ASSET_PATHS.js), (ctx) => {
     ctx.type = 'text/javascript; charset=utf-8';
     ctx.body = PORTAL_JS;
   });

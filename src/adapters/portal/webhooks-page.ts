@@ -70,7 +70,7 @@ function deliveryLog(view: EndpointView, viewer: Viewer): Html {
     <tr>
       <td>${when(entry.at, 'second')}</td>
       <td id="${cell}">${entry.type}<br><small><code>${entry.messageId}</code></small></td>
-      <td>${entry.attempt}</td>
+      <td>${entry.attempt}${entry.resend ? html`<br><small>resend</small>` : null}</td>
       <td>${outcomeOf(entry)}</td>
       <td>${entry.durationMs} ms</td>
       <td>${first ? postButton(viewer, `${endpointPath(endpoint.id)}/messages/${encodeURIComponent(entry.messageId)}/resend`, 'Resend', cell) : null}</td>
@@ -135,7 +135,7 @@ ${message(add.error)}
 </section>
 ${endpoints.length === 0 ? null : html`
 <h2>Delivery logs</h2>
-<p>Each endpoint's last 100 attempts, newest first. "Resend" sends a message again with the same <code>webhook-id</code>.</p>
+<p>Each endpoint's last 100 attempts, newest first. "Resend" sends a message again with the same <code>webhook-id</code>; its attempts are numbered on from the message's earlier ones and marked "resend".</p>
 ${endpoints.map((view) => deliveryLog(view, viewer))}`}`, viewer, 'webhooks');
 }
 

@@ -56,7 +56,10 @@ export type DeliveryNext =
 export interface DeliveryLogEntry {
   readonly messageId: string;
   readonly type: WebhookMessage['type'];
+  /** Its number among every attempt at the message to the endpoint, its resends' included: 1 for the first. */
   readonly attempt: number;
+  /** Made for a resend of the message, rather than for its first sending. */
+  readonly resend: boolean;
   readonly at: Date;
   readonly status: number | null;
   readonly error: AttemptError | null;
@@ -91,8 +94,9 @@ export interface WebhookOutbox {
   deliveries(endpointId: string, limit: number): Promise<DeliveryLogEntry[]>;
   /**
    * Sends a message to one endpoint of its partner again, due at `now`: a pending delivery of it is
-   * made due now, else a new one is queued. False when the message or the endpoint is unknown, or
-   * the endpoint is another partner's.
+   * made due now, else a new one is queued, marked a resend, whose attempts the log numbers on from
+   * the message's earlier ones (its own retry schedule starts afresh). False when the message or the
+   * endpoint is unknown, or the endpoint is another partner's.
    */
   resend(messageId: string, endpointId: string, now: Date): Promise<boolean>;
   /**
