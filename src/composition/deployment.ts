@@ -214,7 +214,7 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.
   await shared.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
-    logger.info({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start');
+    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'rate limiter: Redis not reachable at start; each instance counts on its own share until it is');
   });
   const close = (): Promise<void> => shared.close();
   const usingFallback = (): boolean => shared.usingFallback();

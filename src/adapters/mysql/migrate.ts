@@ -1,5 +1,6 @@
 import { Migrator, type Kysely } from 'kysely';
 import type { Database } from './database.js';
+import { DatabaseError } from './database-error.js';
 import { migrationProvider } from './migrations.js';
 
 /** Brings the schema up to date and returns the names of the migrations it applied (none if current). */
@@ -9,7 +10,8 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'run';
-    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : 'unknown error'}`);
+    // The adapter's own error only as the cause: it holds a code, never a statement or a value.
+    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : 'unknown error'}`, error instanceof DatabaseError ? { cause: error } : {});
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

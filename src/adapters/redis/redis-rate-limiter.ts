@@ -9,7 +9,7 @@ import type { RateLimiter } from '../../application/access/rate-limiter.js';
 import { TIMEOUTS } from '../timeouts.js';
 import { countOnShare, RATE_LIMIT_WINDOW_MS, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';
 import { ScriptConnection, SlowReplyError } from './script-connection.js';
-import { quitOrDrop } from './redis-client.js';
+import { quitOrDrop, redisUnreachable } from './redis-client.js';
 import {
   catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
@@ -149,9 +149,12 @@ export class RedisRateLimiter implements RateLimiter {
   /** Fresh tokens are this random prefix and a count: unique, and cheaper than a UUID a request. */
   private readonly tokenPrefix = `${randomUUID()}.`;
   private tokenCount = 0;
+  /** Named in messages by host and port only. */
+  private readonly url: string;
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
 
   constructor(options: RedisRateLimiterOptions) {
+    this.url = options.url;
     this.limit = options.limit;
     this.windowMs = options.windowMs ?? RATE_LIMIT_WINDOW_MS;
     this.clock = options.clock ?? systemClock;
@@ -298,7 +301,7 @@ export class RedisRateLimiter implements RateLimiter {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           this.client.off('ready', onReady);
-          reject(new Error(`Redis not reachable within ${timeoutMs} ms: ${lastError}`));
+          reject(redisUnreachable(this.url, `within ${timeoutMs} ms: ${lastError}`));
         }, timeoutMs);
         const onReady = (): void => {
           clearTimeout(timer);
