@@ -193,5 +193,20 @@ describe('what an operator is told when something is wrong: the setting at fault
       expect(line).to.deep.include({ level: 40, msg: 'rate limiter: Redis not reachable at start; each instance counts on its own share until it is' });
       expect(line!.reason).to.match(new RegExp(`^REDIS_URL: Redis at 127\\.0\\.0\\.1:${port} did not answer \\(within \\d+ ms: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\): start it, or correct REDIS_URL$`));
     });
+
+    it('warns of each setting that weakens the deployment, once, naming it; a default start warns of none', async function () {
+      const weakened = start({
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', TRUSTED_PROXIES: '0.0.0.0/0', PORTAL_PORT: String(await freePort()), PORTAL_PUBLIC_URL: 'https://portal.example',
+      });
+      await weakened.waitFor(/"msg":"listening"/);
+      const warnings = logLines(weakened).filter((line) => line.level === 40);
+      expect(warnings.map((line) => line.setting)).to.deep.equal(['WEBHOOK_ALLOW_PRIVATE_TARGETS=true', 'TRUSTED_PROXIES=0.0.0.0/0', 'PORTAL_SECURE_COOKIES=false']);
+      for (const line of warnings) expect(line.msg).to.match(new RegExp(`^${String(line.setting).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} weakens this deployment: `));
+      expect(warnings[0]!.msg).to.include('plain http').and.include('development and tests only');
+
+      const plain = start({});
+      await plain.waitFor(/"msg":"listening"/);
+      expect(logLines(plain).filter((line) => line.level >= 40)).to.deep.equal([]);
+    });
   });
 });
