@@ -68,8 +68,8 @@ export class ProgressLine {
     private readonly command: 'import' | 'check',
     private readonly out: ProgressOutput,
     private readonly policy: ProgressPolicy,
-    /** The file's size, when it could be read. */
-    private readonly totalBytes: number | null,
+    /** The file's size. */
+    private readonly totalBytes: number,
     /** Milliseconds since the process started. */
     private readonly now: () => number = () => performance.now(),
   ) {
@@ -77,7 +77,7 @@ export class ProgressLine {
     this.stageStarted = this.started;
     this.stage = command === 'import' ? 'reading' : 'validating';
     // Counted from the process's start (the clock's origin), as the person who started it counts: the
-    // time spent loading the program is part of the wait. A terminal gets its line at once.
+    // time spent loading the program is part of the wait. A terminal gets its line within a redraw.
     this.due = Math.max(this.started, out.isTTY === true ? this.started + policy.redrawMs : policy.firstMs);
     this.schedule();
   }
@@ -168,7 +168,7 @@ export class ProgressLine {
     const label = this.command === 'check' ? `check: ${this.stage}` : 'import';
     if (this.stage === 'finishing') return `${label}: the file is read, finishing (deletions, keys, commit); ${this.figures()}`;
     const seconds = (now - this.stageStarted) / 1_000;
-    const left = this.totalBytes === null || this.bytes === 0 || this.bytes >= this.totalBytes ? ''
+    const left = this.bytes === 0 || this.bytes >= this.totalBytes ? ''
       : `, about ${duration((seconds * (this.totalBytes - this.bytes)) / this.bytes)} left`;
     const rate = seconds > 0 && this.products > 0 ? `; ${count(Math.round(this.products / seconds))} products/s` : '';
     return `${label}: ${this.bytesText()}${left}; ${this.figures()}${rate}`;
@@ -181,13 +181,12 @@ export class ProgressLine {
   }
 
   private bytesText(): string {
-    if (this.totalBytes === null) return `${megabytes(this.bytes)} MB of the file`;
     const percent = this.totalBytes === 0 ? 100 : Math.floor((100 * this.bytes) / this.totalBytes);
     return `${megabytes(this.bytes)} of ${megabytes(this.totalBytes)} MB (${percent}%)`;
   }
 
   private doneText(seconds: number): string {
-    const size = this.totalBytes === null ? '' : ` of ${megabytes(this.totalBytes)} MB`;
+    const size = ` of ${megabytes(this.totalBytes)} MB`;
     if (this.command === 'import') {
       return `import: done in ${seconds.toFixed(1)} s: ${count(this.products)} products read, ${count(this.written)} written, from a file${size}`;
     }
@@ -195,10 +194,13 @@ export class ProgressLine {
   }
 }
 
-/** A progress line for work on this file; its size is read first (the work itself reports a file it cannot read). */
-export async function progressFor(command: 'import' | 'check', file: string, out: ProgressOutput, policy: ProgressPolicy): Promise<ProgressLine> {
-  const size = await stat(file).then((s) => (s.isFile() ? s.size : null), () => null);
-  return new ProgressLine(command, out, policy, size);
+/**
+ * A progress line for work on this file, its size read first; none for a path that is no file, as
+ * the work fails at once saying why, and a line before that reason would only hide it.
+ */
+export async function progressFor(command: 'import' | 'check', file: string, out: ProgressOutput, policy: ProgressPolicy): Promise<ProgressLine | undefined> {
+  const size = await stat(file).then((found) => (found.isFile() ? found.size : null), () => null);
+  return size === null ? undefined : new ProgressLine(command, out, policy, size);
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
