@@ -1,5 +1,7 @@
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
+import { warnOfWeakeningSettings } from './adapters/config/weakening-settings.js';
 import { createLogger } from './adapters/logging/logger.js';
+import { checkDatabaseAtStart } from './adapters/mysql/database-at-start.js';
 import { TIMEOUTS } from './adapters/timeouts.js';
 import { openDeployment } from './composition/deployment.js';
 import { startService } from './composition/service.js';
@@ -10,6 +12,8 @@ async function main(): Promise<void> {
   loadDotEnv();
   const config = readConfig(process.env);
   const logger = createLogger(config.logLevel);
+  warnOfWeakeningSettings(config, logger);
+  if (config.storage === 'mysql' && config.databaseUrl !== null) await checkDatabaseAtStart(config.databaseUrl, logger);
   const deployment = await openDeployment(config, logger);
   const { reloadCatalog } = deployment;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));

@@ -44,7 +44,7 @@ describe('operator CLI: check', function () {
 
   it('reports every entry of a valid file, with the reason of each null and Google\'s findings, needing no database', async function () {
     const file = await write('good.json', catalogWithOneRichVideo());
-    const run = await cli(['check', file, '--json'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });
+    const run = await cli(['check', file, '--json', '--quiet'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });
     expect(run.stderr).to.equal('');
     expect(run.code).to.equal(0);
     const entries = run.json() as EntryJson[];
@@ -96,7 +96,7 @@ describe('operator CLI: check', function () {
     it(`refuses ${defect} as import does, naming its place, and prints no report`, async function () {
       const file = join(dir, 'defective.json');
       await writeFile(file, bytes);
-      const run = await cli(['check', file]);
+      const run = await cli(['check', file, '--quiet']);
       expect([run.code, run.stdout, run.stderr]).to.deep.equal([1, '', `error: catalog refused, 1 problem:\n${problem}\n`]);
     });
   }

@@ -101,7 +101,7 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect((before as { products: unknown[] }).products).to.have.length(7);
       for (const { defect, bytes, problem } of defectiveCatalogs()) {
         await writeFile(join(dir, 'defective.json'), bytes);
-        const run = await cli(['import', join(dir, 'defective.json')], env);
+        const run = await cli(['import', join(dir, 'defective.json'), '--quiet'], env);
         expect([run.code, run.stdout, run.stderr], defect).to.deep.equal([1, '', `error: catalog refused, 1 problem:\n${problem}\n`]);
         expect(await stored(), defect).to.deep.equal(before);
       }
@@ -179,14 +179,16 @@ describe(`operator CLI (npm run ${script})`, function () {
 
     it('with REDIS_URL unreachable: fails an import it cannot announce, saying it stands, and prints a new key with a warning instead of failing', async function () {
       const unreachable = { ...env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` };
-      const imported = await cli(['import', join(dir, 'catalog.json')], unreachable);
+      const imported = await cli(['import', join(dir, 'catalog.json'), '--quiet'], unreachable);
       expect(imported.code).to.equal(1);
-      expect(imported.stderr).to.match(/^error: the import is committed to the database, but the running instances could not be told through Redis \(.+\): instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS\n$/);
+      const redis = /^redis:\/\/(.+)$/.exec(unreachable.REDIS_URL)![1]!;
+      expect(imported.stderr).to.equal('error: the import is committed to the database, but the running instances could not be told through Redis ' +
+        `(REDIS_URL: Redis at ${redis} did not answer (connect ECONNREFUSED ${redis}): start it, or correct REDIS_URL): instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS\n`);
       const before = await keyCount();
       const issued = await cli(['keys', 'issue', '--partner', 'acme', '--json'], unreachable);
       expect(issued.code, issued.stderr).to.equal(0);
       expect((issued.json() as { key: string }).key).to.match(/^pcat_live_/);
-      expect(issued.stderr).to.match(/^warning: key acme-[0-9a-f]+ is issued, but the running instances could not be told through Redis/);
+      expect(issued.stderr).to.match(/^warning: key acme-[0-9a-f]+ is issued, but the running instances could not be told through Redis \(REDIS_URL: Redis at 127\.0\.0\.1:\d+ did not answer/);
       expect(issued.stderr).to.not.include((issued.json() as { key: string }).key);
       expect(await keyCount()).to.equal(before + 1);
     });

@@ -85,7 +85,7 @@ describe(`the service as a user starts it (npm run ${script})`, function () {
   it('refuses to start on a missing catalog file', async function () {
     const service = start({ CATALOG_FILE: '/nonexistent/catalog.json' });
     expect(await service.exited()).to.not.equal(0);
-    expect(service.stderr()).to.include('cannot read catalog file /nonexistent/catalog.json: ENOENT');
+    expect(service.stderr()).to.include('CATALOG_FILE: cannot read catalog file /nonexistent/catalog.json: no such file (ENOENT)');
   });
 
   it('on SIGTERM, finishes requests in flight and exits 0', async function () {

@@ -92,7 +92,7 @@ describe(`the service's metrics listener, METRICS_PORT and METRICS_HOST (npm run
       const service = start({ METRICS_PORT: String(port) });
       expect(await service.exited()).to.not.equal(0);
       expect(service.stderr().trim().split('\n')).to.have.length(1);
-      expect(service.stderr()).to.include(`METRICS_PORT, METRICS_HOST: cannot listen on 127.0.0.1:${port}`).and.include('EADDRINUSE');
+      expect(service.stderr()).to.include(`METRICS_PORT=${port}: another program already listens on 127.0.0.1:${port} (EADDRINUSE)`).and.include('set METRICS_PORT to a free port');
     } finally {
       taken.close();
     }

@@ -218,7 +218,7 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis.
   await roundTrip.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
-    logger.info({ reason: reasonOf(error) }, 'rate limiter: Redis not reachable at start');
+    logger.warn({ reason: reasonOf(error) }, 'rate limiter: Redis not reachable at start; each instance counts on its own share until it is');
   });
   const close = (): Promise<void> => roundTrip.close();
   const usingFallback = (): boolean => roundTrip.usingFallback();

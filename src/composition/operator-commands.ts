@@ -33,7 +33,7 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
   const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);
   const commands: OperatorCommands = {
     migrate: () => migrateToLatest(db),
-    importCatalog: (pieces, keysChanged) => container.get(TOKENS.ImportCatalog).execute(pieces, keysChanged),
+    importCatalog: (pieces, keysChanged, progress) => container.get(TOKENS.ImportCatalog).execute(pieces, keysChanged, progress),
     issueKey: async (partnerId, label) => {
       const { issued, announceFailure } = await issueKey.execute({ partnerId, label, actor: null });
       if (announceFailure !== null) {

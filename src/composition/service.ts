@@ -101,27 +101,19 @@ function startApi(deployment: Deployment, share: ListenerShare, proxies: Trusted
 }
 
 /** `/metrics` on its own listener; a port that cannot be had stops the start, naming the variables. */
-async function startMetrics(metrics: PrometheusMetrics, config: Config, share: ListenerShare, logger: Logger): Promise<RunningMetricsServer> {
-  try {
-    return await startMetricsServer(metrics, { port: config.metricsPort, host: config.metricsHost, share, logger });
-  } catch (error) {
-    throw new Error(`METRICS_PORT, METRICS_HOST: cannot listen on ${config.metricsHost}:${config.metricsPort}: ${reasonOf(error)}`);
-  }
+function startMetrics(metrics: PrometheusMetrics, config: Config, share: ListenerShare, logger: Logger): Promise<RunningMetricsServer> {
+  return startMetricsServer(metrics, { port: config.metricsPort, host: config.metricsHost, share, logger });
 }
 
 /** The partner portal on its own listener; a port that cannot be had stops the start, naming the variables. */
-async function startPortal(deployment: Deployment, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger): Promise<RunningPortal> {
+function startPortal(deployment: Deployment, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger): Promise<RunningPortal> {
   const { config, metrics } = deployment;
   const app = createPortalApp(deployment.container.get(TOKENS.PortalUseCases), {
     logger, secureCookies: config.portalSecureCookies, clientAddress: clientAddressResolver(listener.proxies), ...(metrics === undefined ? {} : { metrics }),
   });
-  try {
-    return await startPortalServer(app, {
-      port: config.portalPort, host: config.portalHost, share: listener.share, trustedProxies: listener.proxies, publicUrl: config.portalPublicUrl, logger,
-    });
-  } catch (error) {
-    throw new Error(`PORTAL_PORT, PORTAL_HOST: cannot listen on ${config.portalHost}:${config.portalPort}: ${reasonOf(error)}`);
-  }
+  return startPortalServer(app, {
+    port: config.portalPort, host: config.portalHost, share: listener.share, trustedProxies: listener.proxies, publicUrl: config.portalPublicUrl, logger,
+  });
 }
 
 /** Prunes failed sign-ins, ended locks and old audit events now and every `intervalMs`; a failure is logged and tried again next time. */

@@ -46,6 +46,22 @@ describe('the portal\'s webhooks page over HTTP', function () {
     audit: [...await world.admin.audit.list('acme', 100), ...await world.admin.audit.list('globex', 100)],
   });
 
+  it('says which endpoint URLs it takes: public https ones, or http and private addresses too where WEBHOOK_ALLOW_PRIVATE_TARGETS allows them', async function () {
+    const strict = await (await admin('ada@acme.example')).get(PAGE);
+    expect(strict.text).to.include('Endpoints are HTTPS URLs of public hosts; at most 10.')
+      .and.include('<p id="endpoint-url-hint">An https URL of your own receiver, without a user name or password in it.</p>');
+    await portal.close();
+    portal = await startTestPortal(world, { allowPrivateTargets: true });
+    const bea = await admin('bea@acme.example');
+    const open = await bea.get(PAGE);
+    expect(open.text).to.not.include('Endpoints are HTTPS URLs');
+    expect(open.text).to.include('Endpoints are HTTPS or plain HTTP URLs, and may name this machine or a private network: this deployment is set up for development or testing. At most 10.')
+      .and.include('<p id="endpoint-url-hint">An https or http URL of your own receiver, public or private, without a user name or password in it.</p>');
+    // What the page says is what the form takes.
+    expect((await add(bea, 'http://127.0.0.1:8080/in')).status).to.equal(303);
+    expect((await endpointsOf('acme')).map((e) => e.url)).to.deep.equal(['http://127.0.0.1:8080/in']);
+  });
+
   it('adds an endpoint from the form, lists it with "Never" delivered, and audits webhook.created with the admin\'s email', async function () {
     const ada = await admin('ada@acme.example');
     const empty = await ada.get(PAGE);

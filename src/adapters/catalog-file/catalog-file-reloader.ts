@@ -44,7 +44,10 @@ export class CatalogFileReloader {
   async load(): Promise<ImportReport> {
     const started = performance.now();
     this.seen = await fingerprint(this.path);
-    const report = await this.importer.execute(catalogFilePieces(this.path));
+    const report = await this.importer.execute(catalogFilePieces(this.path)).catch((error: unknown) => {
+      if (error instanceof CatalogSourceError || !(error instanceof Error)) throw error;
+      throw new Error(`CATALOG_FILE: ${error.message}; set CATALOG_FILE to a partner-catalog/v1 file this process can read, or unset it to serve the demo catalog`);
+    });
     this.logger.info({ file: this.path, ms: Math.round(performance.now() - started), ...report }, 'catalog loaded');
     return report;
   }

@@ -31,9 +31,10 @@ const SLICE = 4_096;
  *   characters, each by its JSON path (reading goes on, to list every problem);
  * - text that stops being JSON, or ends before the JSON does, where it does.
  * After the first of the last two kinds, nothing more is read.
+ * `onRead` is told the bytes read so far after each read, for a progress line.
  */
-export async function* catalogFilePieces(path: string | URL, readBytes = 1 << 20): AsyncGenerator<CatalogPiece[]> {
-  const file = createReadStream(path, { highWaterMark: readBytes });
+export async function* catalogFilePieces(path: string | URL, options: { readonly readBytes?: number; readonly onRead?: (bytes: number) => void } = {}): AsyncGenerator<CatalogPiece[]> {
+  const file = createReadStream(path, { highWaterMark: options.readBytes ?? 1 << 20 });
   // ignoreBOM false: a byte order mark opening the file is dropped, as JSON's standard allows.
   const decoder = new TextDecoder('utf-8', { fatal: true });
   // Called with text per slice, and with `none` at the end to flush a number the text ended on.
@@ -90,6 +91,7 @@ export async function* catalogFilePieces(path: string | URL, readBytes = 1 << 20
       }
       tail = incompleteTail(bytes.length >= 3 ? bytes : Buffer.concat([tail, bytes]));
       offset += bytes.length;
+      options.onRead?.(offset);
       fault = feed(text, firstByte);
       if (fault !== null) {
         readable = false;
@@ -103,7 +105,8 @@ export async function* catalogFilePieces(path: string | URL, readBytes = 1 << 20
       splitter.pieces.push({ kind: 'unreadable', path: found.path, message: `not valid JSON at byte ${found.at} (${fault.reason})` });
     }
   } catch (error) {
-    throw new Error(`cannot read catalog file ${String(path)}: ${(error as NodeJS.ErrnoException).code ?? reasonOf(error)}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(`cannot read catalog file ${String(path)}: ${code === undefined ? reasonOf(error) : `${FILE_ERRORS[code] ?? 'the system refused'} (${code})`}`);
   } finally {
     file.destroy();
   }
@@ -147,6 +150,17 @@ async function locate(path: string | URL, fault: SyntaxFault): Promise<{ at: num
   }
   return { at: fault.from, path: walker.currentPath() };
 }
+
+/** What the usual reasons a file cannot be read mean, in words. */
+const FILE_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'this process may not read it',
+  EPERM: 'this process may not read it',
+  EISDIR: 'it is a directory, not a file',
+  ENOTDIR: 'a part of the path is not a directory',
+  ELOOP: 'too many symbolic links',
+  EMFILE: 'this process has too many files open',
+};
 
 const count = (n: number): string => n.toLocaleString('en-US');
 

@@ -12,10 +12,10 @@ import { reasonOf } from '../../domain/failure-reason.js';
 export function announceImports(commands: OperatorCommands, versions: ChangeVersions): OperatorCommands {
   return {
     ...commands,
-    importCatalog: async (pieces) => {
+    importCatalog: async (pieces, _keysChanged, progress) => {
       const partners: string[] = [];
       let keyChanges: KeyChanges | undefined;
-      const summary = await commands.importCatalog(noticingPartners(pieces, partners), (changes) => (keyChanges = changes));
+      const summary = await commands.importCatalog(noticingPartners(pieces, partners), (changes) => (keyChanges = changes), progress);
       // Told what the import did to the keys, an instance that cannot read the database can still apply it.
       await announce('the import', () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged(keyChanges)]));
       return summary;

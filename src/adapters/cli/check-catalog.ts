@@ -19,6 +19,8 @@ export interface CheckIo {
   /** The file's pieces, read afresh on each call. */
   pieces(): CatalogPieces;
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
+  /** Told of each product read, and when the second read begins. */
+  readonly progress?: { product(): void; startStage(stage: 'reporting'): void };
 }
 
 /**
@@ -29,9 +31,13 @@ export interface CheckIo {
  */
 export async function checkCatalog(io: CheckIo, asJson: boolean): Promise<void> {
   const refusal = new CatalogSourceReader();
-  await eachUnit(io.pieces(), refusal, () => Promise.resolve());
+  await eachUnit(io.pieces(), refusal, (unit) => {
+    if (unit.kind === 'product') io.progress?.product();
+    return Promise.resolve();
+  });
   const problems = refusal.finish();
   if (problems.length > 0) throw new CatalogSourceError(problems);
+  io.progress?.startStage('reporting');
 
   const report = asJson ? new JsonReport(io.stdout) : new TextReport(io.stdout);
   const reader = new CatalogSourceReader();
@@ -51,6 +57,7 @@ export async function checkCatalog(io: CheckIo, asJson: boolean): Promise<void> 
         warnings: findings.warnings,
       });
     }
+    io.progress?.product();
   });
   // The file changed between the two reads: what is printed so far is of the first.
   const changed = reader.finish();

@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 export type Command =
   | { readonly name: 'help' }
   | { readonly name: 'migrate'; readonly json: boolean }
-  | { readonly name: 'import'; readonly json: boolean; readonly file: string }
-  | { readonly name: 'check'; readonly json: boolean; readonly file: string }
+  | { readonly name: 'import'; readonly json: boolean; readonly file: string; readonly quiet: boolean }
+  | { readonly name: 'check'; readonly json: boolean; readonly file: string; readonly quiet: boolean }
   | { readonly name: 'keys issue'; readonly json: boolean; readonly partner: string; readonly label: string | null }
   | { readonly name: 'keys revoke'; readonly json: boolean; readonly keyId: string }
   | { readonly name: 'keys list'; readonly json: boolean; readonly partner: string }
@@ -26,8 +26,8 @@ export const USAGE = `Usage: npm run cli -- <command> [--json]
 
 Commands:
   migrate                                     bring the MySQL schema named by DATABASE_URL up to date
-  import <file>                               validate a partner-catalog/v1 file and import it in one transaction
-  check <file>                                validate a catalog file as import does and, importing nothing, report
+  import <file> [--quiet]                     validate a partner-catalog/v1 file and import it in one transaction
+  check <file> [--quiet]                      validate a catalog file as import does and, importing nothing, report
                                               each PDP entry's JSON-LD: generated (with Google's findings) or why not
   keys issue --partner <id> [--label <text>]  create a key, print it once, store only its hash
   keys revoke <key-id>                        revoke a key from the next request on
@@ -48,6 +48,8 @@ Commands:
   webhooks resend <endpoint-id> <message-id>  send the endpoint a message again, now, with the same webhook-id
 
 --json prints one JSON document instead of text.
+import and check show their progress on stderr: a line redrawn on a terminal, else a line every
+4 seconds, the first after 1 (PROGRESS_INTERVAL_MS sets the 4 seconds); --quiet shows none.
 `;
 
 /** A command line that names no command or breaks its shape; the message says how. */
@@ -55,8 +57,8 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type Option = 'partner' | 'label' | 'email' | 'url' | 'description';
-const OPTIONS: readonly Option[] = ['partner', 'label', 'email', 'url', 'description'];
+type Option = 'partner' | 'label' | 'email' | 'url' | 'description' | 'quiet';
+const OPTIONS: readonly Option[] = ['partner', 'label', 'email', 'url', 'description', 'quiet'];
 
 export function parseCommand(argv: readonly string[]): Command {
   let parsed;
@@ -71,6 +73,7 @@ export function parseCommand(argv: readonly string[]): Command {
         email: { type: 'string' },
         url: { type: 'string' },
         description: { type: 'string' },
+        quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -102,8 +105,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { name, json };
     case 'import':
     case 'check':
-      allow([], '<file>');
-      return { name, json, file: operands[0]! };
+      allow(['quiet'], '<file>');
+      return { name, json, file: operands[0]!, quiet: values.quiet === true };
     case 'keys issue':
       allow(['partner', 'label']);
       return { name, json, partner: partner(), label: values.label ?? null };

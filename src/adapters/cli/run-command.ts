@@ -6,18 +6,23 @@ import type { ApiKeyListing, OperatorCommands } from '../../application/catalog-
 import { checkCatalog } from './check-catalog.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
 import { reasonOf } from '../../domain/failure-reason.js';
+import { progressFor, progressPolicy, type ProgressLine } from './progress.js';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
   /** Deployment only by commands that need the database; `keys generate` never does. */
   openCommands(): Promise<OperatorCommands>;
-  /** A catalog file's pieces, read as a stream: neither `import` nor `check` holds the whole file. */
-  catalogPieces(file: string): CatalogPieces;
+  /** A catalog file's pieces, read as a stream: neither `import` nor `check` holds the whole file; `onRead` is told the bytes read so far. */
+  catalogPieces(file: string, options?: { onRead?: (bytes: number) => void }): CatalogPieces;
   /** What search engines' rules find wrong or missing in a JSON-LD object. */
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
   /** The portal page where an invitation with this token is accepted. */
   invitationUrl(token: string): string;
+  /** The settings the CLI itself reads (how often progress is printed); none when absent. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** A failure in an operator's words, saying what to do (a database that does not exist), or null to print its message. */
+  explainFailure?(error: unknown): string | null;
 }
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong. */
@@ -34,7 +39,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout.write(await execute(command, io));
     return 0;
   } catch (error) {
-    io.stderr.write(`error: ${reasonOf(error)}\n`);
+    io.stderr.write(`error: ${io.explainFailure?.(error) ?? reasonOf(error)}\n`);
     return 1;
   }
 }
@@ -51,14 +56,20 @@ async function execute(command: Command, io: CliIo): Promise<string> {
     }
     case 'import': {
       // The file is checked as it is written, in one transaction: a bad file changes nothing.
-      const summary = await withCommands(io, (commands) => commands.importCatalog(io.catalogPieces(command.file)));
+      const summary = await withProgress(io, command, (progress) => withCommands(io, (commands) =>
+        commands.importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress)));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
         `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
       return `imported ${command.file}\n${lines.join('\n')}\n`;
     }
     case 'check':
-      await checkCatalog({ stdout: io.stdout, pieces: () => io.catalogPieces(command.file), checkStructuredData: (jsonLd) => io.checkStructuredData(jsonLd) }, command.json);
+      await withProgress(io, command, (progress) => checkCatalog({
+        stdout: io.stdout,
+        pieces: () => io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }),
+        checkStructuredData: (jsonLd) => io.checkStructuredData(jsonLd),
+        ...(progress === undefined ? {} : { progress }),
+      }, command.json));
       return '';
     case 'migrate': {
       const applied = await withCommands(io, (commands) => commands.migrate());
@@ -149,6 +160,19 @@ function json(value: unknown): string {
 
 function listing(key: ApiKeyListing) {
   return { id: key.id, label: key.label, created_at: key.created_at.toISOString(), revoked_at: key.revoked_at?.toISOString() ?? null };
+}
+
+/** The work, with its progress line on stderr unless `--quiet`: stdout keeps only the command's output. */
+async function withProgress<T>(io: CliIo, command: { name: 'import' | 'check'; file: string; quiet: boolean }, work: (progress: ProgressLine | undefined) => Promise<T>): Promise<T> {
+  const progress = command.quiet ? undefined : await progressFor(command.name, command.file, io.stderr, progressPolicy(io.env ?? {}));
+  try {
+    const result = await work(progress);
+    progress?.finish();
+    return result;
+  } catch (error) {
+    progress?.fail();
+    throw error;
+  }
 }
 
 async function withCommands<T>(io: CliIo, work: (commands: OperatorCommands) => Promise<T>): Promise<T> {

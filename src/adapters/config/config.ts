@@ -225,12 +225,18 @@ function secret(env: Env, name: string, minLength: number): string | null {
   return value;
 }
 
+/** What each kind of connection URL looks like, for the message that refuses one. */
+const URL_SHAPES: Readonly<Record<string, string>> = {
+  'mysql:': 'mysql://user:password@host:3306/database',
+  'redis:': 'redis://host:6379 (redis://:password@host:6379 with a password)',
+};
+
 function optionalUrl(env: Env, name: string, protocol: string): string | null {
   const value = text(env, name);
   if (value === null) return null;
   if (!URL.canParse(value) || new URL(value).protocol !== protocol) {
     // Never echo the value: a connection URL may hold a password.
-    throw new ConfigError(name, `must be a ${protocol}// URL`);
+    throw new ConfigError(name, `must be a ${protocol}// URL, as ${URL_SHAPES[protocol] ?? `${protocol}//host`}`);
   }
   return value;
 }

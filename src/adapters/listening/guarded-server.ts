@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { TIMEOUTS } from '../timeouts.js';
 import { guardConnections, idleFor, type ConnectionLimits } from './connection-guard.js';
 import { closeGracefully, listen, stopReading, type RequestHandler } from './listening.js';
+import { API_SETTINGS, listenFailure, type ListenerSettings } from './listen-failure.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -50,6 +51,8 @@ export interface ListenerPolicy {
   readonly maxBodyBytes?: number;
   /** Where refused connections are summed up. */
   readonly logger?: Logger;
+  /** The settings that place this listener, named when it cannot listen (default PORT and HOST). */
+  readonly settings?: ListenerSettings;
 }
 
 const MESSAGES = {
@@ -163,7 +166,9 @@ export async function startGuardedServer(handle: RequestHandler, options: { read
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  const url = await listen(server, options.port, options.host);
+  const url = await listen(server, options.port, options.host).catch((error: unknown) => {
+    throw listenFailure(error, policy.settings ?? API_SETTINGS, options.host, options.port);
+  });
   return {
     server,
     url,

@@ -5,6 +5,7 @@ import { trustedProxies } from '../listening/client-address.js';
 import { METRICS_SHARE, type ListenerShare } from '../listening/descriptor-budget.js';
 import { startGuardedServer, textAnswers } from '../listening/guarded-server.js';
 import { hostRule } from '../listening/host-names.js';
+import { METRICS_SETTINGS } from '../listening/listen-failure.js';
 
 /** What `/metrics` serves. */
 export interface MetricsSource {
@@ -67,6 +68,7 @@ export async function startMetricsServer(source: MetricsSource, options: Metrics
       format: textAnswers,
       allow: ALLOWED_METHODS,
       acceptsHost: hostRule(options.host, null),
+      settings: METRICS_SETTINGS,
       // A scrape sends no body.
       maxBodyBytes: 0,
       ...(options.logger === undefined ? {} : { logger: options.logger }),

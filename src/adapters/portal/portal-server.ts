@@ -4,6 +4,7 @@ import { trustedProxies, type TrustedProxies } from '../listening/client-address
 import { PORTAL_SHARE, type ListenerShare } from '../listening/descriptor-budget.js';
 import { startGuardedServer, textAnswers } from '../listening/guarded-server.js';
 import { hostRule } from '../listening/host-names.js';
+import { PORTAL_SETTINGS } from '../listening/listen-failure.js';
 
 export interface RunningPortal {
   readonly url: string;
@@ -43,6 +44,7 @@ export async function startPortalServer(app: Koa, options: PortalServerOptions):
       format: textAnswers,
       allow: 'GET, HEAD, POST',
       acceptsHost: hostRule(options.host, options.publicUrl ?? null),
+      settings: PORTAL_SETTINGS,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     },
   });

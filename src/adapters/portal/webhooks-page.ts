@@ -90,8 +90,21 @@ ${rows.length === 0 ? html`<p>No attempts yet.</p>` : html`
 </section>`;
 }
 
+/** What the page says endpoints may be: what this deployment's URL check takes. */
+function acceptedUrls(allowPrivateTargets: boolean): { readonly intro: string; readonly hint: string } {
+  if (!allowPrivateTargets) {
+    return { intro: 'Endpoints are HTTPS URLs of public hosts; at most 10.', hint: 'An https URL of your own receiver, without a user name or password in it.' };
+  }
+  return {
+    intro: 'Endpoints are HTTPS or plain HTTP URLs, and may name this machine or a private network: this deployment is set up for development or testing. At most 10.',
+    hint: 'An https or http URL of your own receiver, public or private, without a user name or password in it.',
+  };
+}
+
 export function webhooksPage(options: {
   viewer: Viewer;
+  /** Whether endpoints may be http and name non-public addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+  allowPrivateTargets: boolean;
   endpoints: readonly EndpointView[];
   /** A secret revealed by the POST before this page load, shown on this one load only. */
   revealed: { endpoint: WebhookEndpointListing; secret: string } | null;
@@ -99,6 +112,7 @@ export function webhooksPage(options: {
   add: AddEndpointForm;
 }): string {
   const { viewer, endpoints, revealed, add } = options;
+  const accepted = acceptedUrls(options.allowPrivateTargets);
   const shown = revealed === null ? null : html`
 <section class="new-key" aria-labelledby="secret-heading">
   <h2 id="secret-heading">Signing secret</h2>
@@ -118,7 +132,7 @@ export function webhooksPage(options: {
 <h1>Webhooks</h1>
 ${options.notice === null ? null : html`<p class="notice" role="status">${options.notice}</p>`}
 ${shown}
-<p>After each change to your catalog, every enabled endpoint receives a signed <code>catalog.changed</code> message saying what changed. Endpoints are HTTPS URLs; at most 10.</p>
+<p>After each change to your catalog, every enabled endpoint receives a signed <code>catalog.changed</code> message saying what changed. ${accepted.intro}</p>
 ${table}
 <section aria-labelledby="add-heading">
 <h2 id="add-heading">Add endpoint</h2>
@@ -127,7 +141,7 @@ ${message(add.error)}
   ${csrfField(viewer.csrfToken)}
   <label for="endpoint-url">Endpoint URL</label>
   <input id="endpoint-url" name="url" type="text" inputmode="url" autocomplete="url" spellcheck="false" required value="${add.url}" aria-describedby="endpoint-url-hint">
-  <p id="endpoint-url-hint">An https URL of your own receiver, without a user name or password in it.</p>
+  <p id="endpoint-url-hint">${accepted.hint}</p>
   <label for="endpoint-description">Description</label>
   <input id="endpoint-description" name="description" type="text" maxlength="255" value="${add.description}">
   <p><button type="submit">Add</button></p>

@@ -44,7 +44,7 @@ export function addWebhookRoutes(router: PortalRouter, { useCases, cookies, sign
     const shown = revealed === null ? undefined : endpoints.find((view) => view.endpoint.id === revealed.endpointId);
     const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) ?? null : null;
     return webhooksPage({
-      viewer: viewerOf(session), endpoints, notice, add,
+      viewer: viewerOf(session), endpoints, notice, add, allowPrivateTargets: webhooks.add.urls.allowPrivateTargets,
       revealed: shown === undefined || revealed === null ? null : { endpoint: shown.endpoint, secret: revealed.secret },
     });
   };

@@ -1,8 +1,9 @@
+import { reasonOf } from '../../domain/failure-reason.js';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { quitOrDrop } from './redis-client.js';
+import { quitOrDrop, redisUnreachable } from './redis-client.js';
 import {
   ANNOUNCE_KEY_CHANGES_SCRIPT, catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_RETENTION_MS, keyChangeEntries, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
@@ -30,8 +31,12 @@ export interface RedisChangeVersionsOptions {
 export class RedisChangeVersions implements ChangeVersions {
   private readonly client: TokenClient;
   private readonly prefix: string;
+  private readonly url: string;
+  /** Why the connection last failed: the command's own error says only that it gave up. */
+  private lastError: string | null = null;
 
   constructor(options: RedisChangeVersionsOptions) {
+    this.url = options.url;
     this.prefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
     const client = new Redis(options.url, {
       connectTimeout: TIMEOUT_MS,
@@ -42,18 +47,30 @@ export class RedisChangeVersions implements ChangeVersions {
     client.defineCommand('pcatCurrentToken', { numberOfKeys: 1, lua: CURRENT_TOKEN_SCRIPT });
     client.defineCommand('pcatAnnounceKeyChanges', { numberOfKeys: 2, lua: ANNOUNCE_KEY_CHANGES_SCRIPT });
     // Failures reach the caller through the command that failed.
-    client.on('error', () => undefined);
+    client.on('error', (error: Error) => {
+      this.lastError = error.message;
+    });
     this.client = client as TokenClient;
   }
 
   async keysChanged(changes?: KeyChanges): Promise<void> {
     const token = randomUUID();
-    await this.client.pcatAnnounceKeyChanges(keyChangesKey(this.prefix), keysVersionKey(this.prefix), token, KEY_CHANGES_RETENTION_MS, ...keyChangeEntries(changes, token));
+    await this.told(this.client.pcatAnnounceKeyChanges(keyChangesKey(this.prefix), keysVersionKey(this.prefix), token, KEY_CHANGES_RETENTION_MS, ...keyChangeEntries(changes, token)));
   }
 
   async catalogsChanged(partnerIds: readonly string[]): Promise<void> {
     if (partnerIds.length === 0) return;
-    await this.client.mset(...partnerIds.flatMap((partnerId) => [catalogVersionKey(this.prefix, partnerId), randomUUID()]));
+    await this.told(this.client.mset(...partnerIds.flatMap((partnerId) => [catalogVersionKey(this.prefix, partnerId), randomUUID()])));
+  }
+
+  /** A write, failing in words that name Redis's address and why it could not be reached. */
+  private async told(write: Promise<unknown>): Promise<void> {
+    try {
+      await write;
+    } catch (error) {
+      const reason = this.client.status === 'ready' ? reasonOf(error) : this.lastError ?? 'no connection';
+      throw redisUnreachable(this.url, reason);
+    }
   }
 
   async keysVersion(): Promise<string> {

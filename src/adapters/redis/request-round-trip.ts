@@ -6,7 +6,7 @@ import type { ChangesElsewhere } from '../../application/instances/changes-elsew
 import { reasonOf } from '../../domain/failure-reason.js';
 import { RATE_LIMIT_WINDOW_MS } from '../../domain/rate-limit.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { quitOrDrop } from './redis-client.js';
+import { quitOrDrop, redisUnreachable } from './redis-client.js';
 import { ScriptConnection, SlowReplyError } from './script-connection.js';
 import {
   catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
@@ -140,8 +140,11 @@ export class RedisRequestRoundTrip {
   private readonly tokenPrefix = `${randomUUID()}.`;
   private tokenCount = 0;
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
+  /** Named in messages by host and port only. */
+  private readonly url: string;
 
   constructor(options: RequestRoundTripOptions) {
+    this.url = options.url;
     this.windowMs = options.windowMs ?? RATE_LIMIT_WINDOW_MS;
     this.window = String(this.windowMs);
     this.logger = options.logger;
@@ -250,7 +253,7 @@ export class RedisRequestRoundTrip {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           this.client.off('ready', onReady);
-          reject(new Error(`Redis not reachable within ${timeoutMs} ms: ${lastError}`));
+          reject(redisUnreachable(this.url, `within ${timeoutMs} ms: ${lastError}`));
         }, timeoutMs);
         const onReady = (): void => {
           clearTimeout(timer);

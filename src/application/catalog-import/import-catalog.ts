@@ -11,7 +11,7 @@ import type { CursorKeys } from '../changes/cursor-keys.js';
 import { CatalogChangedMessages } from '../webhooks/catalog-changed-messages.js';
 import type { Clock } from '../common/clock.js';
 import type { CatalogImportSession, CatalogStore, StoredApiKey } from './catalog-store.js';
-import type { ImportCounts, ImportReport } from './operator-commands.js';
+import type { ImportCounts, ImportProgress, ImportReport } from './operator-commands.js';
 
 /** Products handled per round of reads and writes: bounds memory, and keeps statements short. */
 const BATCH = 1_000;
@@ -46,13 +46,13 @@ export class ImportCatalog {
   ) {}
 
   /** Imports the file; once it has committed, `keysChanged` is told what it did to the keys, for the instances to be told. */
-  async execute(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void): Promise<ImportReport> {
+  async execute(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void, progress?: ImportProgress): Promise<ImportReport> {
     let keyChanges: KeyChanges | undefined;
     // Read before the unit of work starts, so the import holds no second connection for it.
     const messages = new CatalogChangedMessages(await this.cursorKeys.cursorKey());
     const report = await this.store.importing(async (session) => {
       const reader = new CatalogSourceReader();
-      const run = new ImportRun(session, new Date(this.clock.now()), messages);
+      const run = new ImportRun(session, new Date(this.clock.now()), messages, progress);
       keyChanges = run.keyChanges;
       const take = async (piece: CatalogPiece): Promise<void> => {
         const units = reader.read(piece);
@@ -65,6 +65,7 @@ export class ImportCatalog {
       } else {
         for (const piece of pieces) await take(piece);
       }
+      progress?.startStage('finishing');
       const problems = reader.finish();
       if (problems.length > 0) throw new CatalogSourceError(problems);
       return run.finish();
@@ -110,11 +111,13 @@ class ImportRun {
   private partner: CurrentPartner | null = null;
   private readonly keys: { readonly partnerId: string; readonly keys: readonly ApiKeyRecord[] }[] = [];
   private stopped = false;
+  private written = 0;
 
   constructor(
     private readonly session: CatalogImportSession,
     private readonly now: Date,
     private readonly messages: CatalogChangedMessages,
+    private readonly progress: ImportProgress | undefined,
   ) {}
 
   /** The file is refused: drop what waits to be written. */
@@ -131,6 +134,7 @@ class ImportRun {
         return;
       case 'product': {
         const partner = this.current();
+        this.progress?.product();
         partner.batch.push(unit.product);
         if (partner.batch.length >= BATCH) await this.writeBatch(partner);
         return;
@@ -246,6 +250,8 @@ class ImportRun {
     for (const row of lookups) {
       if (row.changed) partner.changes.add({ sku: row.sku, productId: row.productId, change: 'upserted', etag: row.etag, changedAt: this.now });
     }
+    this.written += products.length;
+    this.progress?.productsWritten(this.written);
   }
 
   /**

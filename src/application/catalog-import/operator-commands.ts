@@ -40,15 +40,25 @@ export type ImportReport = {
   pdp_entries: ImportCounts & { regenerated: number };
 };
 
+/** Told how an import goes, for a person watching a long one. */
+export interface ImportProgress {
+  /** A valid product of the file was read. */
+  product(): void;
+  /** Products written so far, within the unit of work. */
+  productsWritten(total: number): void;
+  /** The whole file is read; what is left is the unit of work's end (deletions, keys, commit). */
+  startStage(stage: 'finishing'): void;
+}
+
 /** What the operator commands need of the storage: the CLI drives it, the composition root supplies one. */
 export interface OperatorCommands {
   /** Names of the migrations applied; empty when the schema was current. */
   migrate(): Promise<string[]>;
   /**
    * Imports a catalog read piece by piece (`ImportCatalog`); refuses a bad one with nothing written.
-   * Once it has committed, `keysChanged` is told what it did to the keys.
+   * Once it has committed, `keysChanged` is told what it did to the keys; `progress` is told how it goes.
    */
-  importCatalog(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void): Promise<ImportReport>;
+  importCatalog(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void, progress?: ImportProgress): Promise<ImportReport>;
   issueKey(partnerId: string, label: string | null): Promise<IssuedApiKey>;
   revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;

@@ -21,7 +21,8 @@ export class AddWebhookEndpoint {
     private readonly store: WebhookEndpointStore,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
-    private readonly urls: WebhookUrlOptions,
+    /** Which URLs it takes, for the pages that say so. */
+    readonly urls: WebhookUrlOptions,
   ) {}
 
   async execute(input: { partnerId: string; url: string; description: string | null; actor: Actor }): Promise<AddedWebhookEndpoint> {

@@ -1,0 +1,90 @@
+import { DatabaseError } from './database-error.js';
+
+/** How an operator brings the schema up to date (README, running on MySQL). */
+export const MIGRATE_COMMAND = 'npm run cli -- migrate';
+
+/** The database a `mysql://` URL names, and where: never its password. */
+export interface DatabaseTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly database: string;
+}
+
+export function databaseTarget(url: string): DatabaseTarget | null {
+  if (!URL.canParse(url)) return null;
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: parsed.port === '' ? 3306 : Number(parsed.port),
+    user: decodeURIComponent(parsed.username),
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')),
+  };
+}
+
+/** The failure the MySQL adapter let out, wherever it sits in the chain of causes. */
+export function databaseErrorIn(error: unknown): DatabaseError | null {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
+    if (at instanceof DatabaseError) return at;
+  }
+  return null;
+}
+
+/** Failures that do not pass: a start or a command that meets one stops, saying what to change. */
+const LASTING = new Set([
+  'ER_BAD_DB_ERROR', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_HOST_NOT_PRIVILEGED', 'ER_NO_SUCH_TABLE', 'ER_BAD_FIELD_ERROR',
+]);
+
+export function isLastingDatabaseFailure(error: DatabaseError): boolean {
+  return error.code !== undefined && LASTING.has(error.code);
+}
+
+/**
+ * What an operator reads when the database DATABASE_URL names fails a command or the start: what is
+ * wrong, naming the database, the server and the setting, and what to do; never the password. Null
+ * when the error is none the MySQL adapter let out, or one with nothing to add.
+ */
+export function databaseAdvice(error: unknown, url: string | null | undefined): string | null {
+  const failure = databaseErrorIn(error);
+  const target = url === null || url === undefined ? null : databaseTarget(url);
+  if (failure === null || target === null) return null;
+  const { host, user, database } = target;
+  const server = `${host.includes(':') ? `[${host}]` : host}:${target.port}`;
+  const named = `database \`${database}\` on ${server}`;
+  const code = failure.code ?? failure.failure;
+  switch (code) {
+    case 'ER_BAD_DB_ERROR':
+      return `DATABASE_URL names ${named}, which does not exist (${code}). Create it, then create its tables:\n` +
+        `  CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;\n  ${MIGRATE_COMMAND}`;
+    case 'ER_ACCESS_DENIED_ERROR':
+      return `DATABASE_URL: the server at ${server} refused user "${user}" (${code}): the user or the password in DATABASE_URL is wrong, ` +
+        'or the user may not connect from this machine';
+    case 'ER_DBACCESS_DENIED_ERROR':
+      return `DATABASE_URL: user "${user}" may not use ${named} (${code}). Grant it, or name a database the user may use:\n` +
+        `  GRANT ALL PRIVILEGES ON \`${database}\`.* TO '${user}'@'<the host it connects from>';`;
+    case 'ER_TABLEACCESS_DENIED_ERROR':
+    case 'ER_SPECIFIC_ACCESS_DENIED_ERROR':
+      return `DATABASE_URL: user "${user}" lacks a privilege this command needs on ${named} (${code}); migrate creates and alters tables, ` +
+        `the other commands read and write rows. Grant them:\n  GRANT ALL PRIVILEGES ON \`${database}\`.* TO '${user}'@'<the host it connects from>';`;
+    case 'ER_HOST_NOT_PRIVILEGED':
+      return `DATABASE_URL: the server at ${server} lets no user connect from this machine's address (${code}); create "${user}" for that address on the server`;
+    case 'ER_NO_SUCH_TABLE':
+    case 'ER_BAD_FIELD_ERROR':
+      return `${named} has no schema yet, or an older one than this version needs (${code}). Bring it up to date with the same DATABASE_URL:\n  ${MIGRATE_COMMAND}`;
+    case 'ECONNREFUSED':
+      return `DATABASE_URL: nothing accepts connections at ${server} (${code}): start MariaDB or MySQL there, or correct the host and port in DATABASE_URL`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `DATABASE_URL: the host name "${host}" does not resolve (${code}): correct the host in DATABASE_URL`;
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'no connection in time':
+      return `DATABASE_URL: ${server} did not answer (${code}): check the host and port in DATABASE_URL, and that no firewall stands between this machine and the server`;
+    case 'ECONNRESET':
+    case 'PROTOCOL_CONNECTION_LOST':
+      return `DATABASE_URL: the connection to ${server} was lost (${code}): run the command again once the server answers`;
+    default:
+      return null;
+  }
+}

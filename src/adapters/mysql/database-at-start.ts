@@ -1,0 +1,46 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import { TIMEOUTS } from '../timeouts.js';
+import { databaseAdvice, databaseErrorIn, databaseTarget, isLastingDatabaseFailure, MIGRATE_COMMAND } from './database-advice.js';
+import { createMysqlDatabase } from './mysql-database.js';
+import { migrationProvider } from './migrations.js';
+
+/** Kysely's own record of the migrations applied. */
+const MIGRATION_TABLE = 'kysely_migration';
+
+/**
+ * Looks at the database once before an instance serves from it. One that does not exist, refuses
+ * the credentials, or lacks migrations this version needs stops the start, saying what to do: it
+ * would not come right by itself, and an instance on it would answer every partner 503 or 500 while
+ * looking alive. One out of reach is only logged: it may come back, and `/readyz` tells meanwhile.
+ */
+export async function checkDatabaseAtStart(url: string, logger: Logger): Promise<void> {
+  const db = createMysqlDatabase(url, { ...TIMEOUTS.servingDatabase, connectionLimit: 1 });
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
+    const applied = new Set(rows.map((row) => row.name));
+    const known = Object.keys(await migrationProvider.getMigrations());
+    const missing = known.filter((name) => !applied.has(name));
+    const target = databaseTarget(url);
+    const named = target === null ? 'the database' : `database \`${target.database}\` on ${target.host}:${target.port}`;
+    if (missing.length > 0) {
+      throw new Error(`${named} lacks ${missing.length} migration${missing.length === 1 ? '' : 's'} this version needs (${missing.join(', ')}). ` +
+        `Bring it up to date with the same DATABASE_URL before starting:\n  ${MIGRATE_COMMAND}`);
+    }
+    const unknown = [...applied].filter((name) => !known.includes(name));
+    if (unknown.length > 0) {
+      logger.warn({ migrations: unknown }, `database: ${named} has migrations this version does not know: a newer version migrated it; run that version`);
+    }
+  } catch (error) {
+    const failure = databaseErrorIn(error);
+    if (failure === null) throw error;
+    const advice = databaseAdvice(failure, url) ?? failure.message;
+    // No table of migrations at all (ER_NO_SUCH_TABLE) is a database that was never migrated.
+    if (isLastingDatabaseFailure(failure)) throw new Error(advice);
+    if (failure.storageUnavailable) logger.warn({ reason: advice }, 'database: not reachable at start; /readyz answers 503 until it is');
+    // A user that may read only the service's own tables: the schema goes unchecked, and the start goes on.
+    else logger.warn({ reason: advice }, 'database: its migrations could not be read at start, so the schema is not checked');
+  } finally {
+    await db.destroy();
+  }
+}
