@@ -142,6 +142,8 @@ export class RedisRequestRoundTrip {
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
   /** Named in messages by host and port only. */
   private readonly url: string;
+  /** The caller of `ready` was told Redis is away: the first request that finds it so says nothing more. */
+  private lossTold = false;
 
   constructor(options: RequestRoundTripOptions) {
     this.url = options.url;
@@ -174,6 +176,10 @@ export class RedisRequestRoundTrip {
     client.defineCommand('pcatKeyChangesSince', { numberOfKeys: 1, lua: KEY_CHANGES_SINCE_SCRIPT });
     // The breaker reports the outage once; ioredis would otherwise print every reconnect error.
     client.on('error', () => undefined);
+    // Connected after all: a later loss is a new one, to be told.
+    client.on('ready', () => {
+      this.lossTold = false;
+    });
     this.client = client as VersionsClient;
   }
 
@@ -253,6 +259,7 @@ export class RedisRequestRoundTrip {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           this.client.off('ready', onReady);
+          this.lossTold = true;
           reject(redisUnreachable(this.url, `within ${timeoutMs} ms: ${lastError}`));
         }, timeoutMs);
         const onReady = (): void => {
@@ -293,6 +300,7 @@ export class RedisRequestRoundTrip {
     this.client.ping().then(
       () => {
         this.breaker = { state: 'closed' };
+        this.lossTold = false;
         this.watch?.sharingRegained();
         this.logger?.info(this.watch === undefined
           ? 'rate limiter: Redis is back; counting in Redis again'
@@ -311,7 +319,9 @@ export class RedisRequestRoundTrip {
     const wasClosed = this.breaker.state === 'closed';
     if (this.breaker.state !== 'probing') this.breaker = { state: 'open', until: performance.now() + this.coolDownMs };
     this.watch?.sharingLost();
-    if (wasClosed) {
+    const told = this.lossTold;
+    this.lossTold = false;
+    if (wasClosed && !told) {
       this.logger?.warn({ reason: reasonOf(error) }, 'rate limiter: Redis unavailable; limiting on this instance\'s share until it returns');
     }
   }
