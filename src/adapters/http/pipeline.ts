@@ -12,7 +12,7 @@ import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, methodNotAllowedMessage, pathTe
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
-import { logRequest } from './request-log.js';
+import { requestLogOf } from './request-log.js';
 import { apiSecurityHeaders, helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
 import { traceIdOf } from './trace-context.js';
 
@@ -62,6 +62,7 @@ export function createPipeline<UseCases>(
   const docsPaths = operations.filter((operation) => operation.headers === 'docs').map(({ path }) => pathWithoutParameter(path));
   const isDocsPath = (path: string): boolean => docsPaths.some((docs) => path === docs || path.startsWith(`${docs}/`));
   const failures = failureLogOf(deps.logger);
+  const log = requestLogOf(deps.logger);
   // What each operation's answers carry and are counted under, worked out once.
   const byOperation = new Map(operations.map((operation) => [
     operation, { label: pathTemplate(operation.path).route, security: operation.headers === 'docs' ? security.docs : security.api },
@@ -113,8 +114,9 @@ export function createPipeline<UseCases>(
       }
       append(headers, answer.headers);
       writeAnswer(res, request.method, answer.status, headers, answer.body);
-      logRequest(deps.logger, { requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, started, principal });
-      deps.metrics.observeRequest(label, answer.status, (performance.now() - started) / 1000);
+      const ms = performance.now() - started;
+      log({ requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, ms, principal });
+      deps.metrics.observeRequest(label, answer.status, ms / 1000);
     },
   };
 }
