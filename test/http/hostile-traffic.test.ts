@@ -162,7 +162,7 @@ describe('HTTP: hostile clients', function () {
     });
 
     it('is refused with a JSON 400 bad_request and its connection closed, whichever name comes first', async function () {
-      for (const hosts of ['Host: x\r\nHost: y', 'Host: x\r\nhost: x']) {
+      for (const hosts of ['Host: x\r\nHost: y', 'Host: x\r\nhost: x', 'HOST: x\r\nhOsT: y']) {
         const { data, closedByServer } = await exchange(server.url, `GET /healthz HTTP/1.1\r\n${hosts}\r\n\r\n`);
         expect(data).to.match(/^HTTP\/1\.1 400 /);
         expect(JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4))).to.deep.equal({ error: 'bad_request', message: 'Malformed HTTP request: more than one Host header.' });

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
@@ -46,6 +46,17 @@ interface GuardedSocket extends Socket {
   /** When its last answer closed (or it connected): the time it has been waiting for a request since. */
   [IDLE_SINCE]?: number;
   [REFUSED]?: true;
+}
+
+/**
+ * An answer closed: one request fewer in flight on its connection, which is idle from now when none
+ * is left. A closed answer no longer holds its socket; its request does.
+ */
+function answerClosed(this: ServerResponse): void {
+  const socket = this.req.socket as GuardedSocket;
+  const left = (socket[IN_FLIGHT] ?? 1) - 1;
+  socket[IN_FLIGHT] = left;
+  if (left === 0) socket[IDLE_SINCE] = Date.now();
 }
 
 /** Drops the socket once `TIMEOUTS.refusedConnectionLingerMs` have passed, whatever is still under way on it. */
@@ -181,11 +192,8 @@ export function guardConnections(
       return;
     }
     socket[IN_FLIGHT] = inFlight;
-    res.once('close', () => {
-      const left = (socket[IN_FLIGHT] ?? 1) - 1;
-      socket[IN_FLIGHT] = left;
-      if (left === 0) socket[IDLE_SINCE] = Date.now();
-    });
+    // One function for every answer rather than a closure (and once's wrapper) per request.
+    res.on('close', answerClosed);
     handle(req, res);
   };
 }

@@ -97,9 +97,22 @@ function answerRaw(socket: Duplex, status: string, answer: { contentType: string
 function hasTwoHosts(req: IncomingMessage): boolean {
   let seen = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') seen += 1;
+    if (isHost(req.rawHeaders[i]!)) seen += 1;
   }
   return seen > 1;
+}
+
+/** `host` in any case, without making a lower-case copy of every header name. */
+function isHost(name: string): boolean {
+  // ASCII letters only: OR-ing 0x20 lowers a capital and leaves a small letter.
+  return name.length === 4 && (name.charCodeAt(0) | 0x20) === 0x68 && (name.charCodeAt(1) | 0x20) === 0x6f
+    && (name.charCodeAt(2) | 0x20) === 0x73 && (name.charCodeAt(3) | 0x20) === 0x74;
+}
+
+/** Refuses a request with an answer of the listener's own, closing the connection after it. */
+function refuseRequest(req: IncomingMessage, res: ServerResponse, status: string, answer: { contentType: string; body: string }): void {
+  res.shouldKeepAlive = false;
+  answerRaw(req.socket, status, answer, { head: req.method === 'HEAD' });
 }
 
 /**
@@ -126,17 +139,13 @@ export async function startGuardedServer(handle: RequestHandler, options: { read
   // Timeouts are checked every second rather than Node's default 30, so a 408 comes on time.
   const server = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false, connectionsCheckingInterval: 1_000 }, (req, res) => {
     if (closing) res.shouldKeepAlive = false;
-    const head = req.method === 'HEAD';
-    const refuse = (status: string, answer: { contentType: string; body: string }): void => {
-      res.shouldKeepAlive = false;
-      answerRaw(req.socket, status, answer, { head });
-    };
+    // No function is made per request: each would be one more object for every answer.
     const host = req.headers.host;
-    if (req.httpVersionMajor !== 1 || (req.httpVersionMinor === 1 && host === undefined)) return refuse('400 Bad Request', badRequest);
-    if (hasTwoHosts(req)) return refuse('400 Bad Request', twoHosts);
+    if (req.httpVersionMajor !== 1 || (req.httpVersionMinor === 1 && host === undefined)) return refuseRequest(req, res, '400 Bad Request', badRequest);
+    if (hasTwoHosts(req)) return refuseRequest(req, res, '400 Bad Request', twoHosts);
     // An HTTP/1.0 request may name no host; a browser, which rebinding needs, always names one.
-    if (policy.acceptsHost !== undefined && host !== undefined && !policy.acceptsHost(host.toLowerCase())) return refuse('421 Misdirected Request', misdirected);
-    if (tooLarge !== undefined && Number(req.headers['content-length'] ?? 0) > policy.maxBodyBytes!) return refuse('413 Content Too Large', tooLarge);
+    if (policy.acceptsHost !== undefined && host !== undefined && !policy.acceptsHost(host.toLowerCase())) return refuseRequest(req, res, '421 Misdirected Request', misdirected);
+    if (tooLarge !== undefined && Number(req.headers['content-length'] ?? 0) > policy.maxBodyBytes!) return refuseRequest(req, res, '413 Content Too Large', tooLarge);
     guarded(req, res);
   });
   guarded = guardConnections(server, endsUnreadBodies(handle), policy.limits, {
