@@ -5,11 +5,12 @@ import type { AuthenticateKey } from '../../application/access/authenticate-key.
 import type { EnforceRateLimit } from '../../application/access/enforce-rate-limit.js';
 import { UNMATCHED_ROUTE, type ServiceMetrics } from '../service-metrics.js';
 import type { Principal } from '../../domain/api-key.js';
+import type { RateLimitStatus } from '../../domain/rate-limit.js';
 import type { Answer, HeaderList } from './answer.js';
 import { errorAnswer, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
 import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, methodNotAllowedMessage, pathTemplate, pathWithoutParameter, type DocumentInfo, type Operation, type OperationRequest } from './operation.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
+import { putRateLimitHeaders, RATE_LIMIT_HEADER_COUNT } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
 import { requestLogOf } from './request-log.js';
@@ -84,10 +85,8 @@ export function createPipeline<UseCases>(
       const started = performance.now();
       const requestId = requestIdFrom(request.header('x-request-id'));
       const { label, security: own } = ofRoute(route, request.path);
-      // One list, appended to as the answer takes shape: no copies of the pieces.
-      const headers: string[] = ['X-Request-Id', requestId];
-      append(headers, own);
       let principal: Principal | undefined;
+      let rateLimit: RateLimitStatus | undefined;
       let answer: Answer;
       try {
         if (route.kind !== 'operation') {
@@ -100,7 +99,7 @@ export function createPipeline<UseCases>(
               authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress,
             });
             // Every answer after the key was counted, a refusal too, says how much of the window is left.
-            append(headers, rateLimitHeaders(await deps.enforceRateLimit.execute(principal)));
+            rateLimit = await deps.enforceRateLimit.execute(principal);
           }
           const answered = operation.answer(deps.useCases, request, principal);
           answer = answered instanceof Promise ? await answered : answered;
@@ -112,8 +111,7 @@ export function createPipeline<UseCases>(
         if (problem.delayMs > 0) await setTimeout(problem.delayMs);
         answer = problem.answer;
       }
-      append(headers, answer.headers);
-      writeAnswer(res, request.method, answer.status, headers, answer.body);
+      writeAnswer(res, request.method, answer.status, headerList(requestId, own, rateLimit, answer.headers), answer.body);
       const ms = performance.now() - started;
       log({ requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, ms, principal });
       deps.metrics.observeRequest(label, answer.status, ms / 1000);
@@ -121,8 +119,23 @@ export function createPipeline<UseCases>(
   };
 }
 
-function append(headers: string[], more: HeaderList): void {
-  for (let i = 0; i < more.length; i += 1) headers.push(more[i]!);
+/**
+ * An answer's headers in the order they are written: its request ID, its security headers, the rate
+ * limit's fields once the key was counted, then the answer's own. One list made at its final length:
+ * a list grown by appending was copied twice over as it grew.
+ */
+function headerList(requestId: string, security: HeaderList, rateLimit: RateLimitStatus | undefined, own: HeaderList): string[] {
+  const headers = new Array<string>(2 + security.length + (rateLimit === undefined ? 0 : RATE_LIMIT_HEADER_COUNT) + own.length);
+  headers[0] = 'X-Request-Id';
+  headers[1] = requestId;
+  let at = 2;
+  for (let i = 0; i < security.length; i += 1) headers[at++] = security[i]!;
+  if (rateLimit !== undefined) {
+    putRateLimitHeaders(headers, at, rateLimit);
+    at += RATE_LIMIT_HEADER_COUNT;
+  }
+  for (let i = 0; i < own.length; i += 1) headers[at++] = own[i]!;
+  return headers;
 }
 
 /** Writes an answer on node:http's response; HEAD gets the headers alone. */

@@ -7,13 +7,28 @@ import type { HeaderList } from './answer.js';
  * IETF draft's `RateLimit-Policy` and `RateLimit`, which today's client libraries read.
  */
 export function rateLimitHeaders(status: RateLimitStatus): HeaderList {
-  return [
-    'RateLimit-Limit', limitText(status.limit),
-    'RateLimit-Remaining', String(status.remaining),
-    'RateLimit-Reset', String(status.resetSeconds),
-    'RateLimit-Policy', policyText(status.limit),
-    'RateLimit', `"default";r=${status.remaining};t=${status.resetSeconds}`,
-  ];
+  const headers = new Array<string>(RATE_LIMIT_HEADER_COUNT);
+  putRateLimitHeaders(headers, 0, status);
+  return headers;
+}
+
+/** How many entries (names and values) rateLimitHeaders makes. */
+export const RATE_LIMIT_HEADER_COUNT = 10;
+
+/** The same fields written into `headers` from `at` on, for a list made at its final length. */
+export function putRateLimitHeaders(headers: string[], at: number, status: RateLimitStatus): void {
+  const remaining = String(status.remaining);
+  const reset = String(status.resetSeconds);
+  headers[at] = 'RateLimit-Limit';
+  headers[at + 1] = limitText(status.limit);
+  headers[at + 2] = 'RateLimit-Remaining';
+  headers[at + 3] = remaining;
+  headers[at + 4] = 'RateLimit-Reset';
+  headers[at + 5] = reset;
+  headers[at + 6] = 'RateLimit-Policy';
+  headers[at + 7] = policyText(status.limit);
+  headers[at + 8] = 'RateLimit';
+  headers[at + 9] = `"default";r=${remaining};t=${reset}`;
 }
 
 // The limit is the same for every key of a deployment: its two texts are made once, not per answer.
