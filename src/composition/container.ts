@@ -4,6 +4,7 @@ import type { ApiUseCases } from '../adapters/http/operations.js';
 import type { PipelineDependencies } from '../adapters/http/pipeline.js';
 import { createHttpHandler, type HttpHandler, type HttpHandlerOptions } from '../adapters/http/handler.js';
 import { AuthenticateKey } from '../application/access/authenticate-key.js';
+import type { CountOverlap } from '../application/access/count-overlap.js';
 import { EnforceRateLimit } from '../application/access/enforce-rate-limit.js';
 import { LookupById } from '../application/lookup/lookup-by-id.js';
 import { LookupBySku } from '../application/lookup/lookup-by-sku.js';
@@ -74,6 +75,8 @@ export interface Infrastructure {
   readonly keyUsage?: KeyUsage;
   /** Where requests are counted; none without (METRICS_PORT=0, and tests that do not read them). */
   readonly metrics?: ServiceMetrics;
+  /** With a shared count and watched changes: lookups read while their count is under way. */
+  readonly overlap?: CountOverlap;
 }
 
 export const TOKENS = {
@@ -220,7 +223,7 @@ function bindApi(container: Container, infrastructure: Infrastructure): void {
   );
   container.bind(TOKENS.HttpDependencies).toResolvedValue(
     (useCases: ApiUseCases, authenticateKey: AuthenticateKey, enforceRateLimit: EnforceRateLimit, logger: Logger, metrics: ServiceMetrics) =>
-      ({ useCases, authenticateKey, enforceRateLimit, logger, metrics }),
+      ({ useCases, authenticateKey, enforceRateLimit, logger, metrics, overlap: infrastructure.overlap }),
     [TOKENS.ApiUseCases, TOKENS.AuthenticateKey, TOKENS.EnforceRateLimit, TOKENS.Logger, TOKENS.ServiceMetrics],
   );
 }

@@ -23,6 +23,7 @@ import { noMetrics } from '../adapters/service-metrics.js';
 import { TIMEOUTS } from '../adapters/timeouts.js';
 import { HttpWebhookSender } from '../adapters/webhooks/http-webhook-sender.js';
 import type { ApiKeyStore } from '../application/access/api-key-store.js';
+import { CountOverlap } from '../application/access/count-overlap.js';
 import { KeyUsageRecorder } from '../application/access/key-usage.js';
 import type { RateLimiter } from '../application/access/rate-limiter.js';
 import { systemClock } from '../application/common/clock.js';
@@ -88,6 +89,8 @@ export async function openDeployment(config: Config, logger: Logger, overrides: 
     logger,
     metrics: serviceMetrics,
     keyUsage,
+    // Where changes are watched, a lookup's read need not wait for its count (count-overlap.ts).
+    ...(rateLimiting.changes === undefined ? {} : { overlap: new CountOverlap(rateLimiting.limiter, rateLimiting.changes.watch) }),
     ...overrides,
   };
   if (api.catalog instanceof CachedProductCatalog) metrics?.watchResponseCache(api.catalog);

@@ -14,6 +14,10 @@ export interface TcpProxy {
   delay(ms: number): void;
   /** With `capture`, the bytes each connection sent towards the server while it was forwarded. */
   sent(): readonly (readonly Buffer[])[];
+  /** Bytes of the server's that have reached the clients so far (held ones not yet). */
+  delivered(): number;
+  /** Told of every chunk a client sends towards the server, as it comes. */
+  onSent(listener: (chunk: Buffer) => void): void;
   close(): Promise<void>;
 }
 
@@ -31,6 +35,8 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
   const captured: Buffer[][] = [];
   let blackHoled = false;
   let delayMs = 0;
+  let delivered = 0;
+  const listeners: ((chunk: Buffer) => void)[] = [];
   const server = createServer((client) => {
     const upstream = blackHoled ? null : new Socket().connect(target.port, target.host);
     const pair: Pair = { client, upstream, sent: [], lost: blackHoled, held: [] };
@@ -44,20 +50,28 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
     client.on('data', (chunk: Buffer) => {
       if (pair.lost) return;
       if (options.capture === true) pair.sent.push(chunk);
+      for (const listener of listeners) listener(chunk);
       upstream?.write(chunk);
     });
     // Held chunks go out in order, whatever the delay was when each came: a shorter one never overtakes.
+    // Each goes out after the I/O already waiting is read: where this process was held up past the
+    // delay, what the client sent meanwhile is seen before the chunk it could not yet have read.
     const release = (): void => {
       const now = performance.now();
       while (pair.held.length > 0 && pair.held[0]!.at <= now) {
         const { chunk } = pair.held.shift()!;
-        if (!pair.lost && !client.destroyed) client.write(chunk);
+        setImmediate(() => {
+          if (pair.lost || client.destroyed) return;
+          delivered += chunk.length;
+          client.write(chunk);
+        });
       }
       if (pair.held.length > 0) setTimeout(release, pair.held[0]!.at - now);
     };
     upstream?.on('data', (chunk: Buffer) => {
       if (pair.lost) return;
       if (delayMs === 0 && pair.held.length === 0) {
+        delivered += chunk.length;
         client.write(chunk);
         return;
       }
@@ -84,6 +98,10 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
       delayMs = ms;
     },
     sent: () => captured,
+    delivered: () => delivered,
+    onSent: (listener) => {
+      listeners.push(listener);
+    },
     close: async () => {
       for (const pair of pairs) {
         pair.client.destroy();

@@ -69,6 +69,12 @@ export interface Operation<UseCases> {
   readonly responses: Readonly<Record<number, unknown>>;
   /** The security headers of its answers: the API's, or the docs' (which must render over plain HTTP). */
   readonly headers?: 'api' | 'docs';
+  /**
+   * Only reads the caller's catalog, so it may start while its request's count is under way (where
+   * counting is a round trip): the count still decides whether it is answered, and it is run again
+   * when the count shows the catalog changed meanwhile.
+   */
+  readonly readsBeforeCount?: boolean;
   /** Runs the operation; throws a DomainError to refuse. */
   answer(useCases: UseCases, request: OperationRequest, principal: Principal | undefined): Promise<Answer> | Answer;
 }

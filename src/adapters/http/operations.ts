@@ -138,6 +138,7 @@ function lookupOperation(lookup: {
     summary: lookup.summary,
     description: lookup.description,
     key: true,
+    readsBeforeCount: true,
     emptyParameterPaths: true,
     parameters: [
       { name: parameter, in: 'path', required: true, description: lookup.parameterDescription, schema: lookup.schema, example: lookup.example },

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { AuthenticateKey } from '../../application/access/authenticate-key.js';
+import type { CountOverlap } from '../../application/access/count-overlap.js';
 import type { EnforceRateLimit } from '../../application/access/enforce-rate-limit.js';
 import { UNMATCHED_ROUTE, type ServiceMetrics } from '../service-metrics.js';
 import type { Principal } from '../../domain/api-key.js';
@@ -24,6 +25,8 @@ export interface PipelineDependencies<UseCases> {
   readonly enforceRateLimit: EnforceRateLimit;
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
+  /** Where counting is a round trip and changes are watched: lets an operation that may read before its count start at once. */
+  readonly overlap?: CountOverlap | undefined;
 }
 
 /** A request as it reaches the pipeline, from Koa or from the fast path. */
@@ -87,7 +90,7 @@ export function createPipeline<UseCases>(
       const { label, security: own } = ofRoute(route, request.path);
       let principal: Principal | undefined;
       let rateLimit: RateLimitStatus | undefined;
-      let answer: Answer;
+      let answer: Answer | undefined;
       try {
         if (route.kind !== 'operation') {
           answer = unmatched(route, request);
@@ -98,11 +101,17 @@ export function createPipeline<UseCases>(
             principal = await deps.authenticateKey.execute({
               authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress,
             });
+            const mark = operation.readsBeforeCount === true ? deps.overlap?.start(principal) : undefined;
+            // Started now, awaited only once the count allows an answer: a refusal drops it unread.
+            const early = mark === undefined ? undefined : startEarly(() => operation.answer(deps.useCases, request, principal));
             // Every answer after the key was counted, a refusal too, says how much of the window is left.
             rateLimit = await deps.enforceRateLimit.execute(principal);
+            if (early !== undefined && deps.overlap!.stands(principal, mark!)) answer = await early;
           }
-          const answered = operation.answer(deps.useCases, request, principal);
-          answer = answered instanceof Promise ? await answered : answered;
+          if (answer === undefined) {
+            const answered = operation.answer(deps.useCases, request, principal);
+            answer = answered instanceof Promise ? await answered : answered;
+          }
         }
       } catch (error) {
         countRefusal(deps.metrics, error);
@@ -117,6 +126,20 @@ export function createPipeline<UseCases>(
       deps.metrics.observeRequest(label, answer.status, ms / 1000);
     },
   };
+}
+
+/**
+ * An operation started before its request's count: its failure is held until awaited (a refusal by
+ * the count drops it, unread and unreported), and one thrown at once leaves it to be run after the count.
+ */
+function startEarly(run: () => Promise<Answer> | Answer): Promise<Answer> | Answer | undefined {
+  try {
+    const answered = run();
+    if (answered instanceof Promise) answered.catch(() => undefined);
+    return answered;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -93,6 +93,18 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
     return this.roundTrip.usingFallback();
   }
 
+  /**
+   * Room by Redis's last answer for the key, with no count made: a key not seen, or whose window has
+   * ended, has room; one counted on this instance's share (Redis lost or slow) is left to its count.
+   */
+  leavesRoom(keyId: string): boolean {
+    if (this.roundTrip.usingFallback()) return false;
+    const state = this.keys.peek(keyId);
+    if (state === undefined) return true;
+    if (state.local !== undefined) return false;
+    return state.remaining > 0 || this.clock.now() >= state.endsAt;
+  }
+
   /** Redis's answer, remembered for the key in case Redis is lost before the next. */
   counted(keyId: string, reply: CountReply): RateLimitStatus {
     const count = reply[0];

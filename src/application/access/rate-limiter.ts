@@ -8,4 +8,10 @@ export interface RateLimiter {
    * round trip also reads what changed in the partner's catalog.
    */
   consume(keyId: string, partnerId?: string): Promise<RateLimitStatus>;
+  /**
+   * Whether this instance's own view of the key, from its last count, leaves it room now; nothing is
+   * counted. A limiter whose count is a round trip says so, and a request's own reading may then
+   * start while its count is under way; one without (counting in memory) leaves it out.
+   */
+  leavesRoom?(keyId: string): boolean;
 }
