@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -19,7 +19,9 @@ let fixtureFile: string | undefined;
 /** The shared fixture written once per process as the catalog file an operator would give memory storage. */
 export function fixtureCatalogFile(): string {
   if (fixtureFile === undefined) {
-    const file = join(mkdtempSync(join(tmpdir(), 'pcat-fixture-')), 'catalog.json');
+    const dir = mkdtempSync(join(tmpdir(), 'pcat-fixture-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'catalog.json');
     writeFileSync(file, JSON.stringify(catalogDocument(fixtureCatalog())));
     fixtureFile = file;
   }
