@@ -57,9 +57,6 @@ export interface Deployment {
   close(): Promise<void>;
 }
 
-/** What a test may put in place of the configuration's choice; the service replaces nothing. */
-export type DeploymentOverrides = Partial<Omit<Infrastructure, 'logger' | 'keyUsage'>>;
-
 /** The storage's own adapters, before the API's guards and the container join them. */
 interface Storage {
   readonly api: Omit<Infrastructure, 'limiter' | 'authFailures' | 'logger' | 'metrics' | 'keyUsage'>;
@@ -71,7 +68,7 @@ interface Storage {
 }
 
 /** Opens the storage, the rate limiter and the caches the configuration names, and binds them. */
-export async function openDeployment(config: Config, logger: Logger, overrides: DeploymentOverrides = {}): Promise<Deployment> {
+export async function openDeployment(config: Config, logger: Logger): Promise<Deployment> {
   const metrics = config.metricsPort === 0 ? undefined : new PrometheusMetrics();
   const keyUsage = new KeyUsageRecorder(systemClock);
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
@@ -91,7 +88,6 @@ export async function openDeployment(config: Config, logger: Logger, overrides: 
     keyUsage,
     // Where changes are watched, a lookup's read need not wait for its count (count-overlap.ts).
     ...(rateLimiting.changes === undefined ? {} : { overlap: new CountOverlap(rateLimiting.limiter, rateLimiting.changes.watch) }),
-    ...overrides,
   };
   if (api.catalog instanceof CachedProductCatalog) metrics?.watchResponseCache(api.catalog);
   const admin: AdminInfrastructure = { ...storage.admin, usage: keyUsage, clock: systemClock };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { readConfig } from '../../src/adapters/config/config.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
-import { openDeployment, type Deployment, type DeploymentOverrides } from '../../src/composition/deployment.js';
+import { openDeployment, type Deployment } from '../../src/composition/deployment.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { catalogDocument } from './import.js';
 
@@ -30,16 +30,15 @@ export function fixtureCatalogFile(): string {
 
 /**
  * A deployment opened by the composition root, exactly as the service opens one, from settings given
- * as environment variables; `overrides` puts a test's own adapter in place of the root's choice.
+ * as environment variables. A test that needs an adapter of its own puts it over the deployment's
+ * `api` when it starts its server.
  */
-export function openTestDeployment(
-  settings: Readonly<Record<string, string>>, options: { logger?: Logger; overrides?: DeploymentOverrides } = {},
-): Promise<Deployment> {
+export function openTestDeployment(settings: Readonly<Record<string, string>>, options: { logger?: Logger } = {}): Promise<Deployment> {
   const config = readConfig({ ...TEST_SETTINGS, ...settings });
-  return openDeployment(config, options.logger ?? createLogger('silent'), options.overrides);
+  return openDeployment(config, options.logger ?? createLogger('silent'));
 }
 
 /** Memory storage over the shared fixture, with the given limit a minute. */
-export function openMemoryDeployment(options: { limit?: number; logger?: Logger; overrides?: DeploymentOverrides } = {}): Promise<Deployment> {
+export function openMemoryDeployment(options: { limit?: number; logger?: Logger } = {}): Promise<Deployment> {
   return openTestDeployment({ CATALOG_FILE: fixtureCatalogFile(), RATE_LIMIT_PER_MINUTE: String(options.limit ?? 100) }, options);
 }
