@@ -112,7 +112,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
 
 async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined): Promise<Storage> {
   if (config.databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
-  const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret });
+  const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret, connectionLimit: config.databasePoolSize });
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
   await storage.cursorKeys.cursorKey().catch((error: unknown) => {
     logger.warn({ reason: reasonOf(error) }, 'changes feed: cursor key not read at start; the first page will read it');

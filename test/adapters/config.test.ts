@@ -15,7 +15,7 @@ function errorOf(env: Record<string, string>): ConfigError {
 describe('configuration', function () {
   it('has the documented defaults (docs/decisions.md, configuration)', function () {
     expect(readConfig({})).to.deep.equal({
-      port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null,
+      port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null, databasePoolSize: 10,
       rateLimitStore: 'memory', redisUrl: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 200_000, cacheMaxBytes: 536_870_912, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
@@ -57,11 +57,12 @@ describe('configuration', function () {
       PORT: '8080', HOST: '0.0.0.0', STORAGE: 'mysql', DATABASE_URL: 'mysql://u:p@db:3306/catalog', CATALOG_FILE: 'c.json',
       RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379', RATE_LIMIT_PER_MINUTE: '500', CACHE_TTL_MS: '0', LOG_LEVEL: 'warn',
       RATE_LIMIT_MAX_KEYS: '5000', CACHE_MAX_ENTRIES: '200', CACHE_MAX_BYTES: '1048576', MAX_CONNECTIONS: '900', MAX_CONNECTIONS_PER_ADDRESS: '40',
-      AUTH_FAILURES_PER_MINUTE: '10', TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.1 ,fd00::/8',
+      AUTH_FAILURES_PER_MINUTE: '10', TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.1 ,fd00::/8', DATABASE_POOL_SIZE: '20',
     });
     expect(config).to.include({
       port: 8080, host: '0.0.0.0', storage: 'mysql', rateLimitStore: 'redis', rateLimitPerMinute: 500, cacheTtlMs: 0, logLevel: 'warn',
       rateLimitMaxKeys: 5000, cacheMaxEntries: 200, cacheMaxBytes: 1_048_576, maxConnections: 900, maxConnectionsPerAddress: 40, authFailuresPerMinute: 10,
+      databasePoolSize: 20,
     });
     expect(config.trustedProxies).to.deep.equal(['10.0.0.0/8', '192.0.2.1', 'fd00::/8']);
   });
@@ -87,6 +88,8 @@ describe('configuration', function () {
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of'],
     [{ RATE_LIMIT_MAX_KEYS: '0' }, 'RATE_LIMIT_MAX_KEYS: must be a whole number from 1'],
     [{ CACHE_MAX_ENTRIES: 'lots' }, 'CACHE_MAX_ENTRIES: must be a whole number'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE: must be a whole number from 1 to 100; got "0"'],
+    [{ DATABASE_POOL_SIZE: '101' }, 'DATABASE_POOL_SIZE: must be a whole number from 1 to 100; got "101"'],
     [{ CACHE_MAX_BYTES: '0' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "0"'],
     [{ CACHE_MAX_BYTES: '-268435456' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "-268435456"'],
     [{ CACHE_MAX_BYTES: '268435456.5' }, 'CACHE_MAX_BYTES: must be a whole number from 1048576 to 4294967296; got "268435456.5"'],

@@ -13,6 +13,8 @@ export interface Config {
   /** Null means the bundled demo catalog. */
   readonly catalogFile: string | null;
   readonly databaseUrl: string | null;
+  /** Connections the serving pool opens to the database at most (DATABASE_POOL_SIZE). */
+  readonly databasePoolSize: number;
   readonly rateLimitStore: 'memory' | 'redis';
   readonly redisUrl: string | null;
   readonly rateLimitPerMinute: number;
@@ -107,6 +109,9 @@ export function readConfig(env: Env): Config {
     storage,
     catalogFile: text(env, 'CATALOG_FILE'),
     databaseUrl: storage === 'mysql' ? requiredUrl(env, 'DATABASE_URL', 'mysql:', 'STORAGE=mysql') : optionalUrl(env, 'DATABASE_URL', 'mysql:'),
+    // 10 served cold lookups best on a 2-core host (docs/performance.md); MariaDB's default
+    // max_connections is 151, which a handful of instances at the largest size still fit under.
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 100),
     rateLimitStore,
     redisUrl: rateLimitStore === 'redis' ? requiredUrl(env, 'REDIS_URL', 'redis:', 'RATE_LIMIT_STORE=redis') : optionalUrl(env, 'REDIS_URL', 'redis:'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1, 1_000_000_000),
