@@ -15,6 +15,7 @@ import { LOAD_CONNECTIONS, NO_STATUSES_LUA, runWrk, type Load } from './load.js'
 import { median } from './percentile.js';
 import { cores, cpuMicros, freePort, pinned, withServer, type ServerOptions } from './server-process.js';
 import type { BenchContext } from './target.js';
+import { SERVING_POOL } from '../src/adapters/mysql/mysql-database.js';
 import { reasonOf } from '../src/domain/failure-reason.js';
 
 type Distribution = 'uniform' | 'zipf';
@@ -56,6 +57,8 @@ export interface ColdOptions {
   readonly keys: number;
   /** Profile the service's uniform row in its last round (`node --cpu-prof`) into this directory. */
   readonly cpuProfDir?: string | undefined;
+  /** DATABASE_POOL_SIZE for the service and its limits alike (`--pool-size`); the service's default without it. */
+  readonly poolSize?: number | undefined;
   /** Also run the cold uniform service row from these checkouts (`--baseline-dir`), in the same rounds. */
   readonly baselineDirs?: readonly string[];
 }
@@ -176,8 +179,9 @@ export async function runColdRows(context: BenchContext, options: ColdOptions): 
   const redis = await openBenchRedis('cold rows');
   if (redis === null) return;
   try {
-    const serviceEnv = { ...context.serviceEnv, STORAGE: 'mysql', DATABASE_URL: catalog.url, ...redis.env };
-    const limitEnv = { DATABASE_URL: catalog.url, PARTNER: catalog.partner };
+    const pool: Record<string, string> = options.poolSize === undefined ? {} : { DATABASE_POOL_SIZE: String(options.poolSize) };
+    const serviceEnv = { ...context.serviceEnv, STORAGE: 'mysql', DATABASE_URL: catalog.url, ...redis.env, ...pool };
+    const limitEnv = { DATABASE_URL: catalog.url, PARTNER: catalog.partner, ...pool };
     const limitUniform: ColdRow = { name: 'limit: node:http + one prepared SELECT, uniform SKUs', script: LIMIT_SCRIPT, env: limitEnv, distribution: 'uniform', service: false };
     const limitZipf: ColdRow = { name: 'limit: node:http + one prepared SELECT, Zipf SKUs', script: LIMIT_SCRIPT, env: limitEnv, distribution: 'zipf', service: false };
     // The contract's floor: what every request must also do (a shared count that reads the version tokens).
@@ -196,7 +200,7 @@ export async function runColdRows(context: BenchContext, options: ColdOptions): 
     ];
     const sizes = await bufferPoolAndAnswersMb(catalog);
     process.stdout.write(`\nbench: cold rows, ${rows.length} rows x ${options.rounds} rounds x ${options.durationS}s, ${catalog.products.toLocaleString('en-US')} products of one partner, ` +
-      `${catalog.keys.length} keys, wrk (${LOAD_CONNECTIONS} connections), ${pinned ? 'server on core 0, load and Redis on core 1' : 'not pinned'}, ${cores} cores; ` +
+      `${catalog.keys.length} keys, wrk (${LOAD_CONNECTIONS} connections), database pools of ${options.poolSize ?? SERVING_POOL.connectionLimit} connections, ${pinned ? 'server on core 0, load and Redis on core 1' : 'not pinned'}, ${cores} cores; ` +
       `InnoDB buffer pool ${sizes.pool.toLocaleString('en-US')} MB, stored answers ${sizes.answers.toLocaleString('en-US')} MB\n`);
     const samples = new Map<ColdRow, ColdSample[]>(rows.map((row) => [row, []]));
     for (let round = 0; round < options.rounds; round += 1) {

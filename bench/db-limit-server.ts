@@ -31,7 +31,8 @@ const PREFIX = '/api/v1/public/sku/';
 
 const pool = createPool({
   uri: url,
-  connectionLimit: SERVING_POOL.connectionLimit,
+  // The service's pool size: its default, or DATABASE_POOL_SIZE as the service reads it.
+  connectionLimit: Number(process.env.DATABASE_POOL_SIZE ?? SERVING_POOL.connectionLimit),
   charset: 'utf8mb4_bin',
   // The stored answer as the text MariaDB sends, not parsed into an object and serialized again.
   jsonStrings: true,

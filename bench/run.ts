@@ -21,7 +21,8 @@
  * The cold rows (cold-rows.ts; `--only cold` runs just them): the production settings on random SKUs
  * of a --cold-products catalog (default 1000000, seeded once into a database of its own and kept),
  * uniform and Zipf, beside their limit, with the cache hit rate and the pool's waiting callers;
- * --cpu-prof <dir> writes a CPU profile of the service's cold uniform run in the last round there.
+ * --cpu-prof <dir> writes a CPU profile of the service's cold uniform run in the last round there;
+ * --pool-size <n> runs the service and its limits with pools of n connections (DATABASE_POOL_SIZE).
  * The batch row (batch-rows.ts; `--only batch` runs just it): on the production settings, the same cold
  * products read as batches of 100 SKUs and as single lookups, printed per product.
  * The webhook rows (webhook-rows.ts; `--only webhooks` runs just them, `--only "first attempt"`,
@@ -62,6 +63,7 @@ const { values } = parseArgs({
     'service-dir': { type: 'string', default: '.' },
     'baseline-dir': { type: 'string' },
     'cold-products': { type: 'string', default: '1000000' },
+    'pool-size': { type: 'string' },
     'cpu-prof': { type: 'string' },
     'webhook-imports': { type: 'string', default: '100' },
   },
@@ -109,7 +111,8 @@ async function main(): Promise<void> {
   await runTable(context, only);
   if (only === undefined || only.includes('cold')) {
     const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
-    await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir, baselineDirs: BASELINE_DIRS });
+    await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir,
+      poolSize: values['pool-size'] === undefined ? undefined : Number(values['pool-size']), baselineDirs: BASELINE_DIRS });
   }
   if (only === undefined || only.includes('batch')) await runBatchRows(context, { rounds });
   const webhookRows = chooseWebhookRows(only);
