@@ -54,7 +54,8 @@ export class MemoryAuthFailureGuard implements AuthFailureGuard {
 
 /** The unit failures are counted in: an IPv4 address, or the /64 an IPv6 address belongs to. */
 export function accountOf(address: string): string {
-  if (!isIPv6(address)) return address;
+  // Every request asks: an address without a colon (IPv4) skips isIPv6's long expression.
+  if (!address.includes(':') || !isIPv6(address)) return address;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return mapped[1]!;
   const [head = '', tail = ''] = address.toLowerCase().split('::', 2);
