@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
-import { launchChromium } from '../support/chromium.js';
+import { launchChromium, recordPages } from '../support/chromium.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 import { startTestPortal, type TestPortal } from '../support/portal-server.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -37,17 +37,6 @@ describe('the partner portal in headless Chromium', function () {
   const status = async (key: string): Promise<number> =>
     (await api!.request('/api/v1/public/sku/TENT-2P', { headers: { Authorization: `Bearer ${key}` } })).status;
 
-  /** Every HTML page the browser loaded, as received. */
-  function recordPages(page: Page): string[] {
-    const documents: string[] = [];
-    page.on('response', (response) => {
-      if (response.request().resourceType() === 'document' && response.status() === 200) {
-        void response.text().then((text) => documents.push(text), () => undefined);
-      }
-    });
-    return documents;
-  }
-
   async function shoot(page: Page, name: string): Promise<void> {
     if (SCREENSHOTS) await page.screenshot({ path: `docs/portal-${name}.png`, fullPage: true });
   }
@@ -55,7 +44,8 @@ describe('the partner portal in headless Chromium', function () {
   it('invitation, account, create, use, replace, revoke, audit log, sign out: each key shown on exactly one page load', async function () {
     const { token } = await new InviteAdmin(world.keys, world.admin.accounts, world.admin.invitations, world.clock).execute({ partnerId: 'acme', email: 'ada@acme.example' });
     const page = await browser!.newPage({ viewport: { width: 1000, height: 700 } });
-    const documents = recordPages(page);
+    const recorded = recordPages(page);
+    const { documents } = recorded;
 
     await page.goto(`${portal!.url}/portal/invite/${token}`);
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
@@ -75,6 +65,8 @@ describe('the partner portal in headless Chromium', function () {
 
     const firstRow = page.getByRole('row').filter({ hasText: 'Shop backend' });
     const firstId = (await firstRow.locator('code').textContent())!;
+    // Each page showing a key is read before the next one replaces it.
+    await recorded.settled();
     await firstRow.getByRole('button', { name: 'Replace', exact: true }).click();
     const second = await page.getByRole('textbox', { name: 'New API key', exact: true }).inputValue();
     expect(second).to.match(/^pcat_live_[A-Za-z0-9]{40}$/).and.not.equal(first);
@@ -82,6 +74,7 @@ describe('the partner portal in headless Chromium', function () {
     expect(await status(second)).to.equal(200);
 
     // The reload shows the table, not the key.
+    await recorded.settled();
     await page.reload();
     expect(await page.getByRole('textbox', { name: 'New API key' }).count()).to.equal(0);
     const secondRow = page.getByRole('row').filter({ hasText: 'Shop backend' }).filter({ has: page.getByRole('button', { name: 'Revoke', exact: true }) });
@@ -111,6 +104,7 @@ describe('the partner portal in headless Chromium', function () {
     await shoot(page, 'login');
 
     // Each key's text arrived in exactly one page; no page ever held a key's hash.
+    await recorded.settled();
     await page.close();
     expect(documents.filter((html) => html.includes(first))).to.have.length(1);
     expect(documents.filter((html) => html.includes(second))).to.have.length(1);

@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { HttpWebhookSender } from '../../src/adapters/webhooks/http-webhook-sender.js';
 import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
 import { DeliverWebhooks } from '../../src/application/webhooks/deliver-webhooks.js';
-import { launchChromium } from '../support/chromium.js';
+import { launchChromium, recordPages } from '../support/chromium.js';
 import { startTestPortal, type TestPortal } from '../support/portal-server.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 
@@ -83,20 +83,12 @@ describe('the portal\'s webhooks page in headless Chromium', function () {
     return page;
   }
 
-  /** Every HTML page the browser loaded, as received. */
-  function recordPages(page: Page): string[] {
-    const documents: string[] = [];
-    page.on('response', (response) => {
-      if (response.request().resourceType() === 'document') void response.text().then((text) => documents.push(text), () => undefined);
-    });
-    return documents;
-  }
-
   const verifiedBy = (secret: string, arrival: Arrival): unknown => new Webhook(secret).verify(arrival.body, arrival.headers);
 
   it('add (refused URLs shown), reveal, test, resend, rotate, disable, enable, delete; each action audited; another partner gets 404', async function () {
     const page = await signedIn('ada@acme.example', 'acme');
-    const documents = recordPages(page);
+    const recorded = recordPages(page);
+    const { documents } = recorded;
     const addForm = page.getByRole('region', { name: 'Add endpoint', exact: true });
 
     // Refused URLs: the use case's reason on the form, nothing added.
@@ -125,6 +117,8 @@ describe('the portal\'s webhooks page in headless Chromium', function () {
       await row.getByRole('button', { name: 'Reveal secret', exact: true }).click();
       const secret = await page.getByRole('textbox', { name: 'Signing secret', exact: true }).inputValue();
       expect(new URL(page.url()).pathname + new URL(page.url()).search).to.equal(PAGE);
+      // The page that revealed it is read before the reload replaces it.
+      await recorded.settled();
       await page.reload();
       expect(await page.getByRole('textbox', { name: 'Signing secret' }).count()).to.equal(0);
       return secret;
@@ -216,6 +210,7 @@ describe('the portal\'s webhooks page in headless Chromium', function () {
     for (const event of events) expect(event).to.include('ada@acme.example').and.include(endpointId);
 
     // Each secret arrived in exactly the page load that revealed it; none is in the portal's log.
+    await recorded.settled();
     await page.close();
     expect(documents.filter((text) => text.includes(secret.slice(6)))).to.have.length(1);
     expect(documents.filter((text) => text.includes(rotated.slice(6)))).to.have.length(1);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -19,4 +19,32 @@ export async function launchChromium(suite: Mocha.Context, extraArgs: readonly s
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...extraArgs],
   });
+}
+
+/** The HTML pages a browser page loaded, as received, for tests of what a page may carry. */
+export interface RecordedPages {
+  /** The bodies of the pages answered 200, in the order they were read. */
+  readonly documents: string[];
+  /**
+   * Resolves once every page loaded so far has been read. Call it before leaving a page whose body
+   * a test counts on: the browser may drop a body not yet read once the page is replaced.
+   */
+  settled(): Promise<void>;
+}
+
+export function recordPages(page: Page): RecordedPages {
+  const documents: string[] = [];
+  const reading: Promise<void>[] = [];
+  page.on('response', (response) => {
+    if (response.request().resourceType() !== 'document' || response.status() !== 200) return;
+    reading.push(response.text().then((text) => {
+      documents.push(text);
+    }, () => undefined));
+  });
+  return {
+    documents,
+    settled: async () => {
+      await Promise.all(reading);
+    },
+  };
 }
