@@ -36,7 +36,7 @@ export type FormatRule = (text: string) => boolean | string;
 export type FormatRules = Readonly<Record<string, FormatRule>>;
 
 /** The keywords checked, as TypeBox writes them. */
-interface Keywords {
+export interface Keywords {
   readonly type?: 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
   readonly const?: unknown;
   readonly enum?: readonly unknown[];

@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { Keywords } from '../../src/domain/schema-problems.js';
 
 /*
  * Walks a catalog format declaration (src/domain/catalog-format.ts) to make values of it and every
@@ -6,17 +7,6 @@ import type { TSchema } from 'typebox';
  * field added there is walked without the test naming it. Values need not meet patterns or formats:
  * they go through productOf, which only renames.
  */
-
-/** The keywords the format's declarations use, as TypeBox writes them. */
-interface Keywords {
-  readonly type?: 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
-  readonly const?: unknown;
-  readonly enum?: readonly unknown[];
-  readonly anyOf?: readonly Keywords[];
-  readonly items?: Keywords;
-  readonly properties?: Readonly<Record<string, Keywords>>;
-  readonly required?: readonly string[];
-}
 
 export type LeafPath = readonly (string | number)[];
 
@@ -158,7 +148,7 @@ export function pathText(path: LeafPath): string {
 const LEFT_OUT = Symbol('left out');
 
 function nonNull(keywords: Keywords): Keywords {
-  const [member, more] = (keywords.anyOf ?? []).filter((option) => option.type !== 'null');
+  const [member, more] = (keywords.anyOf ?? []).filter((option) => (option as Keywords).type !== 'null');
   if (member === undefined || more !== undefined) throw new Error(`a union this walker does not know: ${JSON.stringify(keywords)}`);
   return member;
 }
