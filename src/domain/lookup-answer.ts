@@ -43,6 +43,14 @@ export class LookupAnswer {
     return new LookupAnswer(undefined, body, etag);
   }
 
+  /**
+   * An answer whose whole body (what `lookupBody` writes) and ETag were kept by this service, taken
+   * as they are, without a copy: the caller hands over a buffer no one writes into again.
+   */
+  static ofBody(body: Buffer, etag: string): LookupAnswer {
+    return new LookupAnswer(undefined, body, etag);
+  }
+
   /** An answer held as the JSON text of its result, with no ETag stored beside it: the ETag is made here, once. */
   static ofResultText(resultJson: string): LookupAnswer {
     return LookupAnswer.ofStoredText(Buffer.from(resultJson, 'utf8'), etagOf(lookupBodyOfText(resultJson)));

@@ -71,7 +71,8 @@ describe('response cache', function () {
   it('answers a repeated lookup from memory, by SKU and by ID', async function () {
     const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
     const first = await cache.findBySku('acme', sku('TENT-2P'));
-    expect(await cache.findBySku('acme', sku('TENT-2P'))).to.deep.equal(first);
+    const again = await cache.findBySku('acme', sku('TENT-2P'));
+    expect([again!.body, again!.etag]).to.deep.equal([first!.body, first!.etag]);
     expect(backing.calls).to.equal(1);
     const id = first!.result.product.id as ProductId;
     await cache.findById('acme', id);
@@ -118,20 +119,20 @@ describe('response cache', function () {
     expect(cache.entries).to.equal(2);
   });
 
-  it('holds answers up to maxBytes, evicting the least recently used, and says how many bytes they take', async function () {
+  it('holds answers up to maxBytes, evicting the one held longest, and says how many bytes they take', async function () {
     // The fixture's biggest answers: TENT-2P's body is 3,026 bytes, globex's SHARED-1 1,430, abc-1 282.
     const [tent, shared, small] = [await heldBytesOf('acme', 'TENT-2P'), await heldBytesOf('globex', 'SHARED-1'), await heldBytesOf('acme', 'abc-1')];
     const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxBytes: tent + shared });
     await cache.findBySku('acme', sku('TENT-2P'));
     await cache.findBySku('globex', sku('SHARED-1'));
     expect([cache.entries, cache.bytes]).to.deep.equal([2, tent + shared]);
-    // No room for a third: the least recently used, TENT-2P, goes.
+    // No room for a third: the one held longest, TENT-2P, goes.
     await cache.findBySku('acme', sku('abc-1'));
     expect([cache.entries, cache.bytes]).to.deep.equal([2, shared + small]);
     expect(backing.calls).to.equal(3);
     await cache.findBySku('acme', sku('abc-1'));
     expect(backing.calls).to.equal(3);
-    // TENT-2P is read again, and SHARED-1, now the least recently used, makes room for it.
+    // TENT-2P is read again, and SHARED-1, now held longest, makes room for it.
     await cache.findBySku('acme', sku('TENT-2P'));
     expect(backing.calls).to.equal(4);
     expect([cache.entries, cache.bytes]).to.deep.equal([2, small + tent]);
@@ -217,7 +218,8 @@ describe('response cache', function () {
     const tentId = batch[1]!.result.product.id as ProductId;
     const byId = await cache.findManyById('acme', [tentId, 999_999 as ProductId]);
     expect(titles(byId)).to.deep.equal(['Title TENT-2P', null]);
-    expect(await cache.findById('acme', tentId)).to.equal(byId[0]);
+    const single = await cache.findById('acme', tentId);
+    expect([single!.body, single!.etag]).to.deep.equal([byId[0]!.body, byId[0]!.etag]);
     expect(backing.batches.at(-1)).to.deep.equal([tentId, 999_999]);
     expect(backing.calls).to.equal(3);
   });

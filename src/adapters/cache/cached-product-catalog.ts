@@ -1,19 +1,19 @@
-import { LRUCache } from 'lru-cache';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
-import type { LookupAnswer } from '../../domain/lookup-answer.js';
+import { LookupAnswer } from '../../domain/lookup-answer.js';
+import { AnswerRing, NO_SUCH_ANSWER } from './answer-ring.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 
 export interface ResponseCacheOptions {
   /** How long an answer may be served from memory (CACHE_TTL_MS); 0 turns the cache off. */
   readonly ttlMs: number;
-  /** Most answers held at once; the least recently used goes first. */
+  /** Most answers held at once; the one held longest goes first. */
   readonly maxEntries?: number;
   /**
    * Most bytes the answers held may take, as `heldBytes` counts them; whichever bound is reached
-   * first evicts the least recently used. An answer larger than the whole bound is not held.
+   * first evicts the answer held longest. An answer larger than the whole bound is not held.
    */
   readonly maxBytes?: number;
   /**
@@ -25,14 +25,12 @@ export interface ResponseCacheOptions {
   readonly metrics?: ResponseCacheMetrics | undefined;
 }
 
-/** What a remembered miss is held as: lru-cache holds no null. */
-const NOT_FOUND = Symbol('not found');
-type Held = LookupAnswer | typeof NOT_FOUND;
+type Held = LookupAnswer | typeof NO_SUCH_ANSWER;
 
 /*
  * What an answer is counted for, from `npm run bench:cache-bytes` (docs/decisions.md, configuration):
- * the MySQL catalog hands each answer as its body alone, in a buffer of its own, with its ETag; the
- * buffer's and the answer's objects, the key and the ETag add about 600 bytes.
+ * its body and ETag in the ring's pages, and what the ring keeps of it besides (its key's string and
+ * its place in the map and the tables), with room to spare.
  */
 /** Bytes an answer is counted for besides its body's. */
 export const ANSWER_OVERHEAD_BYTES = 1_000;
@@ -49,7 +47,8 @@ export function heldBytes(bodyBytes: number): number {
 }
 
 /**
- * Serves repeated lookups from process memory. The key holds the partner, so one partner's answer
+ * Serves repeated lookups from process memory, held in an AnswerRing: the bytes of the answers in a
+ * few large buffers, no object per answer for the collector to trace. The key holds the partner, so one partner's answer
  * can never be served to another. Misses are cached too, so a caller probing unknown SKUs costs one
  * query per SKU.
  *
@@ -59,7 +58,7 @@ export function heldBytes(bodyBytes: number): number {
  * announced before it. A new token leaves the old answers unreachable; the TTL still bounds them.
  */
 export class CachedProductCatalog implements ProductCatalog {
-  private readonly answers: LRUCache<string, Held>;
+  private readonly answers: AnswerRing;
   private readonly watch: ChangesElsewhere | undefined;
   private readonly metrics: ResponseCacheMetrics;
 
@@ -67,19 +66,22 @@ export class CachedProductCatalog implements ProductCatalog {
     private readonly inner: ProductCatalog,
     options: ResponseCacheOptions,
   ) {
-    this.answers = new LRUCache({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES, maxSize: options.maxBytes ?? DEFAULT_MAX_BYTES, ttl: options.ttlMs });
+    this.answers = new AnswerRing({
+      maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES, maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES, ttlMs: options.ttlMs,
+      sizeOf: (bodyBytes) => (bodyBytes < 0 ? MISS_BYTES : heldBytes(bodyBytes)),
+    });
     this.watch = options.watch;
     this.metrics = options.metrics ?? noMetrics;
   }
 
   /** Answers held now, misses and those past their TTL not yet evicted included. */
   get entries(): number {
-    return this.answers.size;
+    return this.answers.entries;
   }
 
   /** Bytes the answers held now are counted for (`heldBytes`), as `maxBytes` bounds them. */
   get bytes(): number {
-    return this.answers.calculatedSize;
+    return this.answers.bytes;
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
@@ -101,7 +103,7 @@ export class CachedProductCatalog implements ProductCatalog {
   private remember(partnerId: string, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
     const key = this.keyOf(partnerId, what);
     const cached = this.held(key);
-    if (cached !== undefined) return Promise.resolve(cached === NOT_FOUND ? null : cached);
+    if (cached !== undefined) return Promise.resolve(cached === NO_SUCH_ANSWER ? null : cached);
     return key === null ? load() : this.loadAndKeep(key, load);
   }
 
@@ -115,7 +117,7 @@ export class CachedProductCatalog implements ProductCatalog {
     keys.forEach((key, i) => {
       const cached = this.held(key);
       if (cached === undefined) missing.push(i);
-      answers[i] = cached === undefined || cached === NOT_FOUND ? null : cached;
+      answers[i] = cached === undefined || cached === NO_SUCH_ANSWER ? null : cached;
     });
     if (missing.length === 0) return answers;
     const loaded = await load(missing);
@@ -130,9 +132,9 @@ export class CachedProductCatalog implements ProductCatalog {
 
   /** What is held under the key, counted as a hit or a miss; an answer that may not be cached yet is read from the database: a miss. */
   private held(key: string | null): Held | undefined {
-    const cached = key === null ? undefined : this.answers.get(key);
-    this.metrics.responseCacheLookup(cached !== undefined);
-    return cached;
+    const found = key === null ? undefined : this.answers.get(key);
+    this.metrics.responseCacheLookup(found !== undefined);
+    return found === undefined || found === NO_SUCH_ANSWER ? found : LookupAnswer.ofBody(found.body, found.etag);
   }
 
   private async loadAndKeep(key: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
@@ -144,7 +146,7 @@ export class CachedProductCatalog implements ProductCatalog {
 
   private keep(key: string, answer: LookupAnswer | null): void {
     // Sized once, here, by the body every answer of it sends: a hit costs nothing more.
-    this.answers.set(key, answer ?? NOT_FOUND, { size: answer === null ? MISS_BYTES : heldBytes(answer.body.length) });
+    this.answers.set(key, answer);
   }
 
   /** Null when the answer must not be cached: sharing, but no token seen for the partner yet. */

@@ -1,0 +1,251 @@
+import { Buffer } from 'node:buffer';
+
+/** What the ring holds under a key: an answer's body and ETag, or a remembered "no such product". */
+export type RingEntry = { readonly body: Buffer; readonly etag: string } | typeof NO_SUCH_ANSWER;
+
+/** A remembered miss: held so a caller probing unknown values costs one read per value. */
+export const NO_SUCH_ANSWER = Symbol('no such answer');
+
+export interface AnswerRingOptions {
+  /** Most bytes the entries may be counted for (`sizeOf`); the ring's pages take at most this much, rounded up to a page. */
+  readonly maxBytes: number;
+  /** Most entries held at once, remembered misses included. */
+  readonly maxEntries: number;
+  /** How long an entry may be served after it was stored; 0 or less: no limit. */
+  readonly ttlMs: number;
+  /** What an entry is counted for against `maxBytes`: its body's length, or -1 for a remembered miss. */
+  readonly sizeOf: (bodyBytes: number) => number;
+  /** Milliseconds on a clock that only goes forward (performance.now by default). */
+  readonly now?: () => number;
+}
+
+/** A record's header in its page: the entry's number and the record's length, 4 bytes each. */
+const HEADER_BYTES = 8;
+const LARGEST_PAGE = 1024 * 1024;
+const SMALLEST_PAGE = 4 * 1024;
+/** A body larger than this share of a page is kept in a buffer of its own, its record holding the rest. */
+const LARGE_SHARE = 4;
+const NOWHERE = -1;
+const MISS = -1;
+
+/**
+ * The response cache's store: every entry's bytes (its ETag and body) live in a ring of large
+ * buffers, written one after the other, and everything else it knows of an entry in typed arrays,
+ * so that holding hundreds of thousands of answers puts no object per answer on the collector's heap
+ * but the key's string. A buffer per answer made the collector trace each one, and its memory, taken
+ * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
+ * or so (bench/cache-gc.ts). The pages are allocated once, as the ring first reaches them, and then
+ * written over in turn.
+ *
+ * The oldest entry goes first, whichever bound is reached (the bytes they are counted for, their
+ * number, or the room left in the pages): entries leave in the order they were stored. An entry
+ * stored again under its key, or found past its TTL, leaves at once; the space its record took is
+ * taken back when the ring comes round to it.
+ *
+ * A body handed out is a copy: a page is written over while a copy may still wait on a socket. A
+ * body too large for the ring's pages (over a quarter of one) is kept in a buffer of its own and
+ * handed out as it is, since nothing ever writes into it.
+ */
+export class AnswerRing {
+  private readonly maxBytes: number;
+  private readonly maxEntries: number;
+  private readonly ttlMs: number;
+  private readonly sizeOf: (bodyBytes: number) => number;
+  private readonly now: () => number;
+  private readonly pageBytes: number;
+  private readonly pages: (Buffer | undefined)[];
+  /** How far each page is written. */
+  private readonly filled: Int32Array;
+  /** The page being written, and the oldest page still holding records, read from `tailOffset` on. */
+  private head = 0;
+  private tail = 0;
+  private tailOffset = 0;
+
+  private readonly index = new Map<string, number>();
+  private keys: (string | undefined)[] = [];
+  private large: (Buffer | undefined)[] = [];
+  private page = new Int32Array(0);
+  private offset = new Int32Array(0);
+  private etagBytes = new Int32Array(0);
+  private bodyBytes = new Int32Array(0);
+  private counted = new Float64Array(0);
+  private storedAt = new Float64Array(0);
+  private readonly freeNumbers: number[] = [];
+  private nextNumber = 0;
+  private heldBytes = 0;
+
+  constructor(options: AnswerRingOptions) {
+    this.maxBytes = options.maxBytes;
+    this.maxEntries = options.maxEntries;
+    this.ttlMs = options.ttlMs;
+    this.sizeOf = options.sizeOf;
+    this.now = options.now ?? (() => performance.now());
+    // Some 64 pages, none under 4 KB nor over 1 MB: a page's unused end is lost until the ring comes round.
+    this.pageBytes = Math.min(LARGEST_PAGE, Math.max(SMALLEST_PAGE, 2 ** Math.ceil(Math.log2(this.maxBytes / 64))));
+    const pageCount = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
+    this.pages = new Array<Buffer | undefined>(pageCount).fill(undefined);
+    this.filled = new Int32Array(pageCount);
+  }
+
+  /** Entries held now, those past their TTL not yet gone included. */
+  get entries(): number {
+    return this.index.size;
+  }
+
+  /** What the entries held now are counted for (`sizeOf`), as `maxBytes` bounds it. */
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
+  /** The bytes the ring's pages take now. */
+  get pageBytesInUse(): number {
+    return this.pages.reduce((sum, page) => sum + (page?.length ?? 0), 0);
+  }
+
+  /** What is held under the key, or undefined: never stored, gone, or past its TTL (and gone now). */
+  get(key: string): RingEntry | undefined {
+    const number = this.index.get(key);
+    if (number === undefined) return undefined;
+    if (this.ttlMs > 0 && this.now() - this.storedAt[number]! > this.ttlMs) {
+      this.remove(number);
+      return undefined;
+    }
+    const body = this.bodyBytes[number]!;
+    if (body === MISS) return NO_SUCH_ANSWER;
+    const page = this.pages[this.page[number]!]!;
+    const etagStart = this.offset[number]! + HEADER_BYTES;
+    const etagEnd = etagStart + this.etagBytes[number]!;
+    const etag = page.toString('latin1', etagStart, etagEnd);
+    const large = this.large[number];
+    if (large !== undefined) return { body: large, etag };
+    const copy = Buffer.allocUnsafe(body);
+    page.copy(copy, 0, etagEnd, etagEnd + body);
+    return { body: copy, etag };
+  }
+
+  /**
+   * Holds the answer (or a remembered miss, for null) under the key, in place of whatever was held
+   * there; an answer counted for more than `maxBytes`, or with an ETag that is not plain ASCII, is
+   * not held (and what was held under the key is gone).
+   */
+  set(key: string, answer: { readonly body: Buffer; readonly etag: string } | null): void {
+    const held = this.index.get(key);
+    if (held !== undefined) this.remove(held);
+    const bodyBytes = answer === null ? MISS : answer.body.length;
+    const size = this.sizeOf(bodyBytes);
+    if (size > this.maxBytes) return;
+    const etag = answer === null ? '' : answer.etag;
+    if (!PLAIN_ETAG.test(etag)) return;
+    const large = answer !== null && bodyBytes > this.pageBytes / LARGE_SHARE;
+    const recordBytes = HEADER_BYTES + etag.length + (answer === null || large ? 0 : bodyBytes);
+    while ((this.index.size >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOldest());
+    const number = this.freeNumbers.pop() ?? this.newNumber();
+    const at = this.append(recordBytes);
+    const page = this.pages[this.head]!;
+    page.writeUInt32LE(number, at);
+    page.writeUInt32LE(recordBytes, at + 4);
+    page.write(etag, at + HEADER_BYTES, 'latin1');
+    if (answer !== null && !large) answer.body.copy(page, at + HEADER_BYTES + etag.length);
+    this.large[number] = large ? answer.body : undefined;
+    this.keys[number] = key;
+    this.page[number] = this.head;
+    this.offset[number] = at;
+    this.etagBytes[number] = etag.length;
+    this.bodyBytes[number] = bodyBytes;
+    this.counted[number] = size;
+    this.storedAt[number] = this.now();
+    this.heldBytes += size;
+    this.index.set(key, number);
+  }
+
+  /** Where a record of `bytes` bytes goes in the head page: on to the next page when it does not fit, emptied first if it is the oldest. */
+  private append(bytes: number): number {
+    if (this.filled[this.head]! + bytes > this.pageBytes) {
+      const next = (this.head + 1) % this.pages.length;
+      // The ring has come round: the oldest page's entries go, every one, and the page is written over.
+      if (next === this.tail) this.emptyTailPage();
+      this.head = next;
+      this.filled[next] = 0;
+    }
+    this.pages[this.head] ??= Buffer.allocUnsafeSlow(this.pageBytes);
+    const at = this.filled[this.head]!;
+    this.filled[this.head] = at + bytes;
+    return at;
+  }
+
+  /** Removes the oldest entry held, reading the ring from its tail, past records of entries already gone; false when none is held. */
+  private evictOldest(): boolean {
+    for (;;) {
+      if (this.tailOffset < this.filled[this.tail]!) {
+        const at = this.tailOffset;
+        const number = this.recordAt(this.tail, at);
+        if (number !== NOWHERE) {
+          this.remove(number);
+          return true;
+        }
+      } else if (this.tail === this.head) {
+        // The ring is empty: it is written again from the start of this page.
+        this.filled[this.tail] = 0;
+        this.tailOffset = 0;
+        return false;
+      } else {
+        this.filled[this.tail] = 0;
+        this.tail = (this.tail + 1) % this.pages.length;
+        this.tailOffset = 0;
+      }
+    }
+  }
+
+  /** Removes every entry whose record is in the oldest page, and makes the next page the oldest. */
+  private emptyTailPage(): void {
+    while (this.tailOffset < this.filled[this.tail]!) {
+      const number = this.recordAt(this.tail, this.tailOffset);
+      if (number !== NOWHERE) this.remove(number);
+    }
+    this.filled[this.tail] = 0;
+    this.tail = (this.tail + 1) % this.pages.length;
+    this.tailOffset = 0;
+  }
+
+  /** Reads the record at the tail, moving the tail past it: its entry's number, or NOWHERE when that entry has gone since. */
+  private recordAt(pageNumber: number, at: number): number {
+    const page = this.pages[pageNumber]!;
+    const number = page.readUInt32LE(at);
+    this.tailOffset = at + page.readUInt32LE(at + 4);
+    return this.page[number] === pageNumber && this.offset[number] === at ? number : NOWHERE;
+  }
+
+  private remove(number: number): void {
+    this.index.delete(this.keys[number]!);
+    this.keys[number] = undefined;
+    this.large[number] = undefined;
+    this.page[number] = NOWHERE;
+    this.offset[number] = NOWHERE;
+    this.heldBytes -= this.counted[number]!;
+    this.freeNumbers.push(number);
+  }
+
+  /** A number no entry has had yet, the tables grown to hold it. */
+  private newNumber(): number {
+    const number = this.nextNumber;
+    this.nextNumber += 1;
+    if (number >= this.page.length) {
+      const length = Math.max(1024, this.page.length * 2);
+      this.page = grown(this.page, new Int32Array(length));
+      this.offset = grown(this.offset, new Int32Array(length));
+      this.etagBytes = grown(this.etagBytes, new Int32Array(length));
+      this.bodyBytes = grown(this.bodyBytes, new Int32Array(length));
+      this.counted = grown(this.counted, new Float64Array(length));
+      this.storedAt = grown(this.storedAt, new Float64Array(length));
+    }
+    return number;
+  }
+}
+
+/** An ETag the ring can hold as one byte a character: printable ASCII, as every ETag this service makes. */
+const PLAIN_ETAG = /^[\x20-\x7e]{0,200}$/;
+
+function grown<T extends Int32Array | Float64Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}

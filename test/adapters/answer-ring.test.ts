@@ -1,0 +1,162 @@
+import { expect } from 'chai';
+import { AnswerRing, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
+
+const sizeOf = (bodyBytes: number): number => (bodyBytes < 0 ? 256 : bodyBytes + 1_000);
+
+/** A body whose every byte says which key and which version it belongs to, so a wrong or torn one shows. */
+function bodyOf(key: string, version: number, length: number): Buffer {
+  const stamp = Buffer.from(`${key}#${version};`);
+  const body = Buffer.alloc(length);
+  for (let at = 0; at < length; at += stamp.length) stamp.copy(body, at, 0, Math.min(stamp.length, length - at));
+  return body;
+}
+
+const answerOf = (key: string, version: number, length: number): { body: Buffer; etag: string } =>
+  ({ body: bodyOf(key, version, length), etag: `"${key}-${version}"` });
+
+/** A deterministic pseudo-random sequence (mulberry32), so a failure can be run again. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function expectAnswer(found: RingEntry | undefined, expected: { body: Buffer; etag: string }): void {
+  expect(found).to.not.equal(undefined);
+  expect(found).to.not.equal(NO_SUCH_ANSWER);
+  const answer = found as { body: Buffer; etag: string };
+  expect(answer.etag).to.equal(expected.etag);
+  expect(answer.body.equals(expected.body), 'the body stored under the key').to.equal(true);
+}
+
+describe('answer ring (the response cache\'s store)', function () {
+  it('hands back each answer and remembered miss as stored, under its own key only', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    const a = answerOf('a', 1, 3_000);
+    ring.set('a', a);
+    ring.set('missing', null);
+    expectAnswer(ring.get('a'), a);
+    expect(ring.get('missing')).to.equal(NO_SUCH_ANSWER);
+    expect(ring.get('b')).to.equal(undefined);
+    expect([ring.entries, ring.bytes]).to.deep.equal([2, 4_000 + 256]);
+  });
+
+  it('holds what is stored again under a key in place of what was there', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    ring.set('a', answerOf('a', 1, 2_000));
+    ring.set('a', answerOf('a', 2, 500));
+    expectAnswer(ring.get('a'), answerOf('a', 2, 500));
+    ring.set('a', null);
+    expect(ring.get('a')).to.equal(NO_SUCH_ANSWER);
+    expect([ring.entries, ring.bytes]).to.deep.equal([1, 256]);
+  });
+
+  it('lets the entry held longest go first, whether or not it was asked for since', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 3, ttlMs: 0, sizeOf });
+    for (const key of ['a', 'b', 'c']) ring.set(key, answerOf(key, 1, 100));
+    expectAnswer(ring.get('a'), answerOf('a', 1, 100));
+    ring.set('d', answerOf('d', 1, 100));
+    expect(ring.get('a')).to.equal(undefined);
+    for (const key of ['b', 'c', 'd']) expectAnswer(ring.get(key), answerOf(key, 1, 100));
+  });
+
+  it('serves nothing past its TTL, and lets it go when asked for', function () {
+    let now = 0;
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 10, ttlMs: 100, sizeOf, now: () => now });
+    ring.set('a', answerOf('a', 1, 100));
+    ring.set('gone', null);
+    now = 100;
+    expectAnswer(ring.get('a'), answerOf('a', 1, 100));
+    now = 101;
+    expect(ring.get('a')).to.equal(undefined);
+    expect(ring.get('gone')).to.equal(undefined);
+    expect([ring.entries, ring.bytes]).to.deep.equal([0, 0]);
+  });
+
+  it('never holds an answer counted for more than the whole bound, nor one whose ETag is not plain ASCII', function () {
+    const ring = new AnswerRing({ maxBytes: 5_000, maxEntries: 10, ttlMs: 0, sizeOf });
+    ring.set('big', answerOf('big', 1, 4_001));
+    ring.set('odd', { body: Buffer.from('{}'), etag: '"é"' });
+    expect([ring.get('big'), ring.get('odd'), ring.entries, ring.bytes]).to.deep.equal([undefined, undefined, 0, 0]);
+    ring.set('fits', answerOf('fits', 1, 4_000));
+    expectAnswer(ring.get('fits'), answerOf('fits', 1, 4_000));
+  });
+
+  it('hands out a copy that stays as it was when the ring writes over the page it came from', function () {
+    const ring = new AnswerRing({ maxBytes: 64 * 1024, maxEntries: 1_000, ttlMs: 0, sizeOf });
+    ring.set('first', answerOf('first', 1, 900));
+    const handedOut = ring.get('first') as { body: Buffer };
+    const before = Buffer.from(handedOut.body);
+    for (let i = 0; i < 200; i += 1) ring.set(`k${i}`, answerOf(`k${i}`, 1, 900));
+    expect(ring.get('first'), 'written over by now').to.equal(undefined);
+    expect(handedOut.body.equals(before)).to.equal(true);
+  });
+
+  it('keeps a body too large for its pages in a buffer of its own, counted and let go like any other', function () {
+    const ring = new AnswerRing({ maxBytes: 200_000, maxEntries: 10, ttlMs: 0, sizeOf });
+    const large = answerOf('large', 1, 50_000);
+    ring.set('large', large);
+    const found = ring.get('large') as { body: Buffer };
+    expect(found.body).to.equal(large.body);
+    expect([ring.entries, ring.bytes]).to.deep.equal([1, 51_000]);
+    for (let i = 0; i < 4; i += 1) ring.set(`l${i}`, answerOf(`l${i}`, 1, 40_000));
+    expect(ring.get('large'), 'the bytes bound reached: held longest, gone first').to.equal(undefined);
+  });
+
+  it('under any mix of sets, misses and reads, answers each key with its latest answer or nothing, in order, within its bounds', function () {
+    for (const [seed, maxBytes, maxEntries] of [[1, 40_000, 30], [2, 300_000, 1_000], [3, 1024 * 1024, 400], [4, 12_000, 1_000]] as const) {
+      const next = random(seed);
+      const ring = new AnswerRing({ maxBytes, maxEntries, ttlMs: 0, sizeOf });
+      // What each key holds, if anything, and when it was stored, as this test tracks it.
+      const latest = new Map<string, { version: number; length: number; stored: number } | null>();
+      const stored = new Map<string, number>();
+      let version = 0;
+      for (let step = 0; step < 10_000; step += 1) {
+        const key = `k${Math.floor(next() * 300)}`;
+        if (next() < 0.5) {
+          version += 1;
+          // Mostly small bodies, some near or over a page's quarter, some misses.
+          const roll = next();
+          const length = roll < 0.1 ? -1 : roll < 0.9 ? Math.floor(next() * 3_000) : Math.floor(next() * 20_000);
+          ring.set(key, length < 0 ? null : answerOf(key, version, length));
+          if (sizeOf(length) <= maxBytes) {
+            latest.set(key, { version, length, stored: step });
+            stored.set(key, step);
+          } else {
+            latest.delete(key);
+            stored.delete(key);
+          }
+          // What was just stored is there to be read.
+          const found = ring.get(key);
+          if (sizeOf(length) <= maxBytes) {
+            if (length < 0) expect(found).to.equal(NO_SUCH_ANSWER);
+            else expectAnswer(found, answerOf(key, version, length));
+          }
+        } else {
+          const found = ring.get(key);
+          const expected = latest.get(key);
+          if (found === undefined) {
+            // Gone: and so is every key stored before it, which leave first.
+            if (stored.has(key)) {
+              const since = stored.get(key)!;
+              for (const [other, at] of stored) if (at <= since) stored.delete(other);
+              for (const other of [...latest.keys()]) if (!stored.has(other)) latest.delete(other);
+            }
+          } else if (expected === null || expected?.length === -1) {
+            expect(found).to.equal(NO_SUCH_ANSWER);
+          } else {
+            expect(expected, `${key} was never stored, or is gone, yet the ring answers for it`).to.not.equal(undefined);
+            expectAnswer(found, answerOf(key, expected!.version, expected!.length));
+          }
+        }
+        expect(ring.entries).to.be.at.most(maxEntries);
+        expect(ring.bytes).to.be.at.most(maxBytes);
+      }
+      expect(ring.pageBytesInUse, 'its pages take no more than its bound, rounded up to a page').to.be.at.most(Math.max(maxBytes + 16 * 1024, 8 * 1024));
+    }
+  });
+});
