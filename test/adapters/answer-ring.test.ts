@@ -107,6 +107,20 @@ describe('answer ring (the response cache\'s store)', function () {
     expect(ring.get('large'), 'the bytes bound reached: held longest, gone first').to.equal(undefined);
   });
 
+  it('takes pages as its entries\' records need them, not its whole byte bound, however long it goes round', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    for (let i = 0; i < 10_000; i += 1) ring.set(`k${i}`, answerOf(`k${i}`, 1, 1_000));
+    expect(ring.entries).to.equal(100);
+    // 100 records of about 1 KB: a little over 100 KB, in pages of 16 KB; the bound would allow 64 pages.
+    expect(ring.pageBytes).to.equal(16 * 1024);
+    expect(ring.pageBytesInUse).to.be.at.most(10 * ring.pageBytes);
+    for (let i = 9_900; i < 10_000; i += 1) expectAnswer(ring.get(`k${i}`), answerOf(`k${i}`, 1, 1_000));
+    // The same 50 keys stored again and again: each leaves its last record behind, gone but not yet passed.
+    for (let i = 0; i < 10_000; i += 1) ring.set(`r${i % 50}`, answerOf(`r${i % 50}`, i, 1_000));
+    expect(ring.pageBytesInUse).to.be.at.most(10 * ring.pageBytes);
+    for (let i = 9_950; i < 10_000; i += 1) expectAnswer(ring.get(`r${i % 50}`), answerOf(`r${i % 50}`, i, 1_000));
+  });
+
   it('under any mix of sets, misses and reads, answers each key with its latest answer or nothing, in order, within its bounds', function () {
     for (const [seed, maxBytes, maxEntries] of [[1, 40_000, 30], [2, 300_000, 1_000], [3, 1024 * 1024, 400], [4, 12_000, 1_000]] as const) {
       const next = random(seed);

@@ -25,6 +25,13 @@ const LARGEST_PAGE = 1024 * 1024;
 const SMALLEST_PAGE = 4 * 1024;
 /** A body larger than this share of a page is kept in a buffer of its own, its record holding the rest. */
 const LARGE_SHARE = 4;
+/**
+ * The ring takes a page more only when the records of the entries it holds would fill this share of
+ * the pages it has: otherwise it goes round, and the space of entries gone since is used again. A
+ * ring that took a page whenever it came round would end up with pages for the whole byte bound
+ * beside what the entries are counted for, and take more than the bound.
+ */
+const FULL_SHARE = 0.9;
 const NOWHERE = -1;
 const MISS = -1;
 
@@ -34,8 +41,9 @@ const MISS = -1;
  * so that holding hundreds of thousands of answers puts no object per answer on the collector's heap
  * but the key's string. A buffer per answer made the collector trace each one, and its memory, taken
  * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
- * or so (bench/cache-gc.ts). The pages are allocated once, as the ring first reaches them, and then
- * written over in turn.
+ * or so (bench/cache-gc.ts). A page is allocated once, when the ring first needs it, and then written
+ * over in turn; the ring takes no more pages than its entries' records fill (FULL_SHARE), up to the
+ * byte bound's worth.
  *
  * The oldest entry goes first, whichever bound is reached (the bytes they are counted for, their
  * number, or the room left in the pages): entries leave in the order they were stored. An entry
@@ -52,10 +60,17 @@ export class AnswerRing {
   private readonly ttlMs: number;
   private readonly sizeOf: (bodyBytes: number) => number;
   private readonly now: () => number;
-  private readonly pageBytes: number;
-  private readonly pages: (Buffer | undefined)[];
+  /** The bytes of one page. */
+  readonly pageBytes: number;
+  /** The most pages the ring may take: the byte bound's worth. */
+  private readonly maxPages: number;
+  /** How many pages the ring goes round now; each is allocated when the ring first reaches it. */
+  private ringPages = 2;
+  /** What the records of the entries held take in the pages. */
+  private liveRecordBytes = 0;
+  private readonly pages: Buffer[] = [];
   /** How far each page is written. */
-  private readonly filled: Int32Array;
+  private readonly filled: number[] = [0];
   /** The page being written, and the oldest page still holding records, read from `tailOffset` on. */
   private head = 0;
   private tail = 0;
@@ -82,9 +97,7 @@ export class AnswerRing {
     this.now = options.now ?? (() => performance.now());
     // Some 64 pages, none under 4 KB nor over 1 MB: a page's unused end is lost until the ring comes round.
     this.pageBytes = Math.min(LARGEST_PAGE, Math.max(SMALLEST_PAGE, 2 ** Math.ceil(Math.log2(this.maxBytes / 64))));
-    const pageCount = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
-    this.pages = new Array<Buffer | undefined>(pageCount).fill(undefined);
-    this.filled = new Int32Array(pageCount);
+    this.maxPages = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
   }
 
   /** Entries held now, those past their TTL not yet gone included. */
@@ -99,7 +112,7 @@ export class AnswerRing {
 
   /** The bytes the ring's pages take now. */
   get pageBytesInUse(): number {
-    return this.pages.reduce((sum, page) => sum + (page?.length ?? 0), 0);
+    return this.pages.length * this.pageBytes;
   }
 
   /** What is held under the key, or undefined: never stored, gone, or past its TTL (and gone now). */
@@ -155,15 +168,25 @@ export class AnswerRing {
     this.counted[number] = size;
     this.storedAt[number] = this.now();
     this.heldBytes += size;
+    this.liveRecordBytes += recordBytes;
     this.index.set(key, number);
   }
 
   /** Where a record of `bytes` bytes goes in the head page: on to the next page when it does not fit, emptied first if it is the oldest. */
   private append(bytes: number): number {
     if (this.filled[this.head]! + bytes > this.pageBytes) {
-      const next = (this.head + 1) % this.pages.length;
-      // The ring has come round: the oldest page's entries go, every one, and the page is written over.
-      if (next === this.tail) this.emptyTailPage();
+      let next = (this.head + 1) % this.ringPages;
+      if (next === this.tail) {
+        // The ring is full. At its end, with the entries' records filling it, it takes a page more;
+        // else the oldest page's entries go, every one, and the page is written over.
+        const full = this.liveRecordBytes + bytes > FULL_SHARE * this.ringPages * this.pageBytes;
+        if (this.head === this.ringPages - 1 && this.ringPages < this.maxPages && full) {
+          next = this.ringPages;
+          this.ringPages += 1;
+        } else {
+          this.emptyTailPage();
+        }
+      }
       this.head = next;
       this.filled[next] = 0;
     }
@@ -190,7 +213,7 @@ export class AnswerRing {
         return false;
       } else {
         this.filled[this.tail] = 0;
-        this.tail = (this.tail + 1) % this.pages.length;
+        this.tail = (this.tail + 1) % this.ringPages;
         this.tailOffset = 0;
       }
     }
@@ -203,7 +226,7 @@ export class AnswerRing {
       if (number !== NOWHERE) this.remove(number);
     }
     this.filled[this.tail] = 0;
-    this.tail = (this.tail + 1) % this.pages.length;
+    this.tail = (this.tail + 1) % this.ringPages;
     this.tailOffset = 0;
   }
 
@@ -216,6 +239,7 @@ export class AnswerRing {
   }
 
   private remove(number: number): void {
+    this.liveRecordBytes -= this.recordBytesOf(number);
     this.index.delete(this.keys[number]!);
     this.keys[number] = undefined;
     this.large[number] = undefined;
@@ -223,6 +247,12 @@ export class AnswerRing {
     this.offset[number] = NOWHERE;
     this.heldBytes -= this.counted[number]!;
     this.freeNumbers.push(number);
+  }
+
+  /** What the entry's record takes in its page. */
+  private recordBytesOf(number: number): number {
+    const body = this.bodyBytes[number]!;
+    return HEADER_BYTES + this.etagBytes[number]! + (body === MISS || this.large[number] !== undefined ? 0 : body);
   }
 
   /** A number no entry has had yet, the tables grown to hold it. */
