@@ -47,10 +47,10 @@ export function heldBytes(bodyBytes: number): number {
 }
 
 /**
- * Serves repeated lookups from process memory, held in an AnswerRing: the bytes of the answers in a
- * few large buffers, no object per answer for the collector to trace. The key holds the partner, so one partner's answer
- * can never be served to another. Misses are cached too, so a caller probing unknown SKUs costs one
- * query per SKU.
+ * Serves repeated lookups from process memory, held in an AnswerRing: the answers' bytes in a few
+ * large buffers, no object per answer for the collector to trace. The key holds the partner, so one
+ * partner's answer can never be served to another. Misses are cached too, so a caller probing
+ * unknown SKUs costs one query per SKU.
  *
  * Without a watch, an answer lives `ttlMs`: a change shows up within the TTL. With one, the key also
  * holds the partner's catalog token as the watch last saw it, taken before the database is read:
