@@ -16,6 +16,7 @@ import { LookupAnswer } from '../src/domain/lookup-answer.js';
 import type { LookupResult } from '../src/domain/lookup-result.js';
 import type { Sku } from '../src/domain/sku.js';
 import { MemoryProductCatalog } from '../test/support/memory-product-catalog.js';
+import { seededRandom } from '../test/support/seeded-random.js';
 import { writeBenchCatalog } from './bench-catalog.js';
 
 const ENTRIES = 20_000;
@@ -92,16 +93,6 @@ for (const [kind, text] of kinds) {
   process.stdout.write(`| ${kind} | ${reading.bodyBytes} | ${reading.realBytes.toFixed(0)} | ${reading.countedBytes.toFixed(0)} | ${(reading.countedBytes / reading.realBytes).toFixed(2)} |\n`);
 }
 
-/** A seeded generator (mulberry32), so every run asks the same SKUs. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /**
  * The same answers after churn: `CHURN_LOOKUPS` Zipf lookups over `CATALOG` products through a
@@ -115,7 +106,7 @@ async function measureChurn(kind: string, text: string): Promise<Reading> {
   const cache = new CachedProductCatalog(catalog, {
     ttlMs: 3_600_000, maxEntries: CATALOG, maxBytes: CHURN_BYTES,
   });
-  const next = random(1);
+  const next = seededRandom(1);
   const logH = Math.log(CATALOG) + 0.5772;
   const before = live();
   let bodyBytes = 0;

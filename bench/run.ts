@@ -16,7 +16,7 @@
  * --flood-connections <n> (the made-up-key flood's, default 256), --attack-seconds <s> (the
  * pipeline attack, default 20),
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
- * --baseline-dir <dir>[,<dir>...] (also run the memory row from other checkouts, in the same alternating
+ * --baseline-dir <dir>[,<dir>...] (also run the memory row, and the production row when it runs, from other checkouts, in the same alternating
  * rounds, and print each one's ratio to this checkout's: before and after a change in one run).
  * The cold rows (cold-rows.ts; `--only cold` runs just them): the production settings on random SKUs
  * of a --cold-products catalog (default 1000000, seeded once into a database of its own and kept),
@@ -46,7 +46,7 @@ import { median } from './percentile.js';
 import { printQueriesPerRequest } from './queries-per-request.js';
 import { cores, cpuMicros, peakRssMb, pinned, withServer } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
-import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW } from './targets-mysql.js';
+import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW, productionBaselineRow } from './targets-mysql.js';
 import { anyWebhookRow, chooseWebhookRows, runWebhookRows } from './webhook-rows.js';
 import { reasonOf } from '../src/domain/failure-reason.js';
 
@@ -137,7 +137,7 @@ async function runTable(context: BenchContext, only: string[] | undefined): Prom
     { name: MEMORY_ROW, script: context.serviceScript, env: context.serviceEnv },
     { name: METRICS_OFF_ROW, script: context.serviceScript, env: { ...context.serviceEnv, METRICS_PORT: '0' } },
     ...BASELINE_DIRS.map((dir) => ({ name: baselineRow(dir), script: resolve(dir, 'src/main.ts'), env: context.serviceEnv })),
-    ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context) : []),
+    ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context, BASELINE_DIRS) : []),
   ];
   try {
     const targets = rows.filter((t) => only === undefined || t.reference === true || only.some((text) => t.name.includes(text)));
@@ -200,19 +200,23 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
   if (ceiling !== undefined && memory !== undefined) {
     process.stdout.write(`\nservice on memory storage against the Koa ceiling (same rounds): ${against(memory, ceiling).toFixed(2)}\n`);
   }
+  const production = targets.find((t) => t.name === PRODUCTION_ROW);
   for (const dir of BASELINE_DIRS) {
-    const baseline = targets.find((t) => t.name === baselineRow(dir));
-    if (memory === undefined || baseline === undefined) continue;
-    process.stdout.write(`\nservice on memory storage against ${baseline.name} (same rounds): ${against(memory, baseline).toFixed(3)}; ` +
-      `to bare: ${ratioOf(memory).toFixed(3)} this checkout, ${ratioOf(baseline).toFixed(3)} baseline; ` +
-      `server CPU per answer ${cpuAgainst(memory, baseline).toFixed(3)} of the baseline's (median of rounds)\n`);
+    for (const [what, row, baseline] of [
+      ['memory storage', memory, targets.find((t) => t.name === baselineRow(dir))],
+      ['MySQL + Redis with production settings', production, targets.find((t) => t.name === productionBaselineRow(dir))],
+    ] as const) {
+      if (row === undefined || baseline === undefined) continue;
+      process.stdout.write(`\nservice on ${what} against ${baseline.name} (same rounds): ${against(row, baseline).toFixed(3)}; ` +
+        `to bare: ${ratioOf(row).toFixed(3)} this checkout, ${ratioOf(baseline).toFixed(3)} baseline; ` +
+        `server CPU per answer ${cpuAgainst(row, baseline).toFixed(3)} of the baseline's (median of rounds)\n`);
+    }
   }
   const metricsOff = targets.find((t) => t.name === METRICS_OFF_ROW);
   if (memory !== undefined && metricsOff !== undefined) {
     const rounds = samples.get(memory)!.map((s, round) => (s.rps / samples.get(metricsOff)![round]!.rps).toFixed(3));
     process.stdout.write(`\nservice on memory storage, metrics on against off (same rounds): ${against(memory, metricsOff).toFixed(3)} (rounds ${rounds.join(', ')}; target >= 0.97)\n`);
   }
-  const production = targets.find((t) => t.name === PRODUCTION_ROW);
   if (production !== undefined) {
     const checks = [`against bare ${ratioOf(production).toFixed(2)} (target >= 0.35)`];
     if (memory !== undefined) checks.push(`against service on memory storage (same rounds) ${against(production, memory).toFixed(2)} (target >= 0.80)`);

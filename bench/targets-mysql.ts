@@ -1,3 +1,4 @@
+import { basename, resolve } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.js';
 import { MysqlCatalogStore } from '../src/adapters/mysql/mysql-catalog-store.js';
@@ -13,6 +14,8 @@ export const SERVER_URL = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0
 export const CACHE_ON_ROW = 'service, MySQL, response cache on';
 /** As deployed: MySQL, counts and version tokens in Redis, the default CACHE_TTL_MS. */
 export const PRODUCTION_ROW = 'service, MySQL + Redis, production settings';
+/** The production row run from a --baseline-dir checkout, on the same database and Redis. */
+export const productionBaselineRow = (dir: string): string => `${PRODUCTION_ROW}, baseline ${basename(resolve(dir))}`;
 
 /** A database of the bench's own holding the bench catalog: the service's environment for it, and how to drop it. */
 export interface MysqlBenchDatabase {
@@ -52,7 +55,7 @@ export async function openMysqlBenchDatabase(context: BenchContext, purpose: str
  * The service on MySQL with the response cache on and off, and with the production settings (none
  * without Redis); none without MariaDB.
  */
-export async function mysqlTargets(context: BenchContext): Promise<Target[]> {
+export async function mysqlTargets(context: BenchContext, baselineDirs: readonly string[] = []): Promise<Target[]> {
   const database = await openMysqlBenchDatabase(context, 'rows');
   if (database === null) return [];
   const { env } = database;
@@ -60,6 +63,9 @@ export async function mysqlTargets(context: BenchContext): Promise<Target[]> {
   return [
     { name: CACHE_ON_ROW, script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '30000' } },
     { name: 'service, MySQL, response cache off', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '0' }, cleanup: () => database.drop() },
-    ...(redis === null ? [] : [{ name: PRODUCTION_ROW, script: context.serviceScript, env: { ...env, ...redis.env }, cleanup: () => redis.cleanup() }]),
+    ...(redis === null ? [] : [
+      ...baselineDirs.map((dir) => ({ name: productionBaselineRow(dir), script: resolve(dir, 'src/main.ts'), env: { ...env, ...redis.env } })),
+      { name: PRODUCTION_ROW, script: context.serviceScript, env: { ...env, ...redis.env }, cleanup: () => redis.cleanup() },
+    ]),
   ];
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { AnswerRing, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 const sizeOf = (bodyBytes: number): number => (bodyBytes < 0 ? 256 : bodyBytes + 1_000);
 
@@ -14,16 +15,6 @@ function bodyOf(key: string, version: number, length: number): Buffer {
 const answerOf = (key: string, version: number, length: number): { body: Buffer; etag: string } =>
   ({ body: bodyOf(key, version, length), etag: `"${key}-${version}"` });
 
-/** A deterministic pseudo-random sequence (mulberry32), so a failure can be run again. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function expectAnswer(found: RingEntry | undefined, expected: { body: Buffer; etag: string }): void {
   expect(found).to.not.equal(undefined);
@@ -123,7 +114,7 @@ describe('answer ring (the response cache\'s store)', function () {
 
   it('under any mix of sets, misses and reads, answers each key with its latest answer or nothing, in order, within its bounds', function () {
     for (const [seed, maxBytes, maxEntries] of [[1, 40_000, 30], [2, 300_000, 1_000], [3, 1024 * 1024, 400], [4, 12_000, 1_000]] as const) {
-      const next = random(seed);
+      const next = seededRandom(seed);
       const ring = new AnswerRing({ maxBytes, maxEntries, ttlMs: 0, sizeOf });
       // What each key holds, if anything, and when it was stored, as this test tracks it.
       const latest = new Map<string, { version: number; length: number; stored: number } | null>();

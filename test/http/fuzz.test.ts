@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { rawRequest } from '../support/raw-http.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
 
 /*
@@ -43,17 +44,6 @@ const SKUS_BY_PARTNER: Readonly<Record<string, Readonly<Record<string, string>>>
 const ALL_SKUS = ['TENT-2P', 'abc-1', 'ABC-1', 'OLD.STOVE_1', 'SHARED-1', 'GLOBEX-ONLY'];
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   constructor(readonly next: () => number) {}
@@ -471,7 +461,7 @@ describe(`fuzzing the HTTP surface (FUZZ_SEED=${SEED})`, function () {
 
   it('answers 3000 random requests below 500 with documented JSON, and stays up', async function () {
     server = await startTestServer(await memoryInfrastructure({ limit: 1_000_000 }));
-    const statuses = await fuzzOverHttp(server, new Gen(prng(SEED)), 3_000, { highLimit: true, plausible: 0.2 });
+    const statuses = await fuzzOverHttp(server, new Gen(seededRandom(SEED)), 3_000, { highLimit: true, plausible: 0.2 });
     // The run reached every kind of answer, so the checks above were exercised on each.
     for (const status of [200, 304, 400, 401, 404, 405]) expect(statuses.get(status), `some ${status} among ${summary(statuses)}`).to.be.above(0);
     await stillHealthy(server);
@@ -479,7 +469,7 @@ describe(`fuzzing the HTTP surface (FUZZ_SEED=${SEED})`, function () {
 
   it('answers 400 random raw-socket requests (malformed lines, headers, framing) with bad_request or a documented answer, and stays up', async function () {
     server = await startTestServer(await memoryInfrastructure({ limit: 1_000_000 }));
-    const statuses = await fuzzRaw(server, new Gen(prng(SEED + 1)), 400);
+    const statuses = await fuzzRaw(server, new Gen(seededRandom(SEED + 1)), 400);
     expect(statuses.get(400), `some 400 among ${summary(statuses)}`).to.be.above(0);
     expect(statuses.get(200), `some 200 among ${summary(statuses)}`).to.be.above(0);
     await stillHealthy(server);
@@ -487,7 +477,7 @@ describe(`fuzzing the HTTP surface (FUZZ_SEED=${SEED})`, function () {
 
   it('with the default limit of 100, keeps to the contract once keys run out (429 with Retry-After)', async function () {
     server = await startTestServer(await memoryInfrastructure());
-    const statuses = await fuzzOverHttp(server, new Gen(prng(SEED + 2)), 800, { highLimit: false, plausible: 0.6 });
+    const statuses = await fuzzOverHttp(server, new Gen(seededRandom(SEED + 2)), 800, { highLimit: false, plausible: 0.6 });
     expect(statuses.get(429), `some 429 among ${summary(statuses)}`).to.be.above(0);
     await stillHealthy(server);
   });

@@ -83,7 +83,6 @@ export class AnswerRing {
   private offset = new Int32Array(0);
   private etagBytes = new Int32Array(0);
   private bodyBytes = new Int32Array(0);
-  private counted = new Float64Array(0);
   private storedAt = new Float64Array(0);
   private readonly freeNumbers: number[] = [];
   private nextNumber = 0;
@@ -165,7 +164,6 @@ export class AnswerRing {
     this.offset[number] = at;
     this.etagBytes[number] = etag.length;
     this.bodyBytes[number] = bodyBytes;
-    this.counted[number] = size;
     this.storedAt[number] = this.now();
     this.heldBytes += size;
     this.liveRecordBytes += recordBytes;
@@ -200,8 +198,7 @@ export class AnswerRing {
   private evictOldest(): boolean {
     for (;;) {
       if (this.tailOffset < this.filled[this.tail]!) {
-        const at = this.tailOffset;
-        const number = this.recordAt(this.tail, at);
+        const number = this.passRecord();
         if (number !== NOWHERE) {
           this.remove(number);
           return true;
@@ -222,7 +219,7 @@ export class AnswerRing {
   /** Removes every entry whose record is in the oldest page, and makes the next page the oldest. */
   private emptyTailPage(): void {
     while (this.tailOffset < this.filled[this.tail]!) {
-      const number = this.recordAt(this.tail, this.tailOffset);
+      const number = this.passRecord();
       if (number !== NOWHERE) this.remove(number);
     }
     this.filled[this.tail] = 0;
@@ -231,11 +228,12 @@ export class AnswerRing {
   }
 
   /** Reads the record at the tail, moving the tail past it: its entry's number, or NOWHERE when that entry has gone since. */
-  private recordAt(pageNumber: number, at: number): number {
-    const page = this.pages[pageNumber]!;
+  private passRecord(): number {
+    const { tail, tailOffset: at } = this;
+    const page = this.pages[tail]!;
     const number = page.readUInt32LE(at);
     this.tailOffset = at + page.readUInt32LE(at + 4);
-    return this.page[number] === pageNumber && this.offset[number] === at ? number : NOWHERE;
+    return this.page[number] === tail && this.offset[number] === at ? number : NOWHERE;
   }
 
   private remove(number: number): void {
@@ -245,7 +243,7 @@ export class AnswerRing {
     this.large[number] = undefined;
     this.page[number] = NOWHERE;
     this.offset[number] = NOWHERE;
-    this.heldBytes -= this.counted[number]!;
+    this.heldBytes -= this.sizeOf(this.bodyBytes[number]!);
     this.freeNumbers.push(number);
   }
 
@@ -265,7 +263,6 @@ export class AnswerRing {
       this.offset = grown(this.offset, new Int32Array(length));
       this.etagBytes = grown(this.etagBytes, new Int32Array(length));
       this.bodyBytes = grown(this.bodyBytes, new Int32Array(length));
-      this.counted = grown(this.counted, new Float64Array(length));
       this.storedAt = grown(this.storedAt, new Float64Array(length));
     }
     return number;
