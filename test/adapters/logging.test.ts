@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFailureLog } from '../../src/adapters/http/failure-log.js';
-import { createLogger } from '../../src/adapters/logging/logger.js';
+import { createLogger, LineBatches, LOG_BATCH_BYTES } from '../../src/adapters/logging/logger.js';
 import { DatabaseError } from '../../src/adapters/mysql/database-error.js';
 
 const HASH = '4f38'.repeat(16);
@@ -70,6 +70,43 @@ function loggingChild(body: string): { lines: string[]; exited: Promise<number |
   });
   return { lines, child, exited: new Promise((resolve) => child.on('close', resolve)) };
 }
+
+describe('the log batches', function () {
+  /** Batches as the destination receives them; `flushSync` hands over what is gathered first. */
+  function batches(): { lines: LineBatches; received: Buffer[]; flushed: () => number } {
+    const received: Buffer[] = [];
+    let flushes = 0;
+    const lines = new LineBatches({ write: (batch) => received.push(Buffer.from(batch)), flushSync: () => void (flushes += 1) });
+    return { lines, received, flushed: () => flushes };
+  }
+
+  it('hands over nothing until a batch is full, then every byte in order, a line too long for a batch on its own', function () {
+    const { lines, received } = batches();
+    const written: string[] = [];
+    const write = (line: string): void => {
+      written.push(line);
+      lines.write(line);
+    };
+    write(`${'é'.repeat(100)}\n`);
+    expect(received).to.have.length(0);
+    for (let i = 0; received.length === 0; i += 1) write(`{"i":${i},"text":"${'€'.repeat(i % 70)}"}\n`);
+    expect(received[0]!.length).to.be.at.least(LOG_BATCH_BYTES);
+    write(`${'ü'.repeat(LOG_BATCH_BYTES)}\n`); // twice the batch's bytes: the gathered lines go first, then it alone
+    expect(received.at(-1)!.toString('utf8')).to.equal(written.at(-1));
+    write('after\n');
+    lines.handOver();
+    expect(Buffer.concat(received).toString('utf8')).to.equal(written.join(''));
+  });
+
+  it('writes the gathered lines first when the destination is flushed at exit', function () {
+    const { lines, received, flushed } = batches();
+    lines.write('one\n');
+    lines.write('two\n');
+    lines.flushSync();
+    expect(Buffer.concat(received).toString('utf8')).to.equal('one\ntwo\n');
+    expect(flushed()).to.equal(1);
+  });
+});
 
 describe('the logger on stdout', function () {
   this.timeout(20_000);
