@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { SINGLE_THREADED_GC } from '../src/adapters/config/one-core.js';
 
 export const cores = Number(spawnSync('nproc').stdout.toString().trim()) || 1;
 /** The server runs on core 0 and the load on core 1, when there are two cores and taskset. */
@@ -31,12 +32,15 @@ export async function waitUntilUp(url: string): Promise<void> {
 
 /**
  * Starts a server script under tsx on core 0. With `taskset`, the child is taskset itself until it
- * execs node: same pid, so the pid is the server's. The service's metrics are on, as in production,
- * on a free port of their own unless `env` says otherwise (METRICS_PORT=0 turns them off); the
- * partner portal, which no bench drives, is off, so its fixed default port is never contended.
+ * execs node: same pid, so the pid is the server's; and node runs with `--single-threaded-gc`, as
+ * docs/operations.md tells a deployment on one core to (the collector's helper threads would take
+ * turns with the event loop on it), every server alike: the references, the limits and the service.
+ * The service's metrics are on, as in production, on a free port of their own unless `env` says
+ * otherwise (METRICS_PORT=0 turns them off); the partner portal, which no bench drives, is off, so
+ * its fixed default port is never contended.
  */
 export async function startServer(script: string, env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ChildProcess> {
-  const node = [process.execPath, ...nodeArgs, '--import', 'tsx', script];
+  const node = [process.execPath, ...(pinned ? [SINGLE_THREADED_GC] : []), ...nodeArgs, '--import', 'tsx', script];
   const [command, ...args] = pinned ? ['taskset', '-c', '0', ...node] : node;
   const metricsPort = env.METRICS_PORT ?? String(await freePort());
   return spawn(command!, args, { env: { ...process.env, METRICS_PORT: metricsPort, PORTAL_PORT: '0', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });

@@ -1,4 +1,5 @@
 import { loadDotEnv, readConfig } from './adapters/config/config.js';
+import { warnOfCollectorThreadsOnOneCore } from './adapters/config/one-core.js';
 import { warnOfWeakeningSettings } from './adapters/config/weakening-settings.js';
 import { createLogger } from './adapters/logging/logger.js';
 import { checkDatabaseAtStart } from './adapters/mysql/database-at-start.js';
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   const config = readConfig(process.env);
   const logger = createLogger(config.logLevel);
   warnOfWeakeningSettings(config, logger);
+  warnOfCollectorThreadsOnOneCore(logger);
   if (config.storage === 'mysql' && config.databaseUrl !== null) await checkDatabaseAtStart(config.databaseUrl, logger);
   const deployment = await openDeployment(config, logger);
   const { reloadCatalog } = deployment;
