@@ -8,7 +8,7 @@ export const SINGLE_THREADED_GC = '--single-threaded-gc';
  * Whether this process, allowed `cores` CPUs, runs V8's collector on helper threads that can only
  * take the one core from the event loop. On one core (a container with one CPU, or a process pinned
  * by `taskset`), the collector's helper threads take turns with the event loop: a marking step that
- * waits for them held requests up to 24 ms, and a cold lookup's p99 was twice what it was with
+ * waits for them held requests up to 24 ms, and a cold lookup's p99 was 1.7 times what it was with
  * `--single-threaded-gc` (docs/operations.md). With more cores they work beside the loop instead.
  * V8 takes the flag only on node's command line: it cannot be set once the process runs, nor in NODE_OPTIONS.
  */
