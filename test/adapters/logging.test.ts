@@ -1,24 +1,12 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFailureLog } from '../../src/adapters/http/failure-log.js';
-import { createLogger, LineBatches, LOG_BATCH_BYTES } from '../../src/adapters/logging/logger.js';
+import { LineBatches, LOG_BATCH_BYTES, type BatchDestination } from '../../src/adapters/logging/logger.js';
 import { DatabaseError } from '../../src/adapters/mysql/database-error.js';
+import { capturedLogger } from '../support/captured-logger.js';
 
 const HASH = '4f38'.repeat(16);
-
-/** A logger whose lines land in an array, parsed. */
-function capture(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger('info', sink), lines };
-}
 
 /** An error shaped like mysql2's, with the statement and the server's message quoting a value. */
 function driverError(): Error {
@@ -36,7 +24,7 @@ function driverError(): Error {
 
 describe('the logger', function () {
   it('writes no statement, value or server message of a driver error, itself or as a cause', function () {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLogger();
     logger.error({ err: driverError() }, 'direct');
     logger.error({ err: new Error('lookup failed', { cause: driverError() }) }, 'as a cause');
     logger.error({ err: Object.assign(new Error('wrapped'), { original: driverError(), values: [HASH] }) }, 'nested');
@@ -49,7 +37,7 @@ describe('the logger', function () {
   });
 
   it('keeps an ordinary error whole', function () {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLogger();
     logger.error({ err: new Error('product 7 has no stored lookup answer') }, 'plain');
     const err = lines[0]!.err as Record<string, unknown>;
     expect(err.message).to.equal('product 7 has no stored lookup answer');
@@ -73,11 +61,11 @@ function loggingChild(body: string): { lines: string[]; exited: Promise<number |
 
 describe('the log batches', function () {
   /** Batches as the destination receives them; `flushSync` hands over what is gathered first. */
-  function batches(): { lines: LineBatches; received: Buffer[]; flushed: () => number } {
+  function batches(): { lines: LineBatches; received: Buffer[]; destination: BatchDestination; flushed: () => number } {
     const received: Buffer[] = [];
     let flushes = 0;
-    const lines = new LineBatches({ write: (batch) => received.push(Buffer.from(batch)), flushSync: () => void (flushes += 1) });
-    return { lines, received, flushed: () => flushes };
+    const destination: BatchDestination = { write: (batch) => received.push(Buffer.from(batch)), flushSync: () => void (flushes += 1) };
+    return { lines: new LineBatches(destination), received, destination, flushed: () => flushes };
   }
 
   it('hands over nothing until a batch is full, then every byte in order, a line too long for a batch on its own', function () {
@@ -99,10 +87,10 @@ describe('the log batches', function () {
   });
 
   it('writes the gathered lines first when the destination is flushed at exit', function () {
-    const { lines, received, flushed } = batches();
+    const { lines, received, destination, flushed } = batches();
     lines.write('one\n');
     lines.write('two\n');
-    lines.flushSync();
+    destination.flushSync(); // as pino's destination is flushed at exit
     expect(Buffer.concat(received).toString('utf8')).to.equal('one\ntwo\n');
     expect(flushed()).to.equal(1);
   });
@@ -129,7 +117,7 @@ describe('the logger on stdout', function () {
 
 describe('the unexpected-error log', function () {
   it('logs the first failure of a kind in full, then one summary with a count per window, and forgets a quiet kind', async function () {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLogger();
     const failures = createFailureLog(logger, 200);
     const timeout = new DatabaseError('no answer in time');
     for (let i = 0; i < 50; i += 1) failures.unexpected(timeout, `req-${i}`);
@@ -151,7 +139,7 @@ describe('the unexpected-error log', function () {
   });
 
   it('never names a kind after a raw driver error message', function () {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLogger();
     createFailureLog(logger, 200).unexpected(driverError(), 'req-1');
     expect(lines[0]!.kind).to.equal('Error ER_DUP_ENTRY');
     expect(JSON.stringify(lines)).to.not.include(HASH);

@@ -2,21 +2,9 @@ import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { collectorTakesTheCore, SINGLE_THREADED_GC, warnOfCollectorThreadsOnOneCore } from '../../src/adapters/config/one-core.js';
-import { createLogger } from '../../src/adapters/logging/logger.js';
+import { capturedLogger } from '../support/captured-logger.js';
 import { ensureBuilt, ROOT } from '../support/script-command.js';
-
-function captured(): { logger: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger('info', sink), lines };
-}
 
 describe('the collector on one core', function () {
   it('is said when the process has one CPU and node was started without --single-threaded-gc, and only then', function () {
@@ -26,9 +14,9 @@ describe('the collector on one core', function () {
     expect(collectorTakesTheCore(1, ['--single_threaded_gc'])).to.equal(false);
     expect(collectorTakesTheCore(2, [])).to.equal(false);
 
-    const one = captured();
+    const one = capturedLogger();
     warnOfCollectorThreadsOnOneCore(one.logger, 1, []);
-    const two = captured();
+    const two = capturedLogger();
     warnOfCollectorThreadsOnOneCore(two.logger, 2, []);
     expect(two.lines).to.deep.equal([]);
     expect(one.lines).to.have.length(1);

@@ -100,10 +100,6 @@ export class LineBatches implements DestinationStream {
     this.used = 0;
     this.out.write(full);
   };
-
-  flushSync(): void {
-    this.out.flushSync();
-  }
 }
 
 /**
