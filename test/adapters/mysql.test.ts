@@ -12,6 +12,10 @@ import { apiKeyStoreContract } from '../contracts/api-key-store.contract.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
+import type { ProductId } from '../../src/domain/product-id.js';
+import type { Sku } from '../../src/domain/sku.js';
 
 /** Makes the database hold exactly this catalog: emptied, then imported. */
 async function holdOnly(db: Kysely<Database>, catalog: Catalog): Promise<void> {
@@ -22,6 +26,19 @@ async function holdOnly(db: Kysely<Database>, catalog: Catalog): Promise<void> {
 }
 
 const noop = (): Promise<void> => Promise.resolve();
+
+/** COM_STMT_EXECUTE: the command byte of a prepared statement's run, in MySQL's client protocol. */
+const STMT_EXECUTE = 0x17;
+
+/** Prepared statements run through the proxy so far: each connection's bytes read packet by packet. */
+function statementsRun(proxy: TcpProxy): number {
+  let runs = 0;
+  for (const chunks of proxy.sent()) {
+    const bytes = Buffer.concat(chunks);
+    for (let at = 0; at + 4 < bytes.length; at += 4 + bytes.readUIntLE(at, 3)) if (bytes[at + 4] === STMT_EXECUTE) runs += 1;
+  }
+  return runs;
+}
 
 describe('MySQL adapters', function () {
   const testDb = useTestDatabase();
@@ -79,6 +96,61 @@ describe('MySQL adapters', function () {
         ['<sku>'],
       );
       expect(derived).to.throw(/each placeholder must appear once/);
+    });
+  });
+
+  describe('single lookups asked for in the same turn of the event loop', function () {
+    let proxy: TcpProxy | undefined;
+    let db: Kysely<Database> | undefined;
+
+    beforeEach(async function () {
+      await holdOnly(testDb.db, fixtureCatalog());
+      const target = new URL(testDb.url);
+      proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, { capture: true });
+      const url = new URL(testDb.url);
+      url.port = String(proxy.port);
+      db = createMysqlDatabase(url.toString());
+    });
+    afterEach(async function () {
+      await db?.destroy();
+      await proxy?.close();
+    });
+
+    const sku = (value: string): Sku => value as Sku;
+    const titleOf = async (found: Promise<{ result: { product: { title: string } } } | null>): Promise<string | null> => (await found)?.result.product.title ?? null;
+
+    it('are read with one statement for each partner, each answered with its own product', async function () {
+      const catalog = new MysqlProductCatalog(db!);
+      const tentId = (await catalog.findBySku('acme', sku('TENT-2P')))!.result.product.id as ProductId;
+      const before = statementsRun(proxy!);
+      const titles = await Promise.all([
+        titleOf(catalog.findBySku('acme', sku('TENT-2P'))),
+        titleOf(catalog.findBySku('acme', sku('abc-1'))),
+        titleOf(catalog.findBySku('acme', sku('ABC-1'))),
+        titleOf(catalog.findBySku('acme', sku('SHARED-1'))),
+        titleOf(catalog.findBySku('acme', sku('NO-SUCH-SKU'))),
+        titleOf(catalog.findBySku('acme', sku('GLOBEX-ONLY'))),
+        titleOf(catalog.findBySku('acme', sku('TENT-2P'))),
+        titleOf(catalog.findBySku('globex', sku('SHARED-1'))),
+        titleOf(catalog.findBySku('globex', sku('TENT-2P'))),
+        titleOf(catalog.findById('acme', tentId)),
+        titleOf(catalog.findById('globex', tentId)),
+      ]);
+      const tent = await titleOf(catalog.findBySku('acme', sku('TENT-2P')));
+      const abc = await titleOf(catalog.findBySku('acme', sku('abc-1')));
+      expect(titles).to.deep.equal([tent, abc, 'Upper-case ABC', 'Acme shared', null, null, tent, 'Globex shared', null, tent, null]);
+      // By SKU: one for acme's six distinct SKUs, one for globex's two; by ID: one for each partner.
+      expect(statementsRun(proxy!) - before - 2, 'statements for the gathered lookups').to.equal(4);
+    });
+
+    it('fail alone when their own product cannot be answered', async function () {
+      const catalog = new MysqlProductCatalog(db!);
+      const tentId = (await catalog.findBySku('acme', sku('TENT-2P')))!.result.product.id;
+      await testDb.db.deleteFrom('product_lookups').where('product_id', '=', tentId).execute();
+      const [tent, shared] = await Promise.allSettled([catalog.findBySku('acme', sku('TENT-2P')), titleOf(catalog.findBySku('acme', sku('SHARED-1')))]);
+      expect(tent.status).to.equal('rejected');
+      expect(String((tent as PromiseRejectedResult).reason)).to.match(/no stored lookup answer/);
+      expect(shared).to.deep.equal({ status: 'fulfilled', value: 'Acme shared' });
     });
   });
 });

@@ -9,22 +9,36 @@ import type { Database } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 
 type AnswerRow = { id: number; etag: string | null; lookup: Uint8Array | null };
+type SkuRow = AnswerRow & { sku: string };
+type Read<V, R> = (partnerId: string, ...values: V[]) => Promise<R[]>;
 
-/** Distinct placeholders for a statement's list of values: each must appear once among its parameters. */
-const listOf = <T>(placeholder: (i: number) => T): T[] => Array.from({ length: MAX_BATCH_VALUES }, (_, i) => placeholder(i));
+/**
+ * How many values the statements of many lookups take: a list is sent in the smallest that holds it,
+ * filled up with its own last value, so that a few values cost a few placeholders, not a hundred.
+ */
+const LIST_SIZES = [2, 4, 8, 16, 32, 64, MAX_BATCH_VALUES] as const;
+
+/** The statements of many lookups, one for each of LIST_SIZES, built with distinct placeholders. */
+function listStatements<V, R>(placeholder: (i: number) => V, prepare: (placeholders: V[]) => Read<V, R>): Map<number, Read<V, R>> {
+  return new Map(LIST_SIZES.map((size) => [size, prepare(Array.from({ length: size }, (_, i) => placeholder(i)))]));
+}
 
 /**
  * A product lookup is one statement: the product by a unique index, joined by primary key to the
  * answer the import stored for it, so no lookup aggregates videos and PDP entries, and its cost
  * does not grow with the catalog. The answer is read as the bytes the import wrote, beside the
  * ETag it wrote with them, and sent as they are: a miss parses and writes no JSON, and hashes nothing.
- * Many lookups are one statement for each MAX_BATCH_VALUES of them, by the same index.
+ *
+ * Many lookups are one statement for each MAX_BATCH_VALUES of them, by the same index. Single
+ * lookups asked for in the same turn of the event loop are read that way too, one statement for
+ * each partner's (LookupGathering): under load, many requests share a round trip to the database
+ * and a connection, where each used to take one of its own and wait for it in the pool's queue.
  */
 export class MysqlProductCatalog implements ProductCatalog {
-  private readonly bySku;
-  private readonly byId;
   private readonly bySkus;
   private readonly byIds;
+  private readonly skuLookups;
+  private readonly idLookups;
 
   constructor(db: Kysely<Database>) {
     const answers = () => db
@@ -32,63 +46,139 @@ export class MysqlProductCatalog implements ProductCatalog {
       .leftJoin('product_lookups', 'product_lookups.product_id', 'products.id')
       // As bytes: the driver would otherwise decode the text and parse it (MariaDB marks the column JSON).
       .select(['products.id', 'product_lookups.etag', sql<Uint8Array | null>`cast(product_lookups.lookup as binary)`.as('lookup')]);
-    this.bySku = prepareQuery(
+    const bySku = prepareQuery(
       db,
-      (partnerId: string, sku: string) => answers().where('products.partner_id', '=', partnerId).where('products.sku', '=', sku),
+      (partnerId: string, sku: string) => answers().select('products.sku').where('products.partner_id', '=', partnerId).where('products.sku', '=', sku),
       ['<partner>', '<sku>'],
       { onServer: true },
     );
-    this.byId = prepareQuery(
+    const byId = prepareQuery(
       db,
       (partnerId: string, id: number) => answers().where('products.id', '=', id).where('products.partner_id', '=', partnerId),
       ['<partner>', -1],
       { onServer: true },
     );
-    // One statement text, prepared once, for any number of values up to the bound: a shorter list repeats its last value.
-    this.bySkus = prepareQuery(
+    // Statement texts prepared once each; a list shorter than its statement repeats its last value.
+    this.bySkus = listStatements((i) => `<sku ${i}>`, (placeholders: string[]) => prepareQuery(
       db,
       (partnerId: string, ...skus: string[]) => answers().select('products.sku').where('products.partner_id', '=', partnerId).where('products.sku', 'in', skus),
-      ['<partner>', ...listOf((i) => `<sku ${i}>`)],
+      ['<partner>', ...placeholders],
       { onServer: true },
-    );
-    this.byIds = prepareQuery(
+    ));
+    this.byIds = listStatements((i) => -1 - i, (placeholders: number[]) => prepareQuery(
       db,
       (partnerId: string, ...ids: number[]) => answers().where('products.id', 'in', ids).where('products.partner_id', '=', partnerId),
-      ['<partner>', ...listOf((i) => -1 - i)],
+      ['<partner>', ...placeholders],
       { onServer: true },
-    );
+    ));
+    this.skuLookups = new LookupGathering<string, SkuRow>((partnerId, skus) => readList(bySku, this.bySkus, partnerId, skus), (row) => row.sku);
+    this.idLookups = new LookupGathering<number, AnswerRow>((partnerId, ids) => readList(byId, this.byIds, partnerId, ids), (row) => row.id);
   }
 
-  async findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
-    return answerOf(await this.bySku(partnerId, sku));
+  findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
+    return this.skuLookups.find(partnerId, sku);
   }
 
-  async findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
-    return answerOf(await this.byId(partnerId, id));
+  findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
+    return this.idLookups.find(partnerId, id);
   }
 
   async findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
     const rows = new Map<string, AnswerRow>();
-    for (const chunk of chunks(skus)) for (const row of await this.bySkus(partnerId, ...chunk)) rows.set(row.sku, row);
-    return skus.map((sku) => answerOf([rows.get(sku)]));
+    for (const chunk of chunks(skus)) for (const row of await readList(undefined, this.bySkus, partnerId, chunk)) rows.set(row.sku, row);
+    return skus.map((sku) => answerOf(rows.get(sku)));
   }
 
   async findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
     const rows = new Map<number, AnswerRow>();
-    for (const chunk of chunks(ids)) for (const row of await this.byIds(partnerId, ...chunk)) rows.set(row.id, row);
-    return ids.map((id) => answerOf([rows.get(id)]));
+    for (const chunk of chunks(ids)) for (const row of await readList(undefined, this.byIds, partnerId, chunk)) rows.set(row.id, row);
+    return ids.map((id) => answerOf(rows.get(id)));
   }
 }
 
-/** The values in lists of exactly MAX_BATCH_VALUES, the last one filled up with its own last value. */
+/** The rows of up to MAX_BATCH_VALUES values: by the single statement for one value (when given one), else by the smallest list statement that holds them. */
+function readList<V, R>(single: Read<V, R> | undefined, lists: Map<number, Read<V, R>>, partnerId: string, values: readonly V[]): Promise<R[]> {
+  if (values.length === 1 && single !== undefined) return single(partnerId, values[0]!);
+  const size = LIST_SIZES.find((candidate) => candidate >= values.length)!;
+  const padded = values.length === size ? values : [...values, ...Array<V>(size - values.length).fill(values.at(-1)!)];
+  return lists.get(size)!(partnerId, ...padded);
+}
+
+/** The values in lists of at most MAX_BATCH_VALUES. */
 function* chunks<T>(values: readonly T[]): Generator<T[]> {
-  for (let start = 0; start < values.length; start += MAX_BATCH_VALUES) {
-    const chunk = values.slice(start, start + MAX_BATCH_VALUES);
-    yield [...chunk, ...Array<T>(MAX_BATCH_VALUES - chunk.length).fill(chunk.at(-1)!)];
+  for (let start = 0; start < values.length; start += MAX_BATCH_VALUES) yield values.slice(start, start + MAX_BATCH_VALUES);
+}
+
+interface Waiter {
+  readonly resolve: (answer: LookupAnswer | null) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Single lookups gathered until the end of the event loop's turn (setImmediate), then read with one
+ * statement for each partner and MAX_BATCH_VALUES values. Every request the turn read from its
+ * socket has asked by then, and the turn's own work comes first anyway, so a lone lookup waits no
+ * longer than before, and the many of a busy turn share one round trip and one connection. Callers
+ * of the same value share its answer. A failed statement fails the lookups it read, and no others;
+ * a row that cannot be answered fails its own lookups alone.
+ */
+class LookupGathering<V, R extends AnswerRow> {
+  private gathered = new Map<string, Map<V, Waiter[]>>();
+  private scheduled = false;
+
+  constructor(
+    private readonly read: (partnerId: string, values: readonly V[]) => Promise<R[]>,
+    private readonly valueOf: (row: R) => V,
+  ) {}
+
+  find(partnerId: string, value: V): Promise<LookupAnswer | null> {
+    return new Promise((resolve, reject) => {
+      let values = this.gathered.get(partnerId);
+      if (values === undefined) {
+        values = new Map();
+        this.gathered.set(partnerId, values);
+      }
+      const waiters = values.get(value);
+      if (waiters === undefined) values.set(value, [{ resolve, reject }]);
+      else waiters.push({ resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.readGathered());
+      }
+    });
+  }
+
+  private readGathered(): void {
+    this.scheduled = false;
+    const gathered = this.gathered;
+    this.gathered = new Map();
+    for (const [partnerId, waiting] of gathered) {
+      const values = [...waiting.keys()];
+      for (const chunk of chunks(values)) this.answer(partnerId, chunk, waiting);
+    }
+  }
+
+  private answer(partnerId: string, values: readonly V[], waiting: Map<V, Waiter[]>): void {
+    this.read(partnerId, values).then((rows) => {
+      const found = new Map<V, R>();
+      for (const row of rows) found.set(this.valueOf(row), row);
+      for (const value of values) {
+        let answer: LookupAnswer | null;
+        try {
+          answer = answerOf(found.get(value));
+        } catch (error) {
+          for (const waiter of waiting.get(value)!) waiter.reject(error);
+          continue;
+        }
+        for (const waiter of waiting.get(value)!) waiter.resolve(answer);
+      }
+    }, (error: unknown) => {
+      for (const value of values) for (const waiter of waiting.get(value)!) waiter.reject(error);
+    });
   }
 }
 
-function answerOf([row]: readonly (AnswerRow | undefined)[]): LookupAnswer | null {
+function answerOf(row: AnswerRow | undefined): LookupAnswer | null {
   if (row === undefined) return null;
   // Every import and the migration that added the table write one per product: none means the schema is behind.
   if (row.lookup === null) throw new Error(`product ${row.id} has no stored lookup answer; run the migrate command`);
