@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AnswerRing, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
+import { AnswerRing, MAX_KEY_LENGTH, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 const sizeOf = (bodyBytes: number): number => (bodyBytes < 0 ? 256 : bodyBytes + 1_000);
@@ -163,5 +163,44 @@ describe('answer ring (the response cache\'s store)', function () {
       }
       expect(ring.pageBytesInUse, 'its pages take no more than its bound, rounded up to a page').to.be.at.most(Math.max(maxBytes + 16 * 1024, 8 * 1024));
     }
+  });
+
+  it('finds each key it holds among thousands, as its key table grows and entries leave', function () {
+    const next = seededRandom(7);
+    const ring = new AnswerRing({ maxBytes: 64 * 1024 * 1024, maxEntries: 3_000, ttlMs: 0, sizeOf });
+    // The keys held, oldest first, with the version each holds: at most 3,000 of them, the oldest leaving first.
+    const model = new Map<string, number>();
+    for (let step = 0; step < 40_000; step += 1) {
+      // Keys that differ only in their last characters, or are one another's prefixes, in a table of thousands.
+      const n = Math.floor(next() * 8_000);
+      const key = `p\u0000${n}`;
+      if (next() < 0.6) {
+        ring.set(key, answerOf(`p${n}`, step, 20));
+        model.delete(key);
+        model.set(key, step);
+        if (model.size > 3_000) model.delete(model.keys().next().value!);
+      } else {
+        const version = model.get(key);
+        if (version === undefined) expect(ring.get(key), key).to.equal(undefined);
+        else expectAnswer(ring.get(key), answerOf(key.replace('\u0000', ''), version, 20));
+      }
+    }
+    expect(ring.entries).to.equal(model.size);
+    for (const [key, version] of model) expectAnswer(ring.get(key), answerOf(key.replace('\u0000', ''), version, 20));
+  });
+
+  it('holds no entry under a key it cannot keep as one byte a character, or longer than it keeps, and forgets what that key held', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    const long = 'k'.repeat(MAX_KEY_LENGTH);
+    ring.set(long, answerOf('long', 1, 10));
+    ring.set('café', answerOf('cafe', 1, 10));
+    ring.set('кофе', answerOf('coffee', 1, 10));
+    ring.set(`${long}k`, answerOf('longer', 1, 10));
+    expectAnswer(ring.get(long), answerOf('long', 1, 10));
+    expectAnswer(ring.get('café'), answerOf('cafe', 1, 10));
+    expect(ring.get('cafe')).to.equal(undefined);
+    expect(ring.get('кофе')).to.equal(undefined);
+    expect(ring.get(`${long}k`)).to.equal(undefined);
+    expect(ring.entries).to.equal(2);
   });
 });

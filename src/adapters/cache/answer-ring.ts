@@ -19,8 +19,14 @@ export interface AnswerRingOptions {
   readonly now?: () => number;
 }
 
-/** A record's header in its page: the entry's number and the record's length, 4 bytes each. */
+/** A record's header in its page: the entry's number and the record's length, 4 bytes each. After it, the key, the ETag, then the body. */
 const HEADER_BYTES = 8;
+/** The longest key the ring holds, in characters (one byte each): a key longer, or with a character past U+00FF, is not held. */
+export const MAX_KEY_LENGTH = 512;
+/** The fewest slots of the key table; it doubles whenever its entries would fill half of it. */
+const SMALLEST_TABLE = 1024;
+/** A slot of the key table that holds no entry. */
+const EMPTY = 0;
 const LARGEST_PAGE = 1024 * 1024;
 const SMALLEST_PAGE = 4 * 1024;
 /** A body larger than this share of a page is kept in a buffer of its own, its record holding the rest. */
@@ -36,12 +42,13 @@ const NOWHERE = -1;
 const MISS = -1;
 
 /**
- * The response cache's store: every entry's bytes (its ETag and body) live in a ring of large
+ * The response cache's store: every entry's bytes (its key, ETag and body) live in a ring of large
  * buffers, written one after the other, and everything else it knows of an entry in typed arrays,
- * so that holding hundreds of thousands of answers puts no object per answer on the collector's heap
- * but the key's string. A buffer per answer made the collector trace each one, and its memory, taken
+ * its key table included, so that holding hundreds of thousands of answers puts no object per answer
+ * on the collector's heap. A buffer per answer made the collector trace each one, and its memory, taken
  * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
- * or so (bench/cache-gc.ts). A page is allocated once, when the ring first needs it, and then written
+ * or so (bench/cache-gc.ts); a Map of the keys' strings was still two or three objects an answer for
+ * every full collection to walk, and made them more frequent as it grew. A page is allocated once, when the ring first needs it, and then written
  * over in turn; the ring takes no more pages than its entries' records fill (FULL_SHARE), up to the
  * byte bound's worth.
  *
@@ -76,11 +83,17 @@ export class AnswerRing {
   private tail = 0;
   private tailOffset = 0;
 
-  private readonly index = new Map<string, number>();
-  private keys: (string | undefined)[] = [];
+  /**
+   * The key table: open addressing with linear probing, each slot an entry's number plus one
+   * (EMPTY for none), found by the key's hash and then compared with the key in the entry's record.
+   */
+  private slots = new Int32Array(SMALLEST_TABLE);
+  private held = 0;
   private large: (Buffer | undefined)[] = [];
   private page = new Int32Array(0);
   private offset = new Int32Array(0);
+  private keyBytes = new Int32Array(0);
+  private hashes = new Int32Array(0);
   private etagBytes = new Int32Array(0);
   private bodyBytes = new Int32Array(0);
   private storedAt = new Float64Array(0);
@@ -101,7 +114,7 @@ export class AnswerRing {
 
   /** Entries held now, those past their TTL not yet gone included. */
   get entries(): number {
-    return this.index.size;
+    return this.held;
   }
 
   /** What the entries held now are counted for (`sizeOf`), as `maxBytes` bounds it. */
@@ -116,8 +129,8 @@ export class AnswerRing {
 
   /** What is held under the key, or undefined: never stored, gone, or past its TTL (and gone now). */
   get(key: string): RingEntry | undefined {
-    const number = this.index.get(key);
-    if (number === undefined) return undefined;
+    const number = this.find(key, hashOf(key));
+    if (number === NOWHERE) return undefined;
     if (this.ttlMs > 0 && this.now() - this.storedAt[number]! > this.ttlMs) {
       this.remove(number);
       return undefined;
@@ -125,7 +138,7 @@ export class AnswerRing {
     const body = this.bodyBytes[number]!;
     if (body === MISS) return NO_SUCH_ANSWER;
     const page = this.pages[this.page[number]!]!;
-    const etagStart = this.offset[number]! + HEADER_BYTES;
+    const etagStart = this.offset[number]! + HEADER_BYTES + this.keyBytes[number]!;
     const etagEnd = etagStart + this.etagBytes[number]!;
     const etag = page.toString('latin1', etagStart, etagEnd);
     const large = this.large[number];
@@ -137,29 +150,34 @@ export class AnswerRing {
 
   /**
    * Holds the answer (or a remembered miss, for null) under the key, in place of whatever was held
-   * there; an answer counted for more than `maxBytes`, or with an ETag that is not plain ASCII, is
-   * not held (and what was held under the key is gone).
+   * there; an answer counted for more than `maxBytes`, with an ETag that is not plain ASCII, or
+   * under a key longer than MAX_KEY_LENGTH or with a character past U+00FF, is not held (and what
+   * was held under the key is gone).
    */
   set(key: string, answer: { readonly body: Buffer; readonly etag: string } | null): void {
-    const held = this.index.get(key);
-    if (held !== undefined) this.remove(held);
+    const hash = hashOf(key);
+    const held = this.find(key, hash);
+    if (held !== NOWHERE) this.remove(held);
+    if (!isByteString(key)) return;
     const bodyBytes = answer === null ? MISS : answer.body.length;
     const size = this.sizeOf(bodyBytes);
     if (size > this.maxBytes) return;
     const etag = answer === null ? '' : answer.etag;
     if (!PLAIN_ETAG.test(etag)) return;
     const large = answer !== null && bodyBytes > this.pageBytes / LARGE_SHARE;
-    const recordBytes = HEADER_BYTES + etag.length + (answer === null || large ? 0 : bodyBytes);
-    while ((this.index.size >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOldest());
+    const recordBytes = HEADER_BYTES + key.length + etag.length + (answer === null || large ? 0 : bodyBytes);
+    while ((this.held >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOldest());
     const number = this.freeNumbers.pop() ?? this.newNumber();
     const at = this.append(recordBytes);
     const page = this.pages[this.head]!;
     page.writeUInt32LE(number, at);
     page.writeUInt32LE(recordBytes, at + 4);
-    page.write(etag, at + HEADER_BYTES, 'latin1');
-    if (answer !== null && !large) answer.body.copy(page, at + HEADER_BYTES + etag.length);
+    page.write(key, at + HEADER_BYTES, 'latin1');
+    page.write(etag, at + HEADER_BYTES + key.length, 'latin1');
+    if (answer !== null && !large) answer.body.copy(page, at + HEADER_BYTES + key.length + etag.length);
     this.large[number] = large ? answer.body : undefined;
-    this.keys[number] = key;
+    this.keyBytes[number] = key.length;
+    this.hashes[number] = hash;
     this.page[number] = this.head;
     this.offset[number] = at;
     this.etagBytes[number] = etag.length;
@@ -167,7 +185,66 @@ export class AnswerRing {
     this.storedAt[number] = this.now();
     this.heldBytes += size;
     this.liveRecordBytes += recordBytes;
-    this.index.set(key, number);
+    this.insert(number, hash);
+  }
+
+  /** The number of the entry held under the key, or NOWHERE. */
+  private find(key: string, hash: number): number {
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const held = this.slots[slot]!;
+      if (held === EMPTY) return NOWHERE;
+      const number = held - 1;
+      if (this.hashes[number] === hash && this.keyBytes[number] === key.length && this.keyIs(number, key)) return number;
+    }
+  }
+
+  /** Whether the key in the entry's record is this one. */
+  private keyIs(number: number, key: string): boolean {
+    const page = this.pages[this.page[number]!]!;
+    const start = this.offset[number]! + HEADER_BYTES;
+    for (let i = 0; i < key.length; i += 1) if (page[start + i] !== key.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /** Puts the entry in the key table, doubling the table first when it would be half full. */
+  private insert(number: number, hash: number): void {
+    this.held += 1;
+    if (2 * this.held > this.slots.length) this.growTable();
+    const mask = this.slots.length - 1;
+    let slot = hash & mask;
+    while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
+    this.slots[slot] = number + 1;
+  }
+
+  private growTable(): void {
+    const old = this.slots;
+    this.slots = new Int32Array(old.length * 2);
+    const mask = this.slots.length - 1;
+    for (const held of old) {
+      if (held === EMPTY) continue;
+      let slot = this.hashes[held - 1]! & mask;
+      while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
+      this.slots[slot] = held;
+    }
+  }
+
+  /** Takes the entry out of the key table, moving back the entries after it that its slot had pushed on (no tombstones). */
+  private unlist(number: number): void {
+    const { slots } = this;
+    const mask = slots.length - 1;
+    let gap = this.hashes[number]! & mask;
+    while (slots[gap] !== number + 1) gap = (gap + 1) & mask;
+    for (let slot = (gap + 1) & mask; slots[slot] !== EMPTY; slot = (slot + 1) & mask) {
+      const home = this.hashes[slots[slot]! - 1]! & mask;
+      // The entry may move into the gap unless its home lies after the gap, up to where it is now (cyclically).
+      const stays = gap <= slot ? gap < home && home <= slot : gap < home || home <= slot;
+      if (stays) continue;
+      slots[gap] = slots[slot]!;
+      gap = slot;
+    }
+    slots[gap] = EMPTY;
+    this.held -= 1;
   }
 
   /** Where a record of `bytes` bytes goes in the head page: on to the next page when it does not fit, emptied first if it is the oldest. */
@@ -238,8 +315,7 @@ export class AnswerRing {
 
   private remove(number: number): void {
     this.liveRecordBytes -= this.recordBytesOf(number);
-    this.index.delete(this.keys[number]!);
-    this.keys[number] = undefined;
+    this.unlist(number);
     this.large[number] = undefined;
     this.page[number] = NOWHERE;
     this.offset[number] = NOWHERE;
@@ -250,7 +326,7 @@ export class AnswerRing {
   /** What the entry's record takes in its page. */
   private recordBytesOf(number: number): number {
     const body = this.bodyBytes[number]!;
-    return HEADER_BYTES + this.etagBytes[number]! + (body === MISS || this.large[number] !== undefined ? 0 : body);
+    return HEADER_BYTES + this.keyBytes[number]! + this.etagBytes[number]! + (body === MISS || this.large[number] !== undefined ? 0 : body);
   }
 
   /** A number no entry has had yet, the tables grown to hold it. */
@@ -261,12 +337,28 @@ export class AnswerRing {
       const length = Math.max(1024, this.page.length * 2);
       this.page = grown(this.page, new Int32Array(length));
       this.offset = grown(this.offset, new Int32Array(length));
+      this.keyBytes = grown(this.keyBytes, new Int32Array(length));
+      this.hashes = grown(this.hashes, new Int32Array(length));
       this.etagBytes = grown(this.etagBytes, new Int32Array(length));
       this.bodyBytes = grown(this.bodyBytes, new Int32Array(length));
       this.storedAt = grown(this.storedAt, new Float64Array(length));
     }
     return number;
   }
+}
+
+/** A key the ring can hold and compare as one byte a character. */
+function isByteString(key: string): boolean {
+  if (key.length > MAX_KEY_LENGTH) return false;
+  for (let i = 0; i < key.length; i += 1) if (key.charCodeAt(i) > 0xff) return false;
+  return true;
+}
+
+/** FNV-1a over the key's character codes. */
+function hashOf(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return hash >>> 1;
 }
 
 /** An ETag the ring can hold as one byte a character: printable ASCII, as every ETag this service makes. */

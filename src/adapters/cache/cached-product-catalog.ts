@@ -29,15 +29,15 @@ type Held = LookupAnswer | typeof NO_SUCH_ANSWER;
 
 /*
  * What an answer is counted for, from `npm run bench:cache-bytes` (docs/decisions.md, configuration):
- * its body and ETag in the ring's pages, and what the ring keeps of it besides (its key's string and
- * its place in the map and the tables), with room to spare.
+ * its key, ETag and body in the ring's pages, and what the ring keeps of it besides (its numbers in
+ * the typed arrays and its slots in the key table), with room to spare.
  */
 /** Bytes an answer is counted for besides its body's. */
 export const ANSWER_OVERHEAD_BYTES = 1_000;
 /**
- * Bytes a remembered miss is counted for: 270 measured with a 15-character key, 441 with 160 (a
+ * Bytes a remembered miss is counted for: 127 measured with a 15-character key, 158 with 160 (a
  * partner id of 63 characters, the epoch, a catalog token of 36 and a SKU of 50 make at most 155),
- * its record and its share of the tables' room to grow included.
+ * its record and its share of the tables' room to grow included; 441 while keys were strings in a Map.
  */
 export const MISS_BYTES = 512;
 /** The most bytes held by default (CACHE_MAX_BYTES): docs/decisions.md, configuration. */
