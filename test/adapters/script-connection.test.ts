@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { parseReply, ScriptConnection, SlowReplyError } from '../../src/adapters/redis/script-connection.js';
 import { freePort, requireRedis, startRedisServer, TEST_REDIS_URL, type RedisServerProcess } from '../support/redis.js';
@@ -51,6 +52,47 @@ describe('the lean Redis script connection', function () {
       let refused: unknown;
       await connection.run(['k'], ['1', 'a']).catch((error: unknown) => { refused = error; });
       expect(refused).to.be.instanceOf(Error);
+    });
+  });
+
+  describe('writing its calls', function () {
+    before(async function () {
+      await requireRedis(this);
+    });
+
+    /** The EVALSHA writes the process makes on its sockets while `run` runs, and their calls. */
+    async function writesOf(run: () => Promise<unknown>): Promise<number[]> {
+      const writes: number[] = [];
+      const write = Socket.prototype.write;
+      Socket.prototype.write = function (this: Socket, chunk: unknown, ...rest: unknown[]) {
+        if (typeof chunk === 'string' && chunk.includes('EVALSHA')) writes.push(chunk.split('EVALSHA').length - 1);
+        return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+      } as typeof write;
+      try {
+        await run();
+      } finally {
+        Socket.prototype.write = write;
+      }
+      return writes;
+    }
+
+    it('sends at once what a callback asks of an idle Redis, and in one write what callbacks ask while calls are answered', async function () {
+      const connection = new ScriptConnection({ url: TEST_REDIS_URL, script: ECHO, timeoutMs: 2_000 });
+      try {
+        await connection.run(['pcat:test:lean:first'], ['0', 'a']);
+        // Twenty callbacks of one loop turn, as the requests a turn reads from twenty sockets.
+        const writes = await writesOf(() => Promise.all(Array.from({ length: 20 }, (_, i) => new Promise((resolve, reject) => {
+          setImmediate(() => {
+            connection.run([`pcat:test:lean:${i}`], [String(i), 'a']).then(resolve, reject);
+          });
+        }))));
+        // The first goes at its callback's end, Redis being idle; the other 19 wait for the turn's end, together.
+        expect(writes).to.deep.equal([1, 19]);
+        // Idle again: a lone call is not held back.
+        expect(await writesOf(() => connection.run(['pcat:test:lean:last'], ['1', 'a']))).to.deep.equal([1]);
+      } finally {
+        connection.close();
+      }
     });
   });
 
