@@ -143,6 +143,17 @@ describe('MySQL adapters', function () {
       expect(statementsRun(proxy!) - before - 2, 'statements for the gathered lookups').to.equal(4);
     });
 
+    it('are read in statements of at most 8, however many a turn gathered', async function () {
+      const catalog = new MysqlProductCatalog(db!);
+      await catalog.findBySku('acme', sku('TENT-2P'));
+      const before = statementsRun(proxy!);
+      // 20 distinct SKUs, one of them known: three statements.
+      const found = await Promise.all(Array.from({ length: 20 }, (_, i) => titleOf(catalog.findBySku('acme', sku(i === 13 ? 'ABC-1' : `NONE-${i}`)))));
+      expect(found.filter((title) => title !== null)).to.deep.equal(['Upper-case ABC']);
+      expect(found[13]).to.equal('Upper-case ABC');
+      expect(statementsRun(proxy!) - before).to.equal(3);
+    });
+
     it('fail alone when their own product cannot be answered', async function () {
       const catalog = new MysqlProductCatalog(db!);
       const tentId = (await catalog.findBySku('acme', sku('TENT-2P')))!.result.product.id;

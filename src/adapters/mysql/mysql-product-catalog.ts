@@ -30,9 +30,9 @@ function listStatements<V, R>(placeholder: (i: number) => V, prepare: (placehold
  * ETag it wrote with them, and sent as they are: a miss parses and writes no JSON, and hashes nothing.
  *
  * Many lookups are one statement for each MAX_BATCH_VALUES of them, by the same index. Single
- * lookups asked for in the same turn of the event loop are read that way too, one statement for
- * each partner's (LookupGathering): under load, many requests share a round trip to the database
- * and a connection, where each used to take one of its own and wait for it in the pool's queue.
+ * lookups asked for in the same turn of the event loop are read that way too, a partner's in
+ * statements of up to 8 (LookupGathering): under load, a few requests share a round trip to the
+ * database and a connection, where each used to take one of its own and wait for it in the pool's queue.
  */
 export class MysqlProductCatalog implements ProductCatalog {
   private readonly bySkus;
@@ -109,6 +109,15 @@ function* chunks<T>(values: readonly T[]): Generator<T[]> {
   for (let start = 0; start < values.length; start += MAX_BATCH_VALUES) yield values.slice(start, start + MAX_BATCH_VALUES);
 }
 
+/**
+ * The most gathered lookups one statement reads. The database reads a statement's rows one after
+ * the other, and a cold row is a read from storage: a turn that gathered 30 lookups after a pause
+ * made one slow statement, while the pool's other connections sat idle. Measured on the cold
+ * uniform load (1,000,000 products, 50 connections): at most 8 a statement answered 11,300 to
+ * 13,300 requests a second, against 10,500 to 10,700 with the turn's whole list in one statement.
+ */
+const GATHERED_PER_STATEMENT = 8;
+
 interface Waiter {
   readonly resolve: (answer: LookupAnswer | null) => void;
   readonly reject: (error: unknown) => void;
@@ -116,7 +125,7 @@ interface Waiter {
 
 /**
  * Single lookups gathered until the end of the event loop's turn (setImmediate), then read with one
- * statement for each partner and MAX_BATCH_VALUES values. Every request the turn read from its
+ * statement for each partner and GATHERED_PER_STATEMENT values. Every request the turn read from its
  * socket has asked by then, and the turn's own work comes first anyway, so a lone lookup waits no
  * longer than before, and the many of a busy turn share one round trip and one connection. Callers
  * of the same value share its answer. A failed statement fails the lookups it read, and no others;
@@ -154,7 +163,9 @@ class LookupGathering<V, R extends AnswerRow> {
     this.gathered = new Map();
     for (const [partnerId, waiting] of gathered) {
       const values = [...waiting.keys()];
-      for (const chunk of chunks(values)) this.answer(partnerId, chunk, waiting);
+      // Split evenly into statements of at most GATHERED_PER_STATEMENT values each.
+      const size = Math.ceil(values.length / Math.ceil(values.length / GATHERED_PER_STATEMENT));
+      for (let start = 0; start < values.length; start += size) this.answer(partnerId, values.slice(start, start + size), waiting);
     }
   }
 
