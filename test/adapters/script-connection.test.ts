@@ -63,15 +63,21 @@ describe('the lean Redis script connection', function () {
     /** The EVALSHA writes the process makes on its sockets while `run` runs, and their calls. */
     async function writesOf(run: () => Promise<unknown>): Promise<number[]> {
       const writes: number[] = [];
-      const write = Socket.prototype.write;
-      Socket.prototype.write = function (this: Socket, chunk: unknown, ...rest: unknown[]) {
-        if (typeof chunk === 'string' && chunk.includes('EVALSHA')) writes.push(chunk.split('EVALSHA').length - 1);
-        return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
-      } as typeof write;
+      // The sockets still write: this only counts what they are given.
+      const write = Reflect.get(Socket.prototype, 'write') as (this: Socket, ...args: unknown[]) => boolean;
+      // An own property of Socket.prototype, in front of the inherited method, removed afterwards.
+      Object.defineProperty(Socket.prototype, 'write', {
+        configurable: true,
+        writable: true,
+        value(this: Socket, chunk: unknown, ...rest: unknown[]): boolean {
+          if (typeof chunk === 'string' && chunk.includes('EVALSHA')) writes.push(chunk.split('EVALSHA').length - 1);
+          return write.call(this, chunk, ...rest);
+        },
+      });
       try {
         await run();
       } finally {
-        Socket.prototype.write = write;
+        Reflect.deleteProperty(Socket.prototype, 'write');
       }
       return writes;
     }
