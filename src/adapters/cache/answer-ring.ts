@@ -47,10 +47,10 @@ const MISS = -1;
  * its key table included, so that holding hundreds of thousands of answers puts no object per answer
  * on the collector's heap. A buffer per answer made the collector trace each one, and its memory, taken
  * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
- * or so (bench/cache-gc.ts); a Map of the keys' strings was still two or three objects an answer for
- * every full collection to walk, and made them more frequent as it grew. A page is allocated once, when the ring first needs it, and then written
- * over in turn; the ring takes no more pages than its entries' records fill (FULL_SHARE), up to the
- * byte bound's worth.
+ * or so (bench/cache-gc.ts); a Map of the keys' strings was still two or three objects an answer
+ * for every full collection to walk. A page is allocated once, when the ring first needs it, and
+ * then written over in turn; the ring takes no more pages than its entries' records fill
+ * (FULL_SHARE), up to the byte bound's worth.
  *
  * The oldest entry goes first, whichever bound is reached (the bytes they are counted for, their
  * number, or the room left in the pages): entries leave in the order they were stored. An entry
