@@ -211,7 +211,7 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
     return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
   }
   const watch = watchChanges ? new ChangesElsewhere() : undefined;
-  // Each request's one call to Redis: the limiter takes its count, the watch the version tokens.
+  // The requests' one call to Redis, one a loop turn: the limiter takes its count, the watch the version tokens.
   const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, logger, watch });
   const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,

@@ -256,6 +256,42 @@ describe('Redis rate limiter when Redis is lost', function () {
       }
     });
 
+    it('counts the requests of one loop turn in one script call, each request its own count, reading each partner\'s token once', async function () {
+      const watch = new ChangesElsewhere();
+      const { limiter } = await openWatching(watch);
+      await limiter.consume('warm', 'acme');
+      const direct = new Redis(server!.url);
+      await direct.ping();
+      const monitor = await direct.monitor();
+      const calls: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source !== 'lua') calls.push(args);
+      });
+      try {
+        // Twenty callbacks of one turn, as the requests a turn reads from twenty sockets: 7, 7 and 6 on three keys, two partners.
+        const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => new Promise<{ key: string; remaining: number }>((resolve, reject) => {
+          setImmediate(() => {
+            limiter.consume(`turn-${i % 3}`, i % 2 === 0 ? 'acme' : 'globex').then((status) => resolve({ key: `turn-${i % 3}`, remaining: status.remaining }), reject);
+          });
+        })));
+        await direct.echo('the requests are done');
+        await eventually(() => Promise.resolve(calls.some((args) => args[0]!.toLowerCase() === 'echo')));
+        const evalsha = calls.filter((args) => args[0]!.toLowerCase() === 'evalsha');
+        // The first callback's count goes at once, Redis being idle; the other 19 at the turn's end, in one call with
+        // the instances, the key-set token, 19 counters and the two partners' catalog tokens.
+        expect(evalsha.map((args) => Number(args[2]))).to.deep.equal([1 + 1 + 1 + 1, 1 + 1 + 19 + 2]);
+        for (const key of ['turn-0', 'turn-1', 'turn-2']) {
+          const remaining = statuses.filter((status) => status.key === key).map((status) => status.remaining).sort((a, b) => b - a);
+          expect(remaining, key).to.deep.equal(Array.from({ length: key === 'turn-2' ? 6 : 7 }, (_, i) => 999 - i));
+        }
+        expect(watch.catalogToken('acme')).to.be.a('string');
+        expect(watch.catalogToken('globex')).to.be.a('string').and.not.equal(watch.catalogToken('acme'));
+      } finally {
+        monitor.disconnect();
+        await direct.quit();
+      }
+    });
+
     it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to the watch through the round trip', async function () {
       const watch = new ChangesElsewhere();
       const { roundTrip, limiter } = await openWatching(watch);

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../../application/common/clock.js';
 import type { RateLimiter } from '../../application/access/rate-limiter.js';
 import { countOnShare, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';
-import { DEFAULT_INSTANCES_KEY, RedisRequestRoundTrip, type CountReply, type CountTaker, type RequestRoundTripOptions } from './request-round-trip.js';
+import { DEFAULT_INSTANCES_KEY, RedisRequestRoundTrip, type CountTaker, type RequestRoundTripOptions } from './request-round-trip.js';
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
 
@@ -106,10 +106,8 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
   }
 
   /** Redis's answer, remembered for the key in case Redis is lost before the next. */
-  counted(keyId: string, reply: CountReply): RateLimitStatus {
-    const count = reply[0];
-    const msLeft = reply[1];
-    if (reply[2] > 0) this.instances = reply[2];
+  counted(keyId: string, count: number, msLeft: number, instances: number): RateLimitStatus {
+    if (instances > 0) this.instances = instances;
     const remaining = this.limit - count;
     const endsAt = this.clock.now() + msLeft;
     const state = this.keys.get(keyId);

@@ -13,41 +13,60 @@ import {
 } from './version-keys.js';
 
 /**
- * The count of one request, `{count, msLeft, instances}`, in one atomic step, so concurrent
- * instances never read-then-write: KEYS[1] the counter, ARGV[1] its window in ms. The window starts
- * with the first count; the key's expiry ends it. A counter found without an expiry (written by
- * hand, say) gets one, so it can never block a key for good.
+ * The counts of the requests gathered in one loop turn, in one atomic step, so concurrent instances
+ * never read-then-write. ARGV[1] is the counters' window in ms, ARGV[4] the index in KEYS of the
+ * first counter and ARGV[5] how many there are. Each counter's window starts with its first count;
+ * the key's expiry ends it. A counter found without an expiry (written by hand, say) gets one, so
+ * it can never block a key for good. The reply holds each counter's count and ms left, in order.
  *
- * When ARGV[2] names the calling instance (at most once a second), the sorted set KEYS[2] records
- * it as seen now, by Redis's clock, forgets instances not seen for ARGV[3] ms, and `instances` is how
- * many are left; otherwise it is -1.
+ * When ARGV[2] names the calling instance (at most once a second), the sorted set KEYS[1] records
+ * it as seen now, by Redis's clock, forgets instances not seen for ARGV[3] ms, and the reply starts
+ * with how many are left; otherwise with -1.
  */
 const COUNT_LUA = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local msLeft = redis.call('PTTL', KEYS[1])
-if msLeft < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  msLeft = tonumber(ARGV[1])
-end
 local instances = -1
 if ARGV[2] ~= '' then
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  redis.call('ZADD', KEYS[2], now, ARGV[2])
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  instances = redis.call('ZCARD', KEYS[2])
+  redis.call('ZADD', KEYS[1], now, ARGV[2])
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  instances = redis.call('ZCARD', KEYS[1])
+end
+local reply = {instances}
+local first = tonumber(ARGV[4])
+local last = first + tonumber(ARGV[5]) - 1
+`;
+const COUNTERS_LUA = `
+for i = first, last do
+  local count = redis.call('INCR', KEYS[i])
+  if count == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+  local msLeft = redis.call('PTTL', KEYS[i])
+  if msLeft < 0 then
+    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+    msLeft = tonumber(ARGV[1])
+  end
+  reply[#reply + 1] = count
+  reply[#reply + 1] = msLeft
 end
 `;
-const COUNT_SCRIPT = `${COUNT_LUA}\nreturn {count, msLeft, instances}`;
+/** KEYS[1] the instances, then the counters: the reply is `{instances, count, msLeft, count, msLeft, ...}`. */
+const COUNT_SCRIPT = `${COUNT_LUA}${COUNTERS_LUA}return reply`;
 /**
- * The same count, and in the same round trip the key-set token (KEYS[3]) and the partner's catalog
- * token (KEYS[4]), each started where there is none from the fresh candidate ARGV[4], suffixed so the
- * two never start equal.
+ * The same counts, and in the same step the key-set token (KEYS[2]) and the catalog token of each
+ * partner among the requests (the keys after the counters), each started where there is none from
+ * the fresh candidate ARGV[6], suffixed so no two ever start equal. The reply is `{instances,
+ * key-set token, count, msLeft, ..., catalog token, ...}`.
  */
-const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}
-return {count, msLeft, instances, current(KEYS[3], ARGV[4] .. 'k'), current(KEYS[4], ARGV[4] .. 'c')}`;
+const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}reply[2] = current(KEYS[2], ARGV[6] .. 'k')
+${COUNTERS_LUA}for i = last + 1, #KEYS do reply[#reply + 1] = current(KEYS[i], ARGV[6] .. 'c' .. i) end
+return reply`;
+
+/**
+ * Most requests counted in one script call: a turn with more sends more calls, so a flood never
+ * makes one call (and Redis's time in it) without bound.
+ */
+const MOST_COUNTS_PER_CALL = 128;
 
 /** How often an instance tells Redis it is still there, in the count of a request. */
 const INSTANCE_REFRESH_MS = 1_000;
@@ -62,19 +81,23 @@ const MAX_RECONNECT_DELAY_MS = TIMEOUTS.redisMaxReconnectDelayMs;
 const COMMAND_TIMED_OUT = 'Command timed out';
 
 /**
- * What Redis answered for a request's count: the count in the window, the milliseconds left of it,
- * and how many instances it has seen (-1 when this count did not ask). It is the script's reply
- * itself, checked, so answering it makes nothing new.
- */
-export type CountReply = readonly [count: number, msLeft: number, instances: number, ...tokens: unknown[]];
-
-/**
- * What a request's count is handed to, in the round trip's own step: Redis's answer, or word that
- * there is none. Handing it on, rather than returning it, keeps the request's await the only one.
+ * What a request's count is handed to, in the round trip's own step: Redis's answer (the count in
+ * the window, the milliseconds left of it, and how many instances Redis has seen, -1 when this
+ * count did not ask), or word that there is none. Handing it on, rather than returning it, keeps
+ * the request's await the only one.
  */
 export interface CountTaker<T> {
-  counted(keyId: string, reply: CountReply): T;
+  counted(keyId: string, count: number, msLeft: number, instances: number): T;
   notCounted(keyId: string): T;
+}
+
+/** A request's count, waiting for the loop turn's end to go to Redis with the others of the turn. */
+interface GatheredCount {
+  readonly counterKey: string;
+  readonly keyId: string;
+  readonly partnerId: string | undefined;
+  readonly taker: CountTaker<unknown>;
+  readonly resolve: (value: unknown) => void;
 }
 
 /** ioredis adds the scripts as methods at run time (EVALSHA, EVAL once after a Redis restart). */
@@ -110,8 +133,8 @@ export interface RequestRoundTripOptions {
 }
 
 /**
- * The one call to Redis each request makes (docs/several-instances.md): the rate limiter's count
- * and, in the same script, the version tokens through which this instance learns what changed
+ * The one call to Redis the requests make (docs/several-instances.md), shared by the requests of a
+ * loop turn: the rate limiter's counts and, in the same script, the version tokens through which this instance learns what changed
  * elsewhere. Both concerns use it; neither feeds the other: the count is handed to the limiter and
  * the tokens to the watch, both here. The key set reads the key-set token and the key changes
  * announced through `keysVersion`, `keyChangesMark` and `keyChangesSince`, off the request path and
@@ -139,6 +162,10 @@ export class RedisRequestRoundTrip {
   /** Fresh tokens are this random prefix and a count: unique, and cheaper than a UUID a request. */
   private readonly tokenPrefix = `${randomUUID()}.`;
   private tokenCount = 0;
+  /** Counts made this loop turn, not yet sent. */
+  private gathered: GatheredCount[] = [];
+  /** Script calls sent and not yet answered. */
+  private callsWaiting = 0;
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
   /** Named in messages by host and port only. */
   private readonly url: string;
@@ -187,37 +214,95 @@ export class RedisRequestRoundTrip {
    * One request's round trip: counts the key on `counterKey` and hands Redis's answer to the taker
    * (`notCounted` when there is none: Redis lost, so nothing is sent, or slow this once); with a
    * watch, tells the watch the key-set token and the partner's catalog token read with it.
+   *
+   * The counts of one loop turn go together, in one script call (at most MOST_COUNTS_PER_CALL): at
+   * the end of the callback that made them while no call waits for Redis, so an idle Redis starts
+   * at once, and at the turn's end while calls wait, so those made meanwhile join. Redis runs one
+   * script, not one a request, and the tokens are read once for all of them.
    */
-  async count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>): Promise<T> {
-    if (!this.inUse()) return taker.notCounted(keyId);
-    const watch = this.watch;
-    let reply: CountReply;
-    try {
-      if (watch === undefined) {
-        reply = countReply(await this.counting.run([counterKey, this.instancesKey], [this.window, this.instanceToRefresh(), this.window]));
-      } else {
-        reply = countReply(await this.counting.run(
-          [counterKey, this.instancesKey, this.keysVersionKey, catalogVersionKey(this.versionPrefix, partnerId ?? '')],
-          [this.window, this.instanceToRefresh(), this.window, this.freshToken()],
-        ));
-        // On this one connection replies come back in the order Redis ran the scripts, so a partner's
-        // token the watch holds only moves forward. (The key-set token is also read on the ioredis
-        // connection: a reply from there seen out of order only costs one more read of the key set.)
-        watch.keysSeen(tokenFrom(reply[3]));
-        if (partnerId !== undefined) watch.catalogSeen(partnerId, tokenFrom(reply[4]));
-      }
-    } catch (error) {
-      if (error instanceof SlowReplyError) {
-        this.slow += 1;
-        // Redis may only be slow: what this request would have read is read from the database
-        // instead, so a change announced before it is not missed.
-        watch?.versionsMissed(partnerId);
-      } else {
-        this.lost(error);
-      }
-      return taker.notCounted(keyId);
+  count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>): Promise<T> {
+    if (!this.inUse()) return Promise.resolve(taker.notCounted(keyId));
+    return new Promise<T>((resolve) => {
+      this.gathered.push({ counterKey, keyId, partnerId, taker, resolve: resolve as (value: unknown) => void });
+      if (this.gathered.length > 1) return;
+      if (this.callsWaiting === 0) process.nextTick(this.sendGathered);
+      else setImmediate(this.sendGathered);
+    });
+  }
+
+  /** The counts gathered so far, sent in calls of at most MOST_COUNTS_PER_CALL. */
+  private readonly sendGathered = (): void => {
+    const gathered = this.gathered;
+    this.gathered = [];
+    for (let from = 0; from < gathered.length; from += MOST_COUNTS_PER_CALL) {
+      const counts = from === 0 && gathered.length <= MOST_COUNTS_PER_CALL ? gathered : gathered.slice(from, from + MOST_COUNTS_PER_CALL);
+      // Redis taken as lost since they were made: counted on this instance's share, as they would have been.
+      if (!this.inUse()) this.notCounted(counts);
+      else this.sendCounts(counts);
     }
-    return taker.counted(keyId, reply);
+  };
+
+  private sendCounts(counts: readonly GatheredCount[]): void {
+    const watch = this.watch;
+    const keys = watch === undefined ? [this.instancesKey] : [this.instancesKey, this.keysVersionKey];
+    const first = keys.length + 1;
+    // The partners among the counts, each once: its catalog token is read once for all of them.
+    const partners: string[] = [];
+    for (const count of counts) {
+      keys.push(count.counterKey);
+      if (watch !== undefined && count.partnerId !== undefined && !partners.includes(count.partnerId)) partners.push(count.partnerId);
+    }
+    for (const partner of partners) keys.push(catalogVersionKey(this.versionPrefix, partner));
+    const args = [this.window, this.instanceToRefresh(), this.window, String(first), String(counts.length)];
+    if (watch !== undefined) args.push(this.freshToken());
+    this.callsWaiting += 1;
+    this.counting.run(keys, args).then(
+      (reply) => {
+        this.callsWaiting -= 1;
+        this.deliver(counts, partners, reply);
+      },
+      (error: unknown) => {
+        this.callsWaiting -= 1;
+        if (error instanceof SlowReplyError) {
+          this.slow += counts.length;
+          // Redis may only be slow: what these requests would have read is read from the database
+          // instead, so a change announced before them is not missed.
+          if (partners.length === 0) watch?.versionsMissed(undefined);
+          for (const partner of partners) watch?.versionsMissed(partner);
+        } else {
+          this.lost(error);
+        }
+        this.notCounted(counts);
+      },
+    );
+  }
+
+  /** Redis's reply for the counts: each one's count handed to its taker, and the tokens to the watch. */
+  private deliver(counts: readonly GatheredCount[], partners: readonly string[], reply: unknown): void {
+    const watch = this.watch;
+    const countsAt = watch === undefined ? 1 : 2;
+    const tokensAt = countsAt + 2 * counts.length;
+    if (!isCountReply(reply, countsAt, tokensAt, partners.length)) {
+      this.lost(new Error(`unexpected reply from the count script: ${JSON.stringify(reply)}`));
+      this.notCounted(counts);
+      return;
+    }
+    if (watch !== undefined) {
+      // On this one connection replies come back in the order Redis ran the scripts, so a partner's
+      // token the watch holds only moves forward. (The key-set token is also read on the ioredis
+      // connection: a reply from there seen out of order only costs one more read of the key set.)
+      watch.keysSeen(reply[1] as string);
+      for (let i = 0; i < partners.length; i += 1) watch.catalogSeen(partners[i]!, reply[tokensAt + i] as string);
+    }
+    const instances = reply[0] as number;
+    for (let i = 0; i < counts.length; i += 1) {
+      const count = counts[i]!;
+      count.resolve(count.taker.counted(count.keyId, reply[countsAt + 2 * i] as number, reply[countsAt + 2 * i + 1] as number, instances));
+    }
+  }
+
+  private notCounted(counts: readonly GatheredCount[]): void {
+    for (const count of counts) count.resolve(count.taker.notCounted(count.keyId));
   }
 
   /** The key-set token, reported to the watch; null when Redis cannot be asked now. */
@@ -278,7 +363,7 @@ export class RedisRequestRoundTrip {
     return quitOrDrop(this.client);
   }
 
-  /** Round trips given up as slow since start, each request counted on this instance's share. */
+  /** Requests whose count was given up as slow since start, each counted on this instance's share. */
   slowCounts(): number {
     return this.slow;
   }
@@ -340,7 +425,19 @@ export class RedisRequestRoundTrip {
   }
 }
 
-function countReply(reply: unknown): CountReply {
-  if (Array.isArray(reply) && typeof reply[0] === 'number' && typeof reply[1] === 'number' && typeof reply[2] === 'number') return reply as unknown as CountReply;
-  throw new Error(`unexpected reply from the count script: ${JSON.stringify(reply)}`);
+/**
+ * Whether a reply is what the count script returns: the instances and every count and ms left as
+ * integers, and the tokens (the key-set token at 1 when the counts start at 2, then one a partner
+ * after the counts) as non-empty strings.
+ */
+function isCountReply(reply: unknown, countsAt: number, tokensAt: number, partners: number): reply is unknown[] {
+  if (!Array.isArray(reply) || reply.length !== tokensAt + partners || typeof reply[0] !== 'number') return false;
+  if (countsAt === 2 && !isToken(reply[1])) return false;
+  for (let i = countsAt; i < tokensAt; i += 1) if (typeof reply[i] !== 'number') return false;
+  for (let i = tokensAt; i < reply.length; i += 1) if (!isToken(reply[i])) return false;
+  return true;
+}
+
+function isToken(item: unknown): item is string {
+  return typeof item === 'string' && item !== '';
 }

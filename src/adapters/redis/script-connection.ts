@@ -41,11 +41,8 @@ const CR = 13;
  * one takes 4 to 6: it writes the few bytes of an EVALSHA, and parses the small replies in place.
  * Everything else stays with ioredis.
  *
- * Calls are written together. While no call waits for its reply, the calls made in one callback go
- * at the callback's end, so an idle Redis starts at once (waiting for the loop turn's end then left
- * this process idle about a tenth of the time). While calls already sent wait, Redis has work: the
- * new ones wait for the turn's end and go in one write. Under load that is one write a turn instead
- * of one a request; each write is a system call that cost about as much as writing the response.
+ * The calls made in one callback go in one write, at the callback's end. Its caller gathers what
+ * a loop turn asks into one call (request-round-trip.ts), so it need not wait for anything itself.
  *
  * Failures are the caller's to handle. A call not answered within `timeoutMs` rejects with a
  * SlowReplyError and nothing else happens: Redis may be slow for a moment. When the connection fails
@@ -94,7 +91,7 @@ export class ScriptConnection {
   run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('Redis connection closed'));
     const words = [String(keys.length), ...keys, ...args];
-    // EVALSHA <sha> <words>, written out directly: this runs once a request.
+    // EVALSHA <sha> <words>, written out directly: this runs once a loop turn under load.
     let text = `*${words.length + 2}${CRLF}$7${CRLF}EVALSHA${CRLF}$40${CRLF}${this.sha}${CRLF}`;
     for (const word of words) text += `$${Buffer.byteLength(word)}${CRLF}${word}${CRLF}`;
     return new Promise((resolve, reject) => {
@@ -125,10 +122,7 @@ export class ScriptConnection {
     this.unsent.push(text);
     if (this.connected && !this.flushing) {
       this.flushing = true;
-      // Redis idle: sent at the callback's end. Redis busy with calls already sent: this one waits for
-      // the loop turn's end with the rest of the turn's, one write for them all, while Redis works.
-      if (this.pending.length > this.unsent.length) setImmediate(() => this.flush());
-      else process.nextTick(() => this.flush());
+      process.nextTick(() => this.flush());
     }
   }
 
