@@ -7,8 +7,8 @@
  * another path, 503 if the database fails.
  *
  * With REDIS_URL set, each request is first counted on Redis by the service's own adapters
- * (RedisRateLimiter over a RedisRequestRoundTrip with a watch: one EVALSHA that counts the key and
- * reads the version tokens). One count per key shared by every instance, and changes seen on an instance's next request
+ * (RedisRateLimiter over a RedisRequestRoundTrip with a watch: the counts of a loop turn's requests
+ * and the version tokens in one EVALSHA, as the service makes them). One count per key shared by every instance, and changes seen on an instance's next request
  * (docs/several-instances.md), make that round trip part of every lookup with Redis limits: this is
  * the floor of a miss under those promises. Each key is counted under `bench-limit-` and the key's
  * last characters, which the bench removes from Redis with its own counters.
