@@ -292,6 +292,30 @@ describe('Redis rate limiter when Redis is lost', function () {
       }
     });
 
+    it('sends a turn of 300 counts as calls of at most 128, each request still counted once', async function () {
+      const { limiter } = await openWatching(new ChangesElsewhere());
+      await limiter.consume('warm', 'acme');
+      const direct = new Redis(server!.url);
+      await direct.ping();
+      const monitor = await direct.monitor();
+      const calls: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source !== 'lua') calls.push(args);
+      });
+      try {
+        const statuses = await Promise.all(Array.from({ length: 300 }, () => limiter.consume('many', 'acme')));
+        await direct.echo('the requests are done');
+        await eventually(() => Promise.resolve(calls.some((args) => args[0]!.toLowerCase() === 'echo')));
+        // Each call: the instances, the key-set token, its counters and the one partner's token.
+        expect(calls.filter((args) => args[0]!.toLowerCase() === 'evalsha').map((args) => Number(args[2]) - 3)).to.deep.equal([128, 128, 44]);
+        expect(statuses.map((status) => status.remaining).sort((a, b) => b - a)).to.deep.equal(Array.from({ length: 300 }, (_, i) => 999 - i));
+        expect(await direct.get('pcat:rl:many')).to.equal('300');
+      } finally {
+        monitor.disconnect();
+        await direct.quit();
+      }
+    });
+
     it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to the watch through the round trip', async function () {
       const watch = new ChangesElsewhere();
       const { roundTrip, limiter } = await openWatching(watch);
