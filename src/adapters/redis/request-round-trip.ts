@@ -134,9 +134,9 @@ export interface RequestRoundTripOptions {
 
 /**
  * The one call to Redis the requests make (docs/several-instances.md), shared by the requests of a
- * loop turn: the rate limiter's counts and, in the same script, the version tokens through which this instance learns what changed
- * elsewhere. Both concerns use it; neither feeds the other: the count is handed to the limiter and
- * the tokens to the watch, both here. The key set reads the key-set token and the key changes
+ * loop turn: the rate limiter's counts and, in the same script, the version tokens through which
+ * this instance learns what changed elsewhere. Both concerns use it; neither feeds the other: the
+ * counts are handed to the limiter and the tokens to the watch, both here. The key set reads the key-set token and the key changes
  * announced through `keysVersion`, `keyChangesMark` and `keyChangesSince`, off the request path and
  * behind the same breaker.
  *
