@@ -49,6 +49,30 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 8_000): Pro
   }
 }
 
+/**
+ * The commands clients other than Lua sent Redis while `run` ran, each as its words, in the order
+ * Redis ran them. Redis's own MONITOR tells them; an ECHO sent after `run` marks the end, since once
+ * it shows every command before it has.
+ */
+async function commandsSentDuring(url: string, run: () => Promise<void>): Promise<string[][]> {
+  const direct = new Redis(url);
+  await direct.ping();
+  const monitor = await direct.monitor();
+  const commands: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source !== 'lua') commands.push(args);
+  });
+  try {
+    await run();
+    await direct.echo('the requests are done');
+    await eventually(() => Promise.resolve(commands.some((args) => args[0]!.toLowerCase() === 'echo')));
+    return commands.filter((args) => args[0]!.toLowerCase() !== 'echo');
+  } finally {
+    monitor.disconnect();
+    await direct.quit();
+  }
+}
+
 describe('Redis rate limiter on the machine\'s Redis', function () {
   const opened: RedisRateLimiter[] = [];
   let available = false;
@@ -237,81 +261,51 @@ describe('Redis rate limiter when Redis is lost', function () {
       const { limiter } = await openWatching(watch);
       // The first count loads the script (EVALSHA, then EVAL once).
       await limiter.consume('key-a', 'acme');
-      const direct = new Redis(server!.url);
-      await direct.ping();
-      const monitor = await direct.monitor();
-      const commands: { source: string; name: string }[] = [];
-      monitor.on('monitor', (_time: string, args: string[], source: string) => commands.push({ source, name: args[0]!.toLowerCase() }));
-      try {
+      const sent = await commandsSentDuring(server!.url, async () => {
         for (let i = 0; i < 20; i += 1) await limiter.consume(`key-${i % 3}`, i % 2 === 0 ? 'acme' : 'globex');
-        // Redis shows commands in the order it ran them: once this one shows, every request's has.
-        await direct.echo('the requests are done');
-        await eventually(() => Promise.resolve(commands.some((command) => command.name === 'echo')));
-        const sent = commands.filter((command) => command.source !== 'lua' && command.name !== 'echo');
-        expect(sent.map((command) => command.name)).to.deep.equal(Array<string>(20).fill('evalsha'));
-        expect(watch.catalogToken('globex'), 'the tokens were read in it').to.be.a('string');
-      } finally {
-        monitor.disconnect();
-        await direct.quit();
-      }
+      });
+      expect(sent.map((args) => args[0]!.toLowerCase())).to.deep.equal(Array<string>(20).fill('evalsha'));
+      expect(watch.catalogToken('globex'), 'the tokens were read in it').to.be.a('string');
     });
 
     it('counts the requests of one loop turn in one script call, each request its own count, reading each partner\'s token once', async function () {
       const watch = new ChangesElsewhere();
       const { limiter } = await openWatching(watch);
       await limiter.consume('warm', 'acme');
-      const direct = new Redis(server!.url);
-      await direct.ping();
-      const monitor = await direct.monitor();
-      const calls: string[][] = [];
-      monitor.on('monitor', (_time: string, args: string[], source: string) => {
-        if (source !== 'lua') calls.push(args);
-      });
-      try {
+      let statuses: { key: string; remaining: number }[] = [];
+      const sent = await commandsSentDuring(server!.url, async () => {
         // Twenty callbacks of one turn, as the requests a turn reads from twenty sockets: 7, 7 and 6 on three keys, two partners.
-        const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => new Promise<{ key: string; remaining: number }>((resolve, reject) => {
+        statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => new Promise<{ key: string; remaining: number }>((resolve, reject) => {
           setImmediate(() => {
             limiter.consume(`turn-${i % 3}`, i % 2 === 0 ? 'acme' : 'globex').then((status) => resolve({ key: `turn-${i % 3}`, remaining: status.remaining }), reject);
           });
         })));
-        await direct.echo('the requests are done');
-        await eventually(() => Promise.resolve(calls.some((args) => args[0]!.toLowerCase() === 'echo')));
-        const evalsha = calls.filter((args) => args[0]!.toLowerCase() === 'evalsha');
-        // The first callback's count goes at once, Redis being idle; the other 19 at the turn's end, in one call with
-        // the instances, the key-set token, 19 counters and the two partners' catalog tokens.
-        expect(evalsha.map((args) => Number(args[2]))).to.deep.equal([1 + 1 + 1 + 1, 1 + 1 + 19 + 2]);
-        for (const key of ['turn-0', 'turn-1', 'turn-2']) {
-          const remaining = statuses.filter((status) => status.key === key).map((status) => status.remaining).sort((a, b) => b - a);
-          expect(remaining, key).to.deep.equal(Array.from({ length: key === 'turn-2' ? 6 : 7 }, (_, i) => 999 - i));
-        }
-        expect(watch.catalogToken('acme')).to.be.a('string');
-        expect(watch.catalogToken('globex')).to.be.a('string').and.not.equal(watch.catalogToken('acme'));
-      } finally {
-        monitor.disconnect();
-        await direct.quit();
+      });
+      // The first callback's count goes at once, Redis being idle; the other 19 at the turn's end, in one call with
+      // the instances, the key-set token, 19 counters and the two partners' catalog tokens.
+      expect(sent.map((args) => `${args[0]!.toLowerCase()} ${args[2]!}`)).to.deep.equal([`evalsha ${1 + 1 + 1 + 1}`, `evalsha ${1 + 1 + 19 + 2}`]);
+      for (const key of ['turn-0', 'turn-1', 'turn-2']) {
+        const remaining = statuses.filter((status) => status.key === key).map((status) => status.remaining).sort((a, b) => b - a);
+        expect(remaining, key).to.deep.equal(Array.from({ length: key === 'turn-2' ? 6 : 7 }, (_, i) => 999 - i));
       }
+      expect(watch.catalogToken('acme')).to.be.a('string');
+      expect(watch.catalogToken('globex')).to.be.a('string').and.not.equal(watch.catalogToken('acme'));
     });
 
     it('sends a turn of 300 counts as calls of at most 128, each request still counted once', async function () {
       const { limiter } = await openWatching(new ChangesElsewhere());
       await limiter.consume('warm', 'acme');
-      const direct = new Redis(server!.url);
-      await direct.ping();
-      const monitor = await direct.monitor();
-      const calls: string[][] = [];
-      monitor.on('monitor', (_time: string, args: string[], source: string) => {
-        if (source !== 'lua') calls.push(args);
+      let statuses: { remaining: number }[] = [];
+      const sent = await commandsSentDuring(server!.url, async () => {
+        statuses = await Promise.all(Array.from({ length: 300 }, () => limiter.consume('many', 'acme')));
       });
+      // Each call: the instances, the key-set token, its counters and the one partner's token.
+      expect(sent.map((args) => `${args[0]!.toLowerCase()} ${Number(args[2]) - 3}`)).to.deep.equal(['evalsha 128', 'evalsha 128', 'evalsha 44']);
+      expect(statuses.map((status) => status.remaining).sort((a, b) => b - a)).to.deep.equal(Array.from({ length: 300 }, (_, i) => 999 - i));
+      const direct = new Redis(server!.url);
       try {
-        const statuses = await Promise.all(Array.from({ length: 300 }, () => limiter.consume('many', 'acme')));
-        await direct.echo('the requests are done');
-        await eventually(() => Promise.resolve(calls.some((args) => args[0]!.toLowerCase() === 'echo')));
-        // Each call: the instances, the key-set token, its counters and the one partner's token.
-        expect(calls.filter((args) => args[0]!.toLowerCase() === 'evalsha').map((args) => Number(args[2]) - 3)).to.deep.equal([128, 128, 44]);
-        expect(statuses.map((status) => status.remaining).sort((a, b) => b - a)).to.deep.equal(Array.from({ length: 300 }, (_, i) => 999 - i));
         expect(await direct.get('pcat:rl:many')).to.equal('300');
       } finally {
-        monitor.disconnect();
         await direct.quit();
       }
     });

@@ -235,7 +235,7 @@ export class RedisRequestRoundTrip {
     const gathered = this.gathered;
     this.gathered = [];
     for (let from = 0; from < gathered.length; from += MOST_COUNTS_PER_CALL) {
-      const counts = from === 0 && gathered.length <= MOST_COUNTS_PER_CALL ? gathered : gathered.slice(from, from + MOST_COUNTS_PER_CALL);
+      const counts = gathered.length <= MOST_COUNTS_PER_CALL ? gathered : gathered.slice(from, from + MOST_COUNTS_PER_CALL);
       // Redis taken as lost since they were made: counted on this instance's share, as they would have been.
       if (!this.inUse()) this.notCounted(counts);
       else this.sendCounts(counts);
