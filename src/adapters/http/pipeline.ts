@@ -14,9 +14,10 @@ import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, methodNotAllowedMessage, pathTe
 import { putRateLimitHeaders, RATE_LIMIT_HEADER_COUNT } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
-import { requestLogOf } from './request-log.js';
+import { requestLogOf, type RequestLine } from './request-log.js';
 import { apiSecurityHeaders, helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
 import { traceIdOf } from './trace-context.js';
+import { TurnWrites } from './turn-writes.js';
 
 /** What the request pipeline needs besides the operations' use cases. */
 export interface PipelineDependencies<UseCases> {
@@ -49,7 +50,10 @@ export interface Pipeline<UseCases> {
   readonly publicBaseUrl: string;
   /** What the OpenAPI document states of the deployment, which the routers hand every operation. */
   readonly documentInfo: DocumentInfo;
-  /** Answers the request (checks, operation, errors) on `res`, then logs it and counts it. */
+  /**
+   * Answers the request (checks, operation, errors) on `res`, then logs it and counts it. The answer
+   * is written at the end of the loop turn in which it was made, with the other answers of that turn.
+   */
   respond(route: Route<UseCases>, request: PipelineRequest, res: ServerResponse): Promise<void>;
 }
 
@@ -67,6 +71,16 @@ export function createPipeline<UseCases>(
   const isDocsPath = (path: string): boolean => docsPaths.some((docs) => path === docs || path.startsWith(`${docs}/`));
   const failures = failureLogOf(deps.logger);
   const log = requestLogOf(deps.logger);
+  // Each answer is written at the end of its loop turn, then logged and counted with its time to that write.
+  const writes = new TurnWrites<PendingAnswer>((pending) => {
+    writeAnswer(pending.res, pending.method, pending.status, pending.headers, pending.body);
+    pending.ms = performance.now() - pending.started;
+    log(pending);
+    deps.metrics.observeRequest(pending.label, pending.status, pending.ms / 1000);
+  }, (error, pending) => {
+    pending.res.destroy();
+    failures.unexpected(error, pending.requestId);
+  });
   // What each operation's answers carry and are counted under, worked out once.
   const byOperation = new Map(operations.map((operation) => [
     operation, { label: pathTemplate(operation.path).route, security: operation.headers === 'docs' ? security.docs : security.api },
@@ -120,12 +134,26 @@ export function createPipeline<UseCases>(
         if (problem.delayMs > 0) await setTimeout(problem.delayMs);
         answer = problem.answer;
       }
-      writeAnswer(res, request.method, answer.status, headerList(requestId, own, rateLimit, answer.headers), answer.body);
-      const ms = performance.now() - started;
-      log({ requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, ms, principal });
-      deps.metrics.observeRequest(label, answer.status, ms / 1000);
+      writes.add({
+        res, headers: headerList(requestId, own, rateLimit, answer.headers), body: answer.body, started, label,
+        requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, ms: 0, principal,
+      });
     },
   };
+}
+
+/** An answer waiting for the end of its loop turn, with its log line (`ms` set once written) and what it is counted under. */
+interface PendingAnswer extends RequestLine {
+  readonly res: ServerResponse;
+  readonly method: string;
+  readonly headers: string[];
+  readonly body: Buffer | undefined;
+  /** When the request arrived (`performance.now()`). */
+  readonly started: number;
+  /** The route it is counted under in the metrics. */
+  readonly label: string;
+  readonly status: number;
+  ms: number;
 }
 
 /**
