@@ -15,7 +15,7 @@ export interface RequestLine {
   readonly method: string | undefined;
   readonly path: string;
   readonly status: number;
-  /** From the request's arrival to its answer. */
+  /** From the request's arrival to the write of its answer. */
   readonly ms: number;
   readonly principal: Principal | undefined;
 }
