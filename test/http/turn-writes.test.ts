@@ -1,10 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { setImmediate as nextTurnEnd } from 'node:timers/promises';
 import { expect } from 'chai';
 import { createLogger } from '../../src/adapters/logging/logger.js';
-import { OPERATIONS } from '../../src/adapters/http/operations.js';
-import { createPipeline } from '../../src/adapters/http/pipeline.js';
+import type { Operation } from '../../src/adapters/http/operation.js';
+import { OPERATIONS, type ApiUseCases } from '../../src/adapters/http/operations.js';
+import { createPipeline, type PipelineRequest } from '../../src/adapters/http/pipeline.js';
 import { TurnWrites } from '../../src/adapters/http/turn-writes.js';
 import { createContainer, TOKENS } from '../../src/composition/container.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
@@ -48,18 +50,33 @@ describe('a turn\'s writes, done together at its end', function () {
     let base: string;
     /** For each request: whether its answer had been written when the pipeline's work on it was done. */
     const writtenWhenDone: boolean[] = [];
+    const logLines: string[] = [];
+    /** An operation of the test's own whose answer carries a header value node:http refuses to write. */
+    const unwritable: Operation<ApiUseCases> = {
+      operationId: 'unwritable', path: '/test/unwritable', tag: 'Service', summary: '', description: '', key: false, responses: {},
+      answer: () => ({ status: 200, headers: ['X-Broken', 'a\r\nb'], body: Buffer.from('{}') }),
+    };
 
     before(async function () {
+      const logger = createLogger('info', new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          logLines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
+          done();
+        },
+      }));
       const container = createContainer({ api: { ...await memoryInfrastructure(), logger: createLogger('silent') } });
-      const pipeline = createPipeline(container.get(TOKENS.HttpDependencies), OPERATIONS, 'http://127.0.0.1:3000');
-      const route = { kind: 'operation', operation: OPERATIONS.find((operation) => operation.path.includes('/sku/'))! } as const;
+      const operations = [...OPERATIONS, unwritable];
+      const pipeline = createPipeline({ ...container.get(TOKENS.HttpDependencies), logger }, operations, 'http://127.0.0.1:3000');
+      const bySku = { kind: 'operation', operation: OPERATIONS.find((operation) => operation.path.includes('/sku/'))! } as const;
       server = createServer((req, res) => {
-        const sku = (req.url ?? '').split('/').pop()!;
-        void pipeline.respond(route, {
-          method: 'GET', path: req.url ?? '', params: { sku }, query: () => undefined,
+        const url = req.url ?? '';
+        const request: PipelineRequest = {
+          method: 'GET', path: url, params: { sku: url.split('/').pop()! }, query: () => undefined,
           header: (name) => req.headers[name] as string | undefined, clientAddress: '127.0.0.1',
           publicBaseUrl: pipeline.publicBaseUrl, documentInfo: pipeline.documentInfo,
-        }, res).then(() => writtenWhenDone.push(res.headersSent));
+        };
+        if (url === unwritable.path) void pipeline.respond({ kind: 'operation', operation: unwritable }, request, res);
+        else void pipeline.respond(bySku, request, res).then(() => writtenWhenDone.push(res.headersSent));
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -76,6 +93,16 @@ describe('a turn\'s writes, done together at its end', function () {
       }));
       expect(answers).to.deep.equal(['200 TENT-2P', '200 abc-1', '404 sku_not_found', '200 TENT-2P']);
       expect(writtenWhenDone).to.deep.equal([false, false, false, false]);
+    });
+
+    it('ends the connection of an answer node:http refuses to write, logs it as unexpected, and answers the next request', async function () {
+      const failed = await fetch(`${base}${unwritable.path}`, { headers: { 'X-Request-Id': 'unwritable-1' } }).then(() => 'answered', (error: unknown) => (error as Error).name);
+      expect(failed).to.equal('TypeError');
+      const unexpected = logLines.map((line) => JSON.parse(line) as { msg: string; reqId?: string; err?: { code?: string } }).find((line) => line.msg === 'unexpected error');
+      expect(unexpected?.reqId).to.equal('unwritable-1');
+      expect(unexpected?.err?.code).to.equal('ERR_INVALID_CHAR');
+      const next = await fetch(`${base}/api/v1/public/sku/TENT-2P`, { headers: { 'X-API-Key': KEYS.acme } });
+      expect(next.status).to.equal(200);
     });
   });
 });

@@ -78,7 +78,8 @@ export function createPipeline<UseCases>(
     log(pending);
     deps.metrics.observeRequest(pending.label, pending.status, pending.ms / 1000);
   }, (error, pending) => {
-    pending.res.destroy();
+    // An answer that could not be written ends its connection; one already written is left to finish.
+    if (!pending.res.writableEnded) pending.res.destroy();
     failures.unexpected(error, pending.requestId);
   });
   // What each operation's answers carry and are counted under, worked out once.
