@@ -507,6 +507,17 @@ describe('answers at the HTTP edge, below the app', function () {
     expect(JSON.parse(got.body.toString('utf8'))).to.deep.equal({ error: 'bad_request', message: 'Malformed HTTP request.' });
   });
 
+  it('answers a target Koa reads no path from ("//a@?#b") with the JSON 404, not a plain 500', async function () {
+    for (const target of ['//zLPPq6XwB@?#frag', '//a@?x=1', '//a@#b']) {
+      for (const method of ['GET', 'POST']) {
+        const got = await send(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+        expect(got.status, `${method} ${target}`).to.equal(404);
+        expect(got.headers.get('content-type')).to.match(/^application\/json/);
+        expect(JSON.parse(got.body.toString('utf8'))).to.deep.equal({ error: 'not_found', message: 'No such endpoint.' });
+      }
+    }
+  });
+
   it('a HEAD refused by the parser gets its 400 without a body', async function () {
     // A raw non-ASCII byte in the target; node:http and fetch fail on the answer ("Data after `Connection: close`").
     const got = await send('HEAD /api/v1/public/sku/caf\u00e9 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n', true);

@@ -14,6 +14,18 @@ export function headerValue(req: IncomingMessage, name: string): string | undefi
 }
 
 /**
+ * The request's path as Koa reads it, or, for a target Koa reads no path from (such as `//a@?#b`,
+ * where its URL parser takes `//a@` for an authority), the target up to its query or fragment.
+ */
+function pathOf(ctx: Context): string {
+  const parsed = ctx.path as string | null;
+  if (parsed !== null) return parsed;
+  const target = ctx.req.url ?? '';
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
+}
+
+/**
  * The Koa application: a route for each operation, and JSON errors for everything else. Koa only
  * routes (percent-decoding the path's parameters); every request is answered by the pipeline.
  */
@@ -31,7 +43,7 @@ export function createHttpApp<UseCases>(
     let query: QueryParameters | undefined;
     const request: PipelineRequest = {
       method: ctx.method,
-      path: ctx.path,
+      path: pathOf(ctx),
       params,
       query: (name) => (query ??= readQuery(ctx.req.url ?? ''))[name],
       header: (name) => headerValue(ctx.req, name),
@@ -52,7 +64,7 @@ export function createHttpApp<UseCases>(
   }
   app.use(router.routes());
   app.use((ctx) => {
-    const template = router.match(ctx.path, ctx.method).path.at(-1)?.path;
+    const template = router.match(pathOf(ctx), ctx.method).path.at(-1)?.path;
     return answer(ctx, template === undefined ? { kind: 'not_found' } : { kind: 'method_not_allowed', template: String(template) }, {});
   });
   return app;
