@@ -153,7 +153,6 @@ interface PendingAnswer extends RequestLine {
   readonly started: number;
   /** The route it is counted under in the metrics. */
   readonly label: string;
-  readonly status: number;
   ms: number;
 }
 
