@@ -33,7 +33,44 @@ describe('answer ring (the response cache\'s store)', function () {
     expectAnswer(ring.get('a'), a);
     expect(ring.get('missing')).to.equal(NO_SUCH_ANSWER);
     expect(ring.get('b')).to.equal(undefined);
-    expect([ring.entries, ring.bytes]).to.deep.equal([2, 4_000 + 256]);
+    // The copy of `a` handed out is kept, and counted for its body's bytes.
+    expect([ring.entries, ring.bytes]).to.deep.equal([2, 4_000 + 256 + 3_000]);
+  });
+
+  it('keeps the copy it hands out and hands it out again, counted in its bytes, until the entry goes', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    ring.set('a', answerOf('a', 1, 3_000));
+    expect(ring.bytes).to.equal(4_000);
+    const first = ring.get('a');
+    expectAnswer(first, answerOf('a', 1, 3_000));
+    expect(ring.get('a'), 'the same copy').to.equal(first);
+    expect(ring.bytes).to.equal(4_000 + 3_000);
+    // Stored again: the old copy goes with the old entry, and the new answer is copied anew.
+    ring.set('a', answerOf('a', 2, 2_000));
+    expect(ring.bytes).to.equal(3_000);
+    const second = ring.get('a');
+    expect(second).to.not.equal(first);
+    expectAnswer(second, answerOf('a', 2, 2_000));
+    expect(ring.bytes).to.equal(3_000 + 2_000);
+    ring.set('a', null);
+    expect(ring.bytes).to.equal(256);
+  });
+
+  it('keeps copies within a sixteenth of its bound, and hands out the others without keeping them', function () {
+    // 1 MiB: 64 KiB of copies, sixteen of 4,000 bytes.
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    for (let i = 0; i < 20; i += 1) ring.set(`k${i}`, answerOf(`k${i}`, 1, 4_000));
+    const firsts = Array.from({ length: 20 }, (_, i) => ring.get(`k${i}`));
+    expect(ring.bytes).to.equal(20 * 5_000 + 16 * 4_000);
+    for (let i = 0; i < 20; i += 1) {
+      const again = ring.get(`k${i}`);
+      expectAnswer(again, answerOf(`k${i}`, 1, 4_000));
+      expect(again === firsts[i], `k${i} handed out from its kept copy`).to.equal(i < 16);
+    }
+    // A kept copy's entry gone makes room for another's.
+    ring.set('k0', null);
+    expect(ring.get('k16')).to.equal(ring.get('k16'));
+    expect(ring.bytes).to.equal(19 * 5_000 + 256 + 16 * 4_000);
   });
 
   it('holds what is stored again under a key in place of what was there', function () {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CachedProductCatalog, heldBytes, MISS_BYTES, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
+import { ANSWER_OVERHEAD_BYTES, CachedProductCatalog, heldBytes, MISS_BYTES, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
 import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
@@ -132,10 +132,13 @@ describe('response cache', function () {
     expect(backing.calls).to.equal(3);
     await cache.findBySku('acme', sku('abc-1'));
     expect(backing.calls).to.equal(3);
+    // The hit kept its copy, counted for the body's bytes (the held bytes less the 1,000 each is counted for besides).
+    const smallCopy = small - ANSWER_OVERHEAD_BYTES;
+    expect(cache.bytes).to.equal(shared + small + smallCopy);
     // TENT-2P is read again, and SHARED-1, now held longest, makes room for it.
     await cache.findBySku('acme', sku('TENT-2P'));
     expect(backing.calls).to.equal(4);
-    expect([cache.entries, cache.bytes]).to.deep.equal([2, small + tent]);
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, small + smallCopy + tent]);
     await cache.findBySku('globex', sku('SHARED-1'));
     expect(backing.calls).to.equal(5);
   });
@@ -157,11 +160,12 @@ describe('response cache', function () {
     expect([cache.entries, cache.bytes]).to.deep.equal([2, (await heldBytesOf('acme', 'abc-1')) + (await heldBytesOf('acme', 'ABC-1'))]);
   });
 
-  it('sizes an answer once, when it is stored, by the body it answers with', async function () {
+  it('sizes an answer once, when it is stored, by the body it answers with, and its kept copy once, by the same body', async function () {
     const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
     for (let i = 0; i < 5; i += 1) await cache.findBySku('acme', sku('TENT-2P'));
     await cache.findBySku('acme', sku('NOPE'));
-    expect(cache.bytes).to.equal((await heldBytesOf('acme', 'TENT-2P')) + MISS_BYTES);
+    const tent = await heldBytesOf('acme', 'TENT-2P');
+    expect(cache.bytes).to.equal(tent + (tent - ANSWER_OVERHEAD_BYTES) + MISS_BYTES);
   });
 
   it('moves the hit and miss counters and the entries and bytes gauges as lookups go through it', async function () {
