@@ -281,9 +281,9 @@ describe('Redis rate limiter when Redis is lost', function () {
           });
         })));
       });
-      // The first callback's count goes at once, Redis being idle; the other 19 at the turn's end, in one call with
-      // the instances, the key-set token, 19 counters and the two partners' catalog tokens.
-      expect(sent.map((args) => `${args[0]!.toLowerCase()} ${args[2]!}`)).to.deep.equal([`evalsha ${1 + 1 + 1 + 1}`, `evalsha ${1 + 1 + 19 + 2}`]);
+      // All 20 at the turn's end, Redis idle or not, in one call with the instances, the key-set token, 20 counters
+      // and the two partners' catalog tokens.
+      expect(sent.map((args) => `${args[0]!.toLowerCase()} ${args[2]!}`)).to.deep.equal([`evalsha ${1 + 1 + 20 + 2}`]);
       for (const key of ['turn-0', 'turn-1', 'turn-2']) {
         const remaining = statuses.filter((status) => status.key === key).map((status) => status.remaining).sort((a, b) => b - a);
         expect(remaining, key).to.deep.equal(Array.from({ length: key === 'turn-2' ? 6 : 7 }, (_, i) => 999 - i));

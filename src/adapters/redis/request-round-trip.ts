@@ -164,8 +164,6 @@ export class RedisRequestRoundTrip {
   private tokenCount = 0;
   /** Counts made this loop turn, not yet sent. */
   private gathered: GatheredCount[] = [];
-  /** Script calls sent and not yet answered. */
-  private callsWaiting = 0;
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
   /** Named in messages by host and port only. */
   private readonly url: string;
@@ -215,18 +213,19 @@ export class RedisRequestRoundTrip {
    * (`notCounted` when there is none: Redis lost, so nothing is sent, or slow this once); with a
    * watch, tells the watch the key-set token and the partner's catalog token read with it.
    *
-   * The counts of one loop turn go together, in one script call (at most MOST_COUNTS_PER_CALL): at
-   * the end of the callback that made them while no call waits for Redis, so an idle Redis starts
-   * at once, and at the turn's end while calls wait, so those made meanwhile join. Redis runs one
-   * script, not one a request, and the tokens are read once for all of them.
+   * The counts of one loop turn go together, in one script call (at most MOST_COUNTS_PER_CALL), at
+   * the turn's end (setImmediate, right after the poll phase that read the turn's requests): a lone
+   * request waits for nothing but the rest of its turn. Redis runs one script, not one a request,
+   * and the tokens are read once for all of them. (Sending the first count of a turn at once while
+   * no call waited made two calls a turn under load: each write and read on the connection cost
+   * more CPU than the overlap with Redis gained; docs/performance.md.)
    */
   count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>): Promise<T> {
     if (!this.inUse()) return Promise.resolve(taker.notCounted(keyId));
     return new Promise<T>((resolve) => {
       this.gathered.push({ counterKey, keyId, partnerId, taker, resolve: resolve as (value: unknown) => void });
       if (this.gathered.length > 1) return;
-      if (this.callsWaiting === 0) process.nextTick(this.sendGathered);
-      else setImmediate(this.sendGathered);
+      setImmediate(this.sendGathered);
     });
   }
 
@@ -255,14 +254,11 @@ export class RedisRequestRoundTrip {
     for (const partner of partners) keys.push(catalogVersionKey(this.versionPrefix, partner));
     const args = [this.window, this.instanceToRefresh(), this.window, String(first), String(counts.length)];
     if (watch !== undefined) args.push(this.freshToken());
-    this.callsWaiting += 1;
     this.counting.run(keys, args).then(
       (reply) => {
-        this.callsWaiting -= 1;
         this.deliver(counts, partners, reply);
       },
       (error: unknown) => {
-        this.callsWaiting -= 1;
         if (error instanceof SlowReplyError) {
           this.slow += counts.length;
           // Redis may only be slow: what these requests would have read is read from the database
