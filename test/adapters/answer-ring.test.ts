@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AnswerRing, MAX_KEY_LENGTH, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
+import { AnswerRing, keyPrefix, MAX_KEY_LENGTH, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 const sizeOf = (bodyBytes: number): number => (bodyBytes < 0 ? 256 : bodyBytes + 1_000);
@@ -71,6 +71,26 @@ describe('answer ring (the response cache\'s store)', function () {
     ring.set('k0', null);
     expect(ring.get('k16')).to.equal(ring.get('k16'));
     expect(ring.bytes).to.equal(19 * 5_000 + 256 + 16 * 4_000);
+  });
+
+  it('takes a key given with a prefix as the prefix and the key joined, wherever the text is split', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    ring.set('SKU-1', answerOf('a', 1, 100), keyPrefix('acme\u0000tok\u0000s'));
+    expectAnswer(ring.get('acme\u0000tok\u0000sSKU-1'), answerOf('a', 1, 100));
+    expectAnswer(ring.get('sSKU-1', keyPrefix('acme\u0000tok\u0000')), answerOf('a', 1, 100));
+    expectAnswer(ring.get('', keyPrefix('acme\u0000tok\u0000sSKU-1')), answerOf('a', 1, 100));
+    // Another prefix, or the same text one character short or long, is another key.
+    expect(ring.get('SKU-1', keyPrefix('acme\u0000tok2\u0000s'))).to.equal(undefined);
+    expect(ring.get('SKU-', keyPrefix('acme\u0000tok\u0000s'))).to.equal(undefined);
+    expect(ring.get('SKU-11', keyPrefix('acme\u0000tok\u0000s'))).to.equal(undefined);
+    // Stored again under the joined text: one entry, the new answer.
+    ring.set('acme\u0000tok\u0000sSKU-1', answerOf('a', 2, 100));
+    expectAnswer(ring.get('SKU-1', keyPrefix('acme\u0000tok\u0000s')), answerOf('a', 2, 100));
+    expect(ring.entries).to.equal(1);
+    // The length bound and the one-byte rule hold for the two parts together.
+    ring.set('k'.repeat(MAX_KEY_LENGTH - 3), answerOf('long', 1, 10), keyPrefix('abcd'));
+    ring.set('x', answerOf('wide', 1, 10), keyPrefix('кофе'));
+    expect(ring.entries).to.equal(1);
   });
 
   it('holds what is stored again under a key in place of what was there', function () {

@@ -2,7 +2,7 @@ import type { ChangesElsewhere } from '../../application/instances/changes-elsew
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
 import { LookupAnswer } from '../../domain/lookup-answer.js';
-import { AnswerRing, NO_SUCH_ANSWER } from './answer-ring.js';
+import { AnswerRing, keyPrefix, NO_SUCH_ANSWER, type KeyPrefix } from './answer-ring.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 
@@ -26,6 +26,17 @@ export interface ResponseCacheOptions {
 }
 
 type Held = LookupAnswer | typeof NO_SUCH_ANSWER;
+
+/** What a lookup goes by: `s` a SKU, `i` an ID; the key is its kind, then the value. */
+type Kind = 's' | 'i';
+
+/** A partner's key prefixes, under the epoch and catalog token they were made for. */
+interface PartnerPrefixes {
+  readonly epoch: number;
+  readonly token: string | undefined;
+  readonly s: KeyPrefix;
+  readonly i: KeyPrefix;
+}
 
 /*
  * What an answer is counted for, from `npm run bench:cache-bytes` (docs/decisions.md, configuration):
@@ -65,6 +76,8 @@ export class CachedProductCatalog implements ProductCatalog {
   private readonly answers: AnswerRing;
   private readonly watch: ChangesElsewhere | undefined;
   private readonly metrics: ResponseCacheMetrics;
+  /** Each partner's key prefixes, made again when its epoch or token moves: a hit builds no key. */
+  private readonly prefixes = new Map<string, PartnerPrefixes>();
 
   constructor(
     private readonly inner: ProductCatalog,
@@ -89,37 +102,37 @@ export class CachedProductCatalog implements ProductCatalog {
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
-    return this.remember(partnerId, `s${sku}`, () => this.inner.findBySku(partnerId, sku));
+    return this.remember(partnerId, 's', sku, () => this.inner.findBySku(partnerId, sku));
   }
 
   findById(partnerId: string, id: ProductId): Promise<LookupAnswer | null> {
-    return this.remember(partnerId, `i${id}`, () => this.inner.findById(partnerId, id));
+    return this.remember(partnerId, 'i', String(id), () => this.inner.findById(partnerId, id));
   }
 
   findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
-    return this.rememberMany(partnerId, skus.map((sku) => `s${sku}`), (positions) => this.inner.findManyBySku(partnerId, positions.map((i) => skus[i]!)));
+    return this.rememberMany(partnerId, 's', skus, (positions) => this.inner.findManyBySku(partnerId, positions.map((i) => skus[i]!)));
   }
 
   findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
-    return this.rememberMany(partnerId, ids.map((id) => `i${id}`), (positions) => this.inner.findManyById(partnerId, positions.map((i) => ids[i]!)));
+    return this.rememberMany(partnerId, 'i', ids.map(String), (positions) => this.inner.findManyById(partnerId, positions.map((i) => ids[i]!)));
   }
 
-  private remember(partnerId: string, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
-    const key = this.keyOf(partnerId, what);
-    const cached = this.held(key);
+  private remember(partnerId: string, kind: Kind, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
+    const prefix = this.prefixOf(partnerId, kind);
+    const cached = this.held(prefix, what);
     if (cached !== undefined) return Promise.resolve(cached === NO_SUCH_ANSWER ? null : cached);
-    return key === null ? load() : this.loadAndKeep(key, load);
+    return prefix === null ? load() : this.loadAndKeep(prefix, what, load);
   }
 
   /** The answers held, under the same keys as the single lookups'; the rest read in one call of `load`, given their positions. */
   private async rememberMany(
-    partnerId: string, whats: readonly string[], load: (positions: number[]) => Promise<(LookupAnswer | null)[]>,
+    partnerId: string, kind: Kind, whats: readonly string[], load: (positions: number[]) => Promise<(LookupAnswer | null)[]>,
   ): Promise<(LookupAnswer | null)[]> {
-    const keys = whats.map((what) => this.keyOf(partnerId, what));
+    const prefix = this.prefixOf(partnerId, kind);
     const answers: (LookupAnswer | null)[] = [];
     const missing: number[] = [];
-    keys.forEach((key, i) => {
-      const cached = this.held(key);
+    whats.forEach((what, i) => {
+      const cached = this.held(prefix, what);
       if (cached === undefined) missing.push(i);
       answers[i] = cached === undefined || cached === NO_SUCH_ANSWER ? null : cached;
     });
@@ -128,40 +141,52 @@ export class CachedProductCatalog implements ProductCatalog {
     missing.forEach((position, j) => {
       const answer = loaded[j] ?? null;
       answers[position] = answer;
-      const key = keys[position] ?? null;
-      if (key !== null) this.keep(key, answer);
+      if (prefix !== null) this.keep(prefix, whats[position]!, answer);
     });
     return answers;
   }
 
   /** What is held under the key, counted as a hit or a miss; an answer that may not be cached yet is read from the database: a miss. */
-  private held(key: string | null): Held | undefined {
-    const found = key === null ? undefined : this.answers.get(key);
+  private held(prefix: KeyPrefix | null, what: string): Held | undefined {
+    const found = prefix === null ? undefined : this.answers.get(what, prefix);
     this.metrics.responseCacheLookup(found !== undefined);
     return found === undefined || found === NO_SUCH_ANSWER ? found : LookupAnswer.ofBody(found.body, found.etag);
   }
 
-  private async loadAndKeep(key: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
+  private async loadAndKeep(prefix: KeyPrefix, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
     // A failed lookup throws before anything is stored, so errors are never cached.
     const answer = await load();
-    this.keep(key, answer);
+    this.keep(prefix, what, answer);
     return answer;
   }
 
-  private keep(key: string, answer: LookupAnswer | null): void {
+  private keep(prefix: KeyPrefix, what: string, answer: LookupAnswer | null): void {
     // Sized once, here, by the body every answer of it sends: a hit costs nothing more.
-    this.answers.set(key, answer);
+    this.answers.set(what, answer, prefix);
   }
 
-  /** Null when the answer must not be cached: sharing, but no token seen for the partner yet. */
-  private keyOf(partnerId: string, what: string): string | null {
+  /**
+   * The key prefix of a partner's lookups of a kind: the partner, then (with a watch) the epoch and
+   * the partner's catalog token, then the kind; null when the answer must not be cached: sharing,
+   * but no token seen for the partner yet.
+   */
+  private prefixOf(partnerId: string, kind: Kind): KeyPrefix | null {
     const watch = this.watch;
-    if (watch === undefined) return `${partnerId}\u0000${what}`;
+    if (watch === undefined) return this.prefixesOf(partnerId, 0, undefined)[kind];
     const token = watch.catalogToken(partnerId);
     if (token === undefined && watch.isShared()) return null;
     // The epoch changes whenever the shared store is lost or regained: nothing held across an
     // outage is served after it. While it is lost, answers live by the TTL alone.
-    return `${partnerId}\u0000${watch.epoch}\u0000${token ?? ''}\u0000${what}`;
+    return this.prefixesOf(partnerId, watch.epoch, token)[kind];
+  }
+
+  private prefixesOf(partnerId: string, epoch: number, token: string | undefined): PartnerPrefixes {
+    const known = this.prefixes.get(partnerId);
+    if (known !== undefined && known.epoch === epoch && known.token === token) return known;
+    const start = this.watch === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${epoch}\u0000${token ?? ''}\u0000`;
+    const made = { epoch, token, s: keyPrefix(`${start}s`), i: keyPrefix(`${start}i`) };
+    this.prefixes.set(partnerId, made);
+    return made;
   }
 }
 
