@@ -56,6 +56,13 @@ describe('answer ring (the response cache\'s store)', function () {
     expect(ring.bytes).to.equal(256);
   });
 
+  it('keeps a small copy in a buffer of its own, not a slice of a shared pool', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    ring.set('small', answerOf('small', 1, 300));
+    const { body } = ring.get('small') as { body: Buffer };
+    expect([body.byteOffset, body.buffer.byteLength], 'a kept 300-byte copy holds 300 bytes, not a pool chunk').to.deep.equal([0, 300]);
+  });
+
   it('keeps copies within a sixteenth of its bound, and hands out the others without keeping them', function () {
     // 1 MiB: 64 KiB of copies, sixteen of 4,000 bytes.
     const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });

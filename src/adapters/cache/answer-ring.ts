@@ -186,7 +186,8 @@ export class AnswerRing {
     const etag = page.toString('latin1', etagStart, etagEnd);
     const large = this.large[number];
     if (large !== undefined) return { body: large, etag };
-    const copy = Buffer.allocUnsafe(body);
+    // A buffer of its own: a small one from node's shared pool, once kept, would hold its whole pool chunk.
+    const copy = Buffer.allocUnsafeSlow(body);
     page.copy(copy, 0, etagEnd, etagEnd + body);
     const answer = { body: copy, etag };
     this.keepCopy(number, answer);
