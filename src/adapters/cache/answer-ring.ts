@@ -234,6 +234,8 @@ export class AnswerRing {
     page.write(etag, at + HEADER_BYTES + keyLength, 'latin1');
     if (answer !== null && !large) answer.body.copy(page, at + HEADER_BYTES + keyLength + etag.length);
     this.large[number] = large ? answer.body : undefined;
+    // Written for every entry, so the array stays dense: one written only on hits, at far numbers, became a dictionary.
+    this.copies[number] = undefined;
     this.keyBytes[number] = keyLength;
     this.hashes[number] = hash;
     this.page[number] = this.head;
