@@ -1,10 +1,10 @@
 import { Buffer } from 'node:buffer';
 import { deepFreeze } from './deep-freeze.js';
-import { etagOf, lookupBody, lookupBodyOfText } from './lookup-body.js';
+import { etagOf, LOOKUP_BODY_END, LOOKUP_BODY_START, lookupBody, lookupBodyOfText } from './lookup-body.js';
 import type { LookupResult } from './lookup-result.js';
 
-const BODY_START = Buffer.from('{"data":');
-const BODY_END = Buffer.from('}');
+const BODY_START = Buffer.from(LOOKUP_BODY_START);
+const BODY_END = Buffer.from(LOOKUP_BODY_END);
 
 /**
  * A lookup's answer as storage holds it: the result, or the result already written as JSON text

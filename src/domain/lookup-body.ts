@@ -6,9 +6,13 @@ export function lookupBody(result: LookupResult): string {
   return lookupBodyOfText(JSON.stringify(result));
 }
 
+/** What a lookup body holds before and after the answer's JSON text. */
+export const LOOKUP_BODY_START = '{"data":';
+export const LOOKUP_BODY_END = '}';
+
 /** The same, from the answer already written as JSON text. */
 export function lookupBodyOfText(answer: string): string {
-  return `{"data":${answer}}`;
+  return `${LOOKUP_BODY_START}${answer}${LOOKUP_BODY_END}`;
 }
 
 /**

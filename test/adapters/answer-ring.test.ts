@@ -162,6 +162,18 @@ describe('answer ring (the response cache\'s store)', function () {
     expect(ring.get('large'), 'the bytes bound reached: held longest, gone first').to.equal(undefined);
   });
 
+  it('keeps a large body that is a view into a larger buffer (a driver\'s read) as a copy of its own bytes', function () {
+    const ring = new AnswerRing({ maxBytes: 200_000, maxEntries: 10, ttlMs: 0, sizeOf });
+    const read = Buffer.alloc(120_000);
+    const body = bodyOf('view', 1, 50_000);
+    body.copy(read, 30_000);
+    ring.set('view', { body: read.subarray(30_000, 80_000), etag: '"view-1"' });
+    read.fill(0);
+    const found = ring.get('view') as { body: Buffer };
+    expectAnswer(found, { body, etag: '"view-1"' });
+    expect(found.body.buffer.byteLength, 'the kept buffer holds the body alone').to.equal(50_000);
+  });
+
   it('takes pages as its entries\' records need them, not its whole byte bound, however long it goes round', function () {
     const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
     for (let i = 0; i < 10_000; i += 1) ring.set(`k${i}`, answerOf(`k${i}`, 1, 1_000));

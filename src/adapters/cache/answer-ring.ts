@@ -86,8 +86,8 @@ const COPIES_SHARE = 1 / 16;
  * taken back when the ring comes round to it.
  *
  * A body handed out is a copy: a page is written over while a copy may still wait on a socket. A
- * body too large for the ring's pages (over a quarter of one) is kept in a buffer of its own and
- * handed out as it is, since nothing ever writes into it.
+ * body too large for the ring's pages (over a quarter of one) is kept in a buffer of its own (a copy,
+ * when it came as a view into a larger buffer) and handed out as it is, since nothing ever writes into it.
  *
  * The copy made when an entry is first asked for is kept beside it and handed out again, until the
  * entry goes: a hot answer is copied once, not on every hit (the copy and its allocation outside
@@ -233,7 +233,7 @@ export class AnswerRing {
     page.write(key, at + HEADER_BYTES + prefix.text.length, 'latin1');
     page.write(etag, at + HEADER_BYTES + keyLength, 'latin1');
     if (answer !== null && !large) answer.body.copy(page, at + HEADER_BYTES + keyLength + etag.length);
-    this.large[number] = large ? answer.body : undefined;
+    this.large[number] = large ? ownBytes(answer.body) : undefined;
     // Written for every entry, so the array stays dense: one written only on hits, at far numbers, became a dictionary.
     this.copies[number] = undefined;
     this.keyBytes[number] = keyLength;
@@ -441,4 +441,15 @@ const PLAIN_ETAG = /^[\x20-\x7e]{0,200}$/;
 function grown<T extends Int32Array | Float64Array>(from: T, to: T): T {
   to.set(from);
   return to;
+}
+
+/**
+ * A body the ring keeps as it is, holding no memory beyond its own bytes: one that is a view into a
+ * larger buffer (the bytes the database driver read, several rows' worth) is copied first.
+ */
+function ownBytes(body: Buffer): Buffer {
+  if (body.byteOffset === 0 && body.buffer.byteLength === body.length) return body;
+  const own = Buffer.allocUnsafeSlow(body.length);
+  body.copy(own);
+  return own;
 }

@@ -2,13 +2,14 @@ import { sql, type Kysely } from 'kysely';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { LookupAnswer } from '../../domain/lookup-answer.js';
 import { MAX_BATCH_VALUES } from '../../domain/lookup-batch.js';
+import { LOOKUP_BODY_END, LOOKUP_BODY_START } from '../../domain/lookup-body.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 import type { Database } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 
-type AnswerRow = { id: number; etag: string | null; lookup: Uint8Array | null };
+type AnswerRow = { id: number; etag: string | null; body: Buffer | null };
 type SkuRow = AnswerRow & { sku: string };
 type Read<V, R> = (partnerId: string, ...values: V[]) => Promise<R[]>;
 
@@ -45,8 +46,10 @@ export class MysqlProductCatalog implements ProductCatalog {
     const answers = () => db
       .selectFrom('products')
       .leftJoin('product_lookups', 'product_lookups.product_id', 'products.id')
-      // As bytes: the driver would otherwise decode the text and parse it (MariaDB marks the column JSON).
-      .select(['products.id', 'product_lookups.etag', sql<Uint8Array | null>`cast(product_lookups.lookup as binary)`.as('lookup')]);
+      // The whole body, as bytes: the database writes the stored text into it, and the driver hands
+      // over the bytes it read (as text, it would decode them and parse them: MariaDB marks the column
+      // JSON). A miss allocates and copies no body of its own.
+      .select(['products.id', 'product_lookups.etag', sql<Buffer | null>`cast(concat(${sql.lit(LOOKUP_BODY_START)}, product_lookups.lookup, ${sql.lit(LOOKUP_BODY_END)}) as binary)`.as('body')]);
     const bySku = prepareQuery(
       db,
       (partnerId: string, sku: string) => answers().select('products.sku').where('products.partner_id', '=', partnerId).where('products.sku', '=', sku),
@@ -205,9 +208,10 @@ class LookupGathering<V, R extends AnswerRow> {
 function answerOf(row: AnswerRow | undefined): LookupAnswer | null {
   if (row === undefined) return null;
   // Every import and the migration that added the table write one per product: none means the schema is behind.
-  if (row.lookup === null) throw new Error(`product ${row.id} has no stored lookup answer; run the migrate command`);
-  if (row.etag !== null) return LookupAnswer.ofStoredText(row.lookup, row.etag);
+  if (row.body === null) throw new Error(`product ${row.id} has no stored lookup answer; run the migrate command`);
+  // The bytes are the driver's and nothing writes into them; the response cache copies what it keeps.
+  if (row.etag !== null) return LookupAnswer.ofBody(row.body, row.etag);
   // The migration that built the answers wrote no ETag, nor compact text: until the next import
   // rewrites it, such an answer is written again here, and held in the same form as the others.
-  return LookupAnswer.ofResultText(JSON.stringify(JSON.parse(Buffer.from(row.lookup).toString('utf8')) as LookupResult));
+  return LookupAnswer.ofResultText(JSON.stringify((JSON.parse(row.body.toString('utf8')) as { data: LookupResult }).data));
 }
