@@ -44,8 +44,9 @@ export class LookupAnswer {
   }
 
   /**
-   * An answer whose whole body (what `lookupBody` writes) and ETag were kept by this service, taken
-   * as they are, without a copy: the caller hands over a buffer no one writes into again.
+   * An answer whose whole body (what `lookupBody` writes) and ETag are at hand, kept by this service
+   * or read whole from storage, taken as they are, without a copy: the caller hands over a buffer no
+   * one writes into again.
    */
   static ofBody(body: Buffer, etag: string): LookupAnswer {
     return new LookupAnswer(undefined, body, etag);
