@@ -169,9 +169,28 @@ describe('answer ring (the response cache\'s store)', function () {
     body.copy(read, 30_000);
     ring.set('view', { body: read.subarray(30_000, 80_000), etag: '"view-1"' });
     read.fill(0);
-    const found = ring.get('view') as { body: Buffer };
+    const found = ring.get('view') as { body: Buffer; etag: string };
     expectAnswer(found, { body, etag: '"view-1"' });
     expect(found.body.buffer.byteLength, 'the kept buffer holds the body alone').to.equal(50_000);
+  });
+
+  it('reserves its byte bound\'s pages when made, and writes each only when it first reaches it', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 1_000, ttlMs: 0, sizeOf });
+    expect(ring.pageBytes).to.equal(16 * 1024);
+    expect([ring.pageBytesInUse, ring.pageBytesReserved]).to.deep.equal([0, 64 * 16 * 1024]);
+    ring.set('a', answerOf('a', 1, 3_000));
+    expect([ring.pageBytesInUse, ring.pageBytesReserved]).to.deep.equal([16 * 1024, 63 * 16 * 1024]);
+    for (let i = 0; i < 100; i += 1) ring.set(`k${i}`, answerOf(`k${i}`, 1, 3_000));
+    expect(ring.pageBytesInUse + ring.pageBytesReserved, 'no page more than the bound\'s').to.equal(64 * 16 * 1024);
+    expectAnswer(ring.get('k99'), answerOf('k99', 1, 3_000));
+  });
+
+  it('reserves nothing for a byte bound past what it reserves, and takes its pages as it reaches them', function () {
+    const ring = new AnswerRing({ maxBytes: Number.MAX_SAFE_INTEGER, maxEntries: 100, ttlMs: 0, sizeOf });
+    expect(ring.pageBytesReserved).to.equal(0);
+    ring.set('a', answerOf('a', 1, 3_000));
+    expect(ring.pageBytesInUse).to.equal(ring.pageBytes);
+    expectAnswer(ring.get('a'), answerOf('a', 1, 3_000));
   });
 
   it('takes pages as its entries\' records need them, not its whole byte bound, however long it goes round', function () {

@@ -53,6 +53,8 @@ const SMALLEST_TABLE = 1024;
 /** A slot of the key table that holds no entry. */
 const EMPTY = 0;
 const LARGEST_PAGE = 1024 * 1024;
+/** Pages are reserved when the ring is made up to this many bytes (a larger bound reserves none). */
+const MOST_RESERVED_BYTES = 16 * 1024 ** 3;
 const SMALLEST_PAGE = 4 * 1024;
 /** A body larger than this share of a page is kept in a buffer of its own, its record holding the rest. */
 const LARGE_SHARE = 4;
@@ -76,8 +78,9 @@ const COPIES_SHARE = 1 / 16;
  * on the collector's heap. A buffer per answer made the collector trace each one, and its memory, taken
  * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
  * or so (bench/cache-gc.ts); a Map of the keys' strings was still two or three objects an answer
- * for every full collection to walk. A page is allocated once, when the ring first needs it, and
- * then written over in turn; the ring takes no more pages than its entries' records fill
+ * for every full collection to walk. The byte bound's pages are allocated once, when the ring is
+ * made (`reserve`: address space, given memory as it is written), each first written when the ring
+ * needs it, then written over in turn; the ring writes no more pages than its entries' records fill
  * (FULL_SHARE), up to the byte bound's worth.
  *
  * The oldest entry goes first, whichever bound is reached (the bytes they are counted for, their
@@ -106,11 +109,13 @@ export class AnswerRing {
   readonly pageBytes: number;
   /** The most pages the ring may take: the byte bound's worth. */
   private readonly maxPages: number;
-  /** How many pages the ring goes round now; each is allocated when the ring first reaches it. */
+  /** How many pages the ring goes round now; each is reserved when the ring is made (`reserve`), or allocated when the ring first reaches it. */
   private ringPages = 2;
   /** What the records of the entries held take in the pages. */
   private liveRecordBytes = 0;
   private readonly pages: Buffer[] = [];
+  /** Pages allocated when the ring was made and not reached yet, taken in turn as it first reaches each. */
+  private readonly reserved: Buffer[] = [];
   /** How far each page is written. */
   private readonly filled: number[] = [0];
   /** The page being written, and the oldest page still holding records, read from `tailOffset` on. */
@@ -151,6 +156,27 @@ export class AnswerRing {
     this.pageBytes = Math.min(LARGEST_PAGE, Math.max(SMALLEST_PAGE, 2 ** Math.ceil(Math.log2(this.maxBytes / 64))));
     this.maxPages = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
     this.maxCopiesBytes = Math.floor(this.maxBytes * COPIES_SHARE);
+    this.reserve();
+  }
+
+  /**
+   * Allocates now every page the byte bound allows, to be written when the ring first reaches each.
+   * V8 counts memory outside its heap when it is allocated, toward the point where it starts a full
+   * collection: a page allocated every 190 answers or so while the ring filled (1 MB pages of 5 KB
+   * answers) set off a full collection every second or so, whose marking and final pause
+   * lengthened the tail of the answers waiting behind them. An allocated page takes address space
+   * only: the system gives it memory as it is written. Where the system refuses the address space,
+   * the pages not reserved are allocated when the ring reaches them, as before.
+   */
+  private reserve(): void {
+    if (this.maxPages * this.pageBytes > MOST_RESERVED_BYTES) return;
+    try {
+      for (let i = 0; i < this.maxPages; i += 1) this.reserved.push(Buffer.allocUnsafeSlow(this.pageBytes));
+    } catch {
+      // Out of address space: the rest of the pages are allocated as the ring reaches them.
+    }
+    // Taken from the end, so the first page the ring reaches is the first reserved.
+    this.reserved.reverse();
   }
 
   /** Entries held now, those past their TTL not yet gone included. */
@@ -166,6 +192,11 @@ export class AnswerRing {
   /** The bytes the ring's pages take now. */
   get pageBytesInUse(): number {
     return this.pages.length * this.pageBytes;
+  }
+
+  /** The bytes of the pages reserved and not reached yet: address space the system gives memory to only as they are written. */
+  get pageBytesReserved(): number {
+    return this.reserved.length * this.pageBytes;
   }
 
   /** What is held under the key, or undefined: never stored, gone, or past its TTL (and gone now). */
@@ -328,7 +359,7 @@ export class AnswerRing {
       this.head = next;
       this.filled[next] = 0;
     }
-    this.pages[this.head] ??= Buffer.allocUnsafeSlow(this.pageBytes);
+    this.pages[this.head] ??= this.reserved.pop() ?? Buffer.allocUnsafeSlow(this.pageBytes);
     const at = this.filled[this.head]!;
     this.filled[this.head] = at + bytes;
     return at;
