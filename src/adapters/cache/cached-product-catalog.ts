@@ -101,6 +101,11 @@ export class CachedProductCatalog implements ProductCatalog {
     return this.answers.bytes;
   }
 
+  /** The store's pages allocated and not written yet: address space, given memory only as they are written. */
+  get unwrittenPageBytes(): number {
+    return this.answers.pageBytesReserved;
+  }
+
   findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
     return this.remember(partnerId, 's', sku, () => this.inner.findBySku(partnerId, sku));
   }
