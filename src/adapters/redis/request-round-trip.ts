@@ -63,10 +63,13 @@ ${COUNTERS_LUA}for i = last + 1, #KEYS do reply[#reply + 1] = current(KEYS[i], A
 return reply`;
 
 /**
- * Most requests counted in one script call: a turn with more sends more calls, so a flood never
- * makes one call (and Redis's time in it) without bound.
+ * Most requests counted in one script call: the call goes as soon as this many are gathered, the
+ * turn's end sends the rest. Under load a turn reads most connections' requests at once; with one
+ * call at its end, the process then sat idle while Redis counted them all (7 % of the time at 50
+ * connections, about 40 counts a call). Sent by 32, Redis counts the first while the rest are read,
+ * and a flood never makes one call (and Redis's time in it) without bound (docs/performance.md).
  */
-const MOST_COUNTS_PER_CALL = 128;
+const MOST_COUNTS_PER_CALL = 32;
 
 /** How often an instance tells Redis it is still there, in the count of a request. */
 const INSTANCE_REFRESH_MS = 1_000;
@@ -213,32 +216,31 @@ export class RedisRequestRoundTrip {
    * (`notCounted` when there is none: Redis lost, so nothing is sent, or slow this once); with a
    * watch, tells the watch the key-set token and the partner's catalog token read with it.
    *
-   * The counts of one loop turn go together, in one script call (at most MOST_COUNTS_PER_CALL), at
-   * the turn's end (setImmediate, right after the poll phase that read the turn's requests): a lone
-   * request waits for nothing but the rest of its turn. Redis runs one script, not one a request,
-   * and the tokens are read once for all of them. (Sending the first count of a turn at once while
-   * no call waited made two calls a turn under load: each write and read on the connection cost
-   * more CPU than the overlap with Redis gained; docs/performance.md.)
+   * The counts of one loop turn go together, in one script call, at the turn's end (setImmediate,
+   * right after the poll phase that read the turn's requests): a lone request waits for nothing but
+   * the rest of its turn. Redis runs one script, not one a request, and the tokens are read once for
+   * all of them. A turn that gathers MOST_COUNTS_PER_CALL sends them at once and gathers the next
+   * call's. (Sending the first count of a turn at once while no call waited made two calls a turn
+   * under load: each write and read on the connection cost more CPU than the overlap with Redis
+   * gained; docs/performance.md.)
    */
   count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>): Promise<T> {
     if (!this.inUse()) return Promise.resolve(taker.notCounted(keyId));
     return new Promise<T>((resolve) => {
-      this.gathered.push({ counterKey, keyId, partnerId, taker, resolve: resolve as (value: unknown) => void });
-      if (this.gathered.length > 1) return;
-      setImmediate(this.sendGathered);
+      const gathered = this.gathered.push({ counterKey, keyId, partnerId, taker, resolve: resolve as (value: unknown) => void });
+      if (gathered === 1) setImmediate(this.sendGathered);
+      else if (gathered === MOST_COUNTS_PER_CALL) this.sendGathered();
     });
   }
 
-  /** The counts gathered so far, sent in calls of at most MOST_COUNTS_PER_CALL. */
+  /** The counts gathered so far (at most MOST_COUNTS_PER_CALL), sent in one call; none when a full call already took them. */
   private readonly sendGathered = (): void => {
-    const gathered = this.gathered;
+    const counts = this.gathered;
+    if (counts.length === 0) return;
     this.gathered = [];
-    for (let from = 0; from < gathered.length; from += MOST_COUNTS_PER_CALL) {
-      const counts = gathered.length <= MOST_COUNTS_PER_CALL ? gathered : gathered.slice(from, from + MOST_COUNTS_PER_CALL);
-      // Redis taken as lost since they were made: counted on this instance's share, as they would have been.
-      if (!this.inUse()) this.notCounted(counts);
-      else this.sendCounts(counts);
-    }
+    // Redis taken as lost since they were made: counted on this instance's share, as they would have been.
+    if (!this.inUse()) this.notCounted(counts);
+    else this.sendCounts(counts);
   };
 
   private sendCounts(counts: readonly GatheredCount[]): void {
