@@ -292,7 +292,7 @@ describe('Redis rate limiter when Redis is lost', function () {
       expect(watch.catalogToken('globex')).to.be.a('string').and.not.equal(watch.catalogToken('acme'));
     });
 
-    it('sends a turn of 300 counts as calls of 32, each as soon as it is full, and the rest at the turn\'s end, each request still counted once', async function () {
+    it('sends a turn of 300 counts as 32 at once, then calls of at most 128 at the turn\'s end, each request still counted once', async function () {
       const { limiter } = await openWatching(new ChangesElsewhere());
       await limiter.consume('warm', 'acme');
       let statuses: { remaining: number }[] = [];
@@ -300,7 +300,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         statuses = await Promise.all(Array.from({ length: 300 }, () => limiter.consume('many', 'acme')));
       });
       // Each call: the instances, the key-set token, its counters and the one partner's token.
-      expect(sent.map((args) => `${args[0]!.toLowerCase()} ${Number(args[2]) - 3}`)).to.deep.equal([...Array<string>(9).fill('evalsha 32'), 'evalsha 12']);
+      expect(sent.map((args) => `${args[0]!.toLowerCase()} ${Number(args[2]) - 3}`)).to.deep.equal(['evalsha 32', 'evalsha 128', 'evalsha 128', 'evalsha 12']);
       expect(statuses.map((status) => status.remaining).sort((a, b) => b - a)).to.deep.equal(Array.from({ length: 300 }, (_, i) => 999 - i));
       const direct = new Redis(server!.url);
       try {
@@ -308,6 +308,31 @@ describe('Redis rate limiter when Redis is lost', function () {
       } finally {
         await direct.quit();
       }
+    });
+
+    it('sends a turn\'s first 32 counts at once only when no call waits and no reply came in the turn', async function () {
+      const { limiter } = await openWatching(new ChangesElsewhere());
+      await limiter.consume('warm', 'acme');
+      const forty = async (): Promise<void> => {
+        await Promise.all(Array.from({ length: 40 }, () => limiter.consume('forty', 'acme')));
+      };
+      const calls = (sent: string[][]): string[] => sent.map((args) => `${args[0]!.toLowerCase()} ${Number(args[2]) - 3}`);
+      // Nothing else to do: the first 32 go before the turn ends, the other 8 at its end.
+      expect(calls(await commandsSentDuring(server!.url, forty))).to.deep.equal(['evalsha 32', 'evalsha 8']);
+      // A call still waiting (sent at the end of the turn before): the 40 wait for their own turn's end.
+      expect(calls(await commandsSentDuring(server!.url, async () => {
+        const waiting = limiter.consume('first', 'acme');
+        await new Promise<void>((resolve) => {
+          setImmediate(() => {
+            void forty().then(resolve);
+          });
+        });
+        await waiting;
+      }))).to.deep.equal(['evalsha 1', 'evalsha 40']);
+      // A reply handed out in this turn: its answers are the turn's work, and the 40 wait for its end.
+      expect(calls(await commandsSentDuring(server!.url, async () => {
+        await limiter.consume('first', 'acme').then(forty);
+      }))).to.deep.equal(['evalsha 1', 'evalsha 40']);
     });
 
     it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to the watch through the round trip', async function () {

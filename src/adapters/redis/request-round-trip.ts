@@ -63,13 +63,21 @@ ${COUNTERS_LUA}for i = last + 1, #KEYS do reply[#reply + 1] = current(KEYS[i], A
 return reply`;
 
 /**
- * Most requests counted in one script call: the call goes as soon as this many are gathered, the
- * turn's end sends the rest. Under load a turn reads most connections' requests at once; with one
- * call at its end, the process then sat idle while Redis counted them all (7 % of the time at 50
- * connections, about 40 counts a call). Sent by 32, Redis counts the first while the rest are read,
- * and a flood never makes one call (and Redis's time in it) without bound (docs/performance.md).
+ * Most requests counted in one script call: a turn with more sends more calls, so a flood never
+ * makes one call (and Redis's time in it) without bound.
  */
-const MOST_COUNTS_PER_CALL = 32;
+const MOST_COUNTS_PER_CALL = 128;
+
+/**
+ * Counts that go to Redis at once, before their turn ends, when the process has nothing else to do
+ * meanwhile: no call waits for its reply, and none was answered this turn. At 50 connections a turn
+ * read some 40 requests, and with all their counts in one call at its end the process sat idle
+ * until Redis answered (busy 92 to 94 % of the time); sent by 32, Redis counts them while the rest
+ * are read. Where a call waits or a reply came, its answers are the turn's work, and a call sent
+ * early only costs a write and a read more: at 400 connections, calls sent at 32 (or at 128) in the
+ * middle of every turn took 6 to 16 % more CPU an answer (docs/performance.md).
+ */
+const EARLY_CALL_COUNTS = 32;
 
 /** How often an instance tells Redis it is still there, in the count of a request. */
 const INSTANCE_REFRESH_MS = 1_000;
@@ -165,6 +173,10 @@ export class RedisRequestRoundTrip {
   /** Fresh tokens are this random prefix and a count: unique, and cheaper than a UUID a request. */
   private readonly tokenPrefix = `${randomUUID()}.`;
   private tokenCount = 0;
+  /** Calls sent and not yet answered or given up. */
+  private callsWaiting = 0;
+  /** A reply was handed out this loop turn: its requests' answers are this turn's work. */
+  private answeredThisTurn = false;
   /** Counts made this loop turn, not yet sent. */
   private gathered: GatheredCount[] = [];
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
@@ -219,28 +231,35 @@ export class RedisRequestRoundTrip {
    * The counts of one loop turn go together, in one script call, at the turn's end (setImmediate,
    * right after the poll phase that read the turn's requests): a lone request waits for nothing but
    * the rest of its turn. Redis runs one script, not one a request, and the tokens are read once for
-   * all of them. A turn that gathers MOST_COUNTS_PER_CALL sends them at once and gathers the next
-   * call's. (Sending the first count of a turn at once while no call waited made two calls a turn
-   * under load: each write and read on the connection cost more CPU than the overlap with Redis
-   * gained; docs/performance.md.)
+   * all of them. A turn that gathers EARLY_CALL_COUNTS with nothing else to do sends those at once.
+   * (Sending the first count of a turn at once while no call waited made two calls a turn under
+   * load: each write and read on the connection cost more CPU than the overlap with Redis gained;
+   * docs/performance.md.)
    */
   count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>): Promise<T> {
     if (!this.inUse()) return Promise.resolve(taker.notCounted(keyId));
     return new Promise<T>((resolve) => {
       const gathered = this.gathered.push({ counterKey, keyId, partnerId, taker, resolve: resolve as (value: unknown) => void });
       if (gathered === 1) setImmediate(this.sendGathered);
-      else if (gathered === MOST_COUNTS_PER_CALL) this.sendGathered();
+      else if (gathered === EARLY_CALL_COUNTS && this.callsWaiting === 0 && !this.answeredThisTurn) this.sendGathered();
     });
   }
 
-  /** The counts gathered so far (at most MOST_COUNTS_PER_CALL), sent in one call; none when a full call already took them. */
+  /** The counts gathered so far, sent in calls of at most MOST_COUNTS_PER_CALL; none when an early call took them all. */
   private readonly sendGathered = (): void => {
-    const counts = this.gathered;
-    if (counts.length === 0) return;
+    const gathered = this.gathered;
     this.gathered = [];
-    // Redis taken as lost since they were made: counted on this instance's share, as they would have been.
-    if (!this.inUse()) this.notCounted(counts);
-    else this.sendCounts(counts);
+    for (let from = 0; from < gathered.length; from += MOST_COUNTS_PER_CALL) {
+      const counts = gathered.length <= MOST_COUNTS_PER_CALL ? gathered : gathered.slice(from, from + MOST_COUNTS_PER_CALL);
+      // Redis taken as lost since they were made: counted on this instance's share, as they would have been.
+      if (!this.inUse()) this.notCounted(counts);
+      else this.sendCounts(counts);
+    }
+  };
+
+  /** The end of a turn in which a reply was handed out. */
+  private readonly turnEnded = (): void => {
+    this.answeredThisTurn = false;
   };
 
   private sendCounts(counts: readonly GatheredCount[]): void {
@@ -256,11 +275,18 @@ export class RedisRequestRoundTrip {
     for (const partner of partners) keys.push(catalogVersionKey(this.versionPrefix, partner));
     const args = [this.window, this.instanceToRefresh(), this.window, String(first), String(counts.length)];
     if (watch !== undefined) args.push(this.freshToken());
+    this.callsWaiting += 1;
     this.counting.run(keys, args).then(
       (reply) => {
+        this.callsWaiting -= 1;
+        if (!this.answeredThisTurn) {
+          this.answeredThisTurn = true;
+          setImmediate(this.turnEnded);
+        }
         this.deliver(counts, partners, reply);
       },
       (error: unknown) => {
+        this.callsWaiting -= 1;
         if (error instanceof SlowReplyError) {
           this.slow += counts.length;
           // Redis may only be slow: what these requests would have read is read from the database
