@@ -74,8 +74,8 @@ const MOST_COUNTS_PER_CALL = 128;
  * read some 40 requests, and with all their counts in one call at its end the process sat idle
  * until Redis answered (busy 92 to 94 % of the time); sent by 32, Redis counts them while the rest
  * are read. Where a call waits or a reply came, its answers are the turn's work, and a call sent
- * early only costs a write and a read more: at 400 connections, calls sent at 32 (or at 128) in the
- * middle of every turn took 6 to 16 % more CPU an answer (docs/performance.md).
+ * early only costs: at 400 connections, counts sent in the middle of a turn took up to 16 % more
+ * CPU an answer (docs/performance.md).
  */
 const EARLY_CALL_COUNTS = 32;
 
