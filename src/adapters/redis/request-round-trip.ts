@@ -232,7 +232,7 @@ export class RedisRequestRoundTrip {
    * right after the poll phase that read the turn's requests): a lone request waits for nothing but
    * the rest of its turn. Redis runs one script, not one a request, and the tokens are read once for
    * all of them. A turn that gathers EARLY_CALL_COUNTS with nothing else to do sends those at once.
-   * (Sending the first count of a turn at once while no call waited made two calls a turn under
+   * (Sending a turn's very first count at once while no call waited made two calls a turn under
    * load: each write and read on the connection cost more CPU than the overlap with Redis gained;
    * docs/performance.md.)
    */
