@@ -16,6 +16,8 @@ export interface BenchContext {
   readonly generator: 'wrk' | 'autocannon';
   /** The service's own answer for one product, written by the bare servers. */
   readonly bodyFile: string;
+  /** The headers the service sent with that answer (JSON: names and values in order, request ID first), for the bare server's `headers` mode. */
+  readonly headersFile: string;
   readonly serviceEnv: Record<string, string>;
   /** The service's entry point (`src/main.ts`, or another checkout's with --service-dir). */
   readonly serviceScript: string;
