@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AnswerRing, keyPrefix, MAX_KEY_LENGTH, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
+import { AnswerRing, MAX_KEY_LENGTH, NO_SUCH_ANSWER, type RingEntry } from '../../src/adapters/cache/answer-ring.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 const sizeOf = (bodyBytes: number): number => (bodyBytes < 0 ? 256 : bodyBytes + 1_000);
@@ -82,21 +82,21 @@ describe('answer ring (the response cache\'s store)', function () {
 
   it('takes a key given with a prefix as the prefix and the key joined, wherever the text is split', function () {
     const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
-    ring.set('SKU-1', answerOf('a', 1, 100), keyPrefix('acme\u0000tok\u0000s'));
+    ring.set('SKU-1', answerOf('a', 1, 100), ring.prefix('acme\u0000tok\u0000s'));
     expectAnswer(ring.get('acme\u0000tok\u0000sSKU-1'), answerOf('a', 1, 100));
-    expectAnswer(ring.get('sSKU-1', keyPrefix('acme\u0000tok\u0000')), answerOf('a', 1, 100));
-    expectAnswer(ring.get('', keyPrefix('acme\u0000tok\u0000sSKU-1')), answerOf('a', 1, 100));
+    expectAnswer(ring.get('sSKU-1', ring.prefix('acme\u0000tok\u0000')), answerOf('a', 1, 100));
+    expectAnswer(ring.get('', ring.prefix('acme\u0000tok\u0000sSKU-1')), answerOf('a', 1, 100));
     // Another prefix, or the same text one character short or long, is another key.
-    expect(ring.get('SKU-1', keyPrefix('acme\u0000tok2\u0000s'))).to.equal(undefined);
-    expect(ring.get('SKU-', keyPrefix('acme\u0000tok\u0000s'))).to.equal(undefined);
-    expect(ring.get('SKU-11', keyPrefix('acme\u0000tok\u0000s'))).to.equal(undefined);
+    expect(ring.get('SKU-1', ring.prefix('acme\u0000tok2\u0000s'))).to.equal(undefined);
+    expect(ring.get('SKU-', ring.prefix('acme\u0000tok\u0000s'))).to.equal(undefined);
+    expect(ring.get('SKU-11', ring.prefix('acme\u0000tok\u0000s'))).to.equal(undefined);
     // Stored again under the joined text: one entry, the new answer.
     ring.set('acme\u0000tok\u0000sSKU-1', answerOf('a', 2, 100));
-    expectAnswer(ring.get('SKU-1', keyPrefix('acme\u0000tok\u0000s')), answerOf('a', 2, 100));
+    expectAnswer(ring.get('SKU-1', ring.prefix('acme\u0000tok\u0000s')), answerOf('a', 2, 100));
     expect(ring.entries).to.equal(1);
     // The length bound and the one-byte rule hold for the two parts together.
-    ring.set('k'.repeat(MAX_KEY_LENGTH - 3), answerOf('long', 1, 10), keyPrefix('abcd'));
-    ring.set('x', answerOf('wide', 1, 10), keyPrefix('кофе'));
+    ring.set('k'.repeat(MAX_KEY_LENGTH - 3), answerOf('long', 1, 10), ring.prefix('abcd'));
+    ring.set('x', answerOf('wide', 1, 10), ring.prefix('кофе'));
     expect(ring.entries).to.equal(1);
   });
 
@@ -297,5 +297,56 @@ describe('answer ring (the response cache\'s store)', function () {
     expect(ring.get('кофе')).to.equal(undefined);
     expect(ring.get(`${long}k`)).to.equal(undefined);
     expect(ring.entries).to.equal(2);
+  });
+});
+
+describe('answer ring shared by owners', function () {
+  it('under one owner\'s flood and the others\' mixed use, answers each key with its latest answer or nothing, holds the others\' entries, and keeps its bounds', function () {
+    for (const [seed, maxBytes, maxEntries] of [[11, 64 * 1024, 400], [12, 1024 * 1024, 300], [13, 300_000, 5_000], [14, 40_000, 1_000]] as const) {
+      const next = seededRandom(seed);
+      const ring = new AnswerRing({ maxBytes, maxEntries, ttlMs: 0, sizeOf });
+      const prefixes = [ring.prefix('flood\u0000s', 0), ring.prefix('acme\u0000s', 1), ring.prefix('globex\u0000s', 2)];
+      // The latest answer stored under each of the others' keys: [owner, key] -> version, length (-1: a miss) and the step it was stored at.
+      const latest = new Map<string, { version: number; length: number; step: number }>();
+      const floodHeavy = (): boolean => ring.heldBy(0).entries > maxEntries / 2 || ring.heldBy(0).bytes > maxBytes / 2;
+      // The last step that began or ended with the flood holding no more than its share: only then may the others' entries go.
+      let lastLight = -1;
+      let version = 0;
+      let flooded = 0;
+      for (let step = 0; step < 20_000; step += 1) {
+        if (!floodHeavy()) lastLight = step;
+        version += 1;
+        if (next() < 0.8) {
+          // The flood: a new key each time, mostly misses, some small answers.
+          flooded += 1;
+          const length = next() < 0.7 ? -1 : Math.floor(next() * 400);
+          ring.set(`F${flooded}`, length < 0 ? null : answerOf(`F${flooded}`, version, length), prefixes[0]);
+        } else {
+          const owner = next() < 0.5 ? 1 : 2;
+          const key = `k${Math.floor(next() * 12)}`;
+          const id = `${owner}/${key}`;
+          // The others hold little: a dozen keys each, well within their share of either bound.
+          if (next() < 0.3) {
+            const length = next() < 0.2 ? -1 : Math.floor(next() * Math.min(2_000, maxBytes / 100));
+            ring.set(key, length < 0 ? null : answerOf(id, version, length), prefixes[owner]);
+            latest.set(id, { version, length, step });
+          }
+          const found = ring.get(key, prefixes[owner]);
+          const expected = latest.get(id);
+          if (expected === undefined) expect(found, id).to.equal(undefined);
+          else if (found === undefined) expect(lastLight, `${id} gone while the flood held more than its share all along (seed ${seed}, step ${step})`).to.be.at.least(expected.step);
+          else if (expected.length < 0) expect(found).to.equal(NO_SUCH_ANSWER);
+          else expectAnswer(found, answerOf(id, expected.version, expected.length));
+          if (found === undefined) latest.delete(id);
+        }
+        if (!floodHeavy()) lastLight = step;
+        expect(ring.entries).to.be.at.most(maxEntries);
+        expect(ring.bytes).to.be.at.most(maxBytes);
+      }
+      expect(ring.pageBytesInUse, 'its pages take no more than its bound, rounded up to a page').to.be.at.most(Math.max(maxBytes + 16 * 1024, 8 * 1024));
+      // The flood's oldest went first: what it holds now is its latest.
+      const held = ring.heldBy(0).entries;
+      for (let n = flooded - held + 1; n <= flooded; n += 1) expect(ring.get(`F${n}`, prefixes[0]), `F${n}`).to.not.equal(undefined);
+    }
   });
 });

@@ -11,6 +11,8 @@ import type { Sku } from '../../src/domain/sku.js';
 import { productCatalogContract } from '../contracts/product-catalog.contract.js';
 import { parseCatalogSource } from '../../src/domain/catalog-source.js';
 import { fixtureCatalog, fixtureDocument } from '../fixtures/catalog-fixture.js';
+import { MAX_DISPLACEMENT } from '../../src/adapters/cache/answer-ring.js';
+import { fnvCollidingSkus, fnvSlot, randomSkus } from '../support/hash-flood.js';
 
 const sku = (s: string): Sku => s as Sku;
 
@@ -119,7 +121,7 @@ describe('response cache', function () {
     expect(cache.entries).to.equal(2);
   });
 
-  it('holds answers up to maxBytes, evicting the one held longest, and says how many bytes they take', async function () {
+  it('holds answers up to maxBytes, evicting the one held longest unless a partner would hold more than half, and says how many bytes they take', async function () {
     // The fixture's biggest answers: TENT-2P's body is 3,026 bytes, globex's SHARED-1 1,430, abc-1 282.
     const [tent, shared, small] = [await heldBytesOf('acme', 'TENT-2P'), await heldBytesOf('globex', 'SHARED-1'), await heldBytesOf('acme', 'abc-1')];
     const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxBytes: tent + shared });
@@ -135,12 +137,16 @@ describe('response cache', function () {
     // The hit kept its copy, counted for the body's bytes (the held bytes less the 1,000 each is counted for besides).
     const smallCopy = small - ANSWER_OVERHEAD_BYTES;
     expect(cache.bytes).to.equal(shared + small + smallCopy);
-    // TENT-2P is read again, and SHARED-1, now held longest, makes room for it.
+    // TENT-2P is read again: with it acme would hold more than half the bound (its share), so acme's
+    // own abc-1 makes room for it, not SHARED-1, though that one is held longest.
     await cache.findBySku('acme', sku('TENT-2P'));
     expect(backing.calls).to.equal(4);
-    expect([cache.entries, cache.bytes]).to.deep.equal([2, small + smallCopy + tent]);
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, shared + tent]);
     await cache.findBySku('globex', sku('SHARED-1'));
-    expect(backing.calls).to.equal(5);
+    expect(backing.calls).to.equal(4);
+    // acme, holding more than its share with TENT-2P, makes room for its abc-1 from its own again.
+    await cache.findBySku('acme', sku('abc-1'));
+    expect([cache.entries, cache.bytes]).to.deep.equal([2, shared + small]);
   });
 
   it('never holds an answer bigger than maxBytes, and still remembers misses', async function () {
@@ -362,5 +368,90 @@ describe('response cache with a watch on the catalog tokens', function () {
     watch.sharingRegained();
     for (let i = 0; i < 2; i += 1) expect(await title('acme')).to.equal('Acme shared');
     expect(backing.calls, 'acme\'s token forgotten on the return').to.equal(5);
+  });
+});
+
+describe('response cache under one partner\'s flood', function () {
+  /** A catalog that knows the fixture's products, and nothing of the attacker's SKUs: every one a miss, remembered. */
+  const attacker = 'mallory';
+  /** The key prefix the cache put an attacker's SKU lookups under on MySQL storage without Redis (no catalog token): partner id, NUL, kind. */
+  const attackerPrefix = `${attacker}\u0000s`;
+
+  /** Looks the SKUs up as the attack did: batches of 100, each SKU a remembered miss. */
+  async function flood(cache: CachedProductCatalog, skus: readonly string[]): Promise<void> {
+    for (let at = 0; at < skus.length; at += 100) await cache.findManyBySku(attacker, skus.slice(at, at + 100).map(sku));
+  }
+
+  it('finds a key at the same cost whatever SKUs a partner chose: 40,000 made to share a slot of the old table cost as random ones do', async function () {
+    this.timeout(60_000);
+    const count = 40_000;
+    // 40,000 entries make a table of 2^17 slots; the SKUs are made for tables of up to 2^18.
+    const colliding = fnvCollidingSkus(attackerPrefix, count, 18);
+    // The attack tool is sound: in the old table every one of them fell in one slot, and finding one walked 20,000 on average.
+    expect(new Set(colliding.map((s) => fnvSlot(attackerPrefix + s, 17))).size).to.equal(1);
+    const figures = [];
+    for (const skus of [colliding, randomSkus(count)]) {
+      const backing = new CountingCatalog(new MemoryProductCatalog(fixtureCatalog()));
+      const cache = new CachedProductCatalog(backing, { ttlMs: 60_000 });
+      // Another partner's answers, held before the flood and asked for after it.
+      const victims = ['TENT-2P', 'abc-1', 'ABC-1'];
+      for (const s of victims) await cache.findBySku('acme', sku(s));
+      await flood(cache, skus);
+      expect(cache.entries).to.equal(count + victims.length);
+      const calls = backing.calls;
+      for (const s of victims) await cache.findBySku('acme', sku(s));
+      expect(backing.calls, 'the other partner\'s answers, from memory').to.equal(calls);
+      figures.push(cache.keyTableFigures());
+    }
+    const [flooded, random] = figures as [ReturnType<CachedProductCatalog['keyTableFigures']>, ReturnType<CachedProductCatalog['keyTableFigures']>];
+    expect(flooded.slots).to.equal(2 ** 17);
+    expect(flooded.meanProbes, 'slots looked at to find a key held, on average').to.be.at.most(1.5 * random.meanProbes);
+    expect(flooded.meanMissProbes, 'slots looked at for a key not held, on average').to.be.at.most(1.5 * random.meanMissProbes);
+    expect(flooded.mostProbes).to.be.at.most(MAX_DISPLACEMENT + 1);
+  });
+
+  it('lets a partner\'s flood of distinct misses evict its own entries, and holds another partner\'s answers, by the entry bound', async function () {
+    const backing = new CountingCatalog(new MemoryProductCatalog(fixtureCatalog()));
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxEntries: 20_000 });
+    const held = ['TENT-2P', 'abc-1', 'ABC-1'];
+    for (const s of held) await cache.findBySku('acme', sku(s));
+    await cache.findBySku('globex', sku('SHARED-1'));
+    // Ten times the bound in distinct misses, in batches of 100: the ring goes round its pages many times.
+    await flood(cache, randomSkus(200_000, 3));
+    const calls = backing.calls;
+    for (const s of held) await cache.findBySku('acme', sku(s));
+    await cache.findBySku('globex', sku('SHARED-1'));
+    expect(backing.calls, 'the other partners\' answers, all from memory').to.equal(calls);
+    expect(cache.entries).to.be.at.most(20_000);
+    // The flood took the room nobody else used; another partner storing more takes it back from the flood, and keeps it through more of it.
+    const more = Array.from({ length: 2_000 }, (_, i) => `ACME-MISS-${i}`);
+    for (const s of more) await cache.findBySku('acme', sku(s));
+    await flood(cache, randomSkus(100_000, 6));
+    const before = backing.calls;
+    for (const s of [...held, ...more]) await cache.findBySku('acme', sku(s));
+    expect(backing.calls, 'every answer acme stored since, from memory').to.equal(before);
+    expect(cache.heldFor('acme').entries).to.equal(held.length + more.length);
+    expect(cache.entries).to.be.at.most(20_000);
+  });
+
+  it('lets a partner\'s flood evict its own entries, and holds another partner\'s answers, by the byte bound', async function () {
+    const backing = new CountingCatalog(new MemoryProductCatalog(fixtureCatalog()));
+    const maxBytes = 1024 * 1024;
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxBytes });
+    const held = ['TENT-2P', 'abc-1', 'ABC-1'];
+    for (const s of held) await cache.findBySku('acme', sku(s));
+    // Some forty times the byte bound in misses.
+    await flood(cache, randomSkus(80_000, 4));
+    const calls = backing.calls;
+    for (const s of held) await cache.findBySku('acme', sku(s));
+    expect(backing.calls, 'the other partner\'s answers, all from memory').to.equal(calls);
+    expect(cache.bytes).to.be.at.most(maxBytes);
+  });
+
+  it('still lets one partner alone use the whole of either bound, its oldest entry going first', async function () {
+    const backing = new CountingCatalog(new MemoryProductCatalog(fixtureCatalog()));
+    const cache = new CachedProductCatalog(backing, { ttlMs: 60_000, maxEntries: 1_000 });
+    await flood(cache, randomSkus(5_000, 5));
+    expect(cache.heldFor(attacker).entries).to.equal(1_000);
   });
 });

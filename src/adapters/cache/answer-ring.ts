@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { hashFrom, hashState, newHashKey, type HashState } from './keyed-hash.js';
 
 /** What the ring holds under a key: an answer's body and ETag, or a remembered "no such product". */
 export type RingEntry = Answer | typeof NO_SUCH_ANSWER;
@@ -7,26 +8,17 @@ export type RingEntry = Answer | typeof NO_SUCH_ANSWER;
 type Answer = { readonly body: Buffer; readonly etag: string };
 
 /**
- * The first part of many keys, worked out once: its text and the hash of its characters so far. A
- * key given with a prefix is the prefix's text followed by the key's; found, held and compared
- * without joining the two (a joined key is a string V8 copies out flat on the first read of its
- * characters: half of a hit's time).
+ * The first part of many keys, worked out once by a ring (`AnswerRing.prefix`): its text, the state
+ * of the ring's keyed hash after it, and whose keys these are. A key given with a prefix is the
+ * prefix's text followed by the key's; found, held and compared without joining the two (a joined
+ * key is a string V8 copies out flat on the first read of its characters: half of a hit's time).
  */
 export interface KeyPrefix {
   readonly text: string;
-  readonly hash: number;
+  readonly hash: HashState;
+  /** The owner of the entries stored under the prefix (a partner): what its share of the ring is counted by. */
+  readonly owner: number;
 }
-
-/** FNV-1a's starting state. */
-const FNV_OFFSET = 0x811c9dc5;
-
-/** The prefix of keys that start with `text`. */
-export function keyPrefix(text: string): KeyPrefix {
-  return { text, hash: hashFrom(FNV_OFFSET, text) };
-}
-
-/** No prefix: the key alone. */
-export const NO_PREFIX = keyPrefix('');
 
 /** A remembered miss: held so a caller probing unknown values costs one read per value. */
 export const NO_SUCH_ANSWER = Symbol('no such answer');
@@ -52,6 +44,13 @@ export const MAX_KEY_LENGTH = 512;
 const SMALLEST_TABLE = 1024;
 /** A slot of the key table that holds no entry. */
 const EMPTY = 0;
+/**
+ * The farthest an entry's slot may lie past the slot its hash names. Half full at most, with a keyed
+ * hash, the table put 400,000 random keys at most 22 slots on in five runs (23 probes), 40,000 at most 14,
+ * so this is never reached unless the hash is aimed at: an entry that would lie farther is not held
+ * (and one the table's doubling would put farther is let go), and a key is never looked for farther.
+ */
+export const MAX_DISPLACEMENT = 64;
 const LARGEST_PAGE = 1024 * 1024;
 /** Pages are reserved when the ring is made up to this many bytes (a larger bound reserves none). */
 const MOST_RESERVED_BYTES = 16 * 1024 ** 3;
@@ -67,6 +66,13 @@ const LARGE_SHARE = 4;
  * beside what the entries are counted for, and take more than the bound.
  */
 const FULL_SHARE = 0.9;
+/**
+ * The most of either bound (entries, bytes) one owner may hold before room is made from its own
+ * entries first: past it, it is the ring's heavy owner. Half, so that a single owner still uses the
+ * whole ring (its own oldest going first is the order of storing), and an owner that floods the
+ * ring with entries nobody asks for again takes at most the half the others do not use.
+ */
+export const OWNER_SHARE = 0.5;
 const NOWHERE = -1;
 const MISS = -1;
 /** The most ready copies the ring keeps (`get`), and the share of the byte bound they may take. */
@@ -85,10 +91,20 @@ const COPIES_SHARE = 1 / 16;
  * needs it, then written over in turn; the ring writes no more pages than its entries' records fill
  * (FULL_SHARE), up to the byte bound's worth.
  *
- * The oldest entry goes first, whichever bound is reached (the bytes they are counted for, their
- * number, or the room left in the pages): entries leave in the order they were stored. An entry
- * stored again under its key, or found past its TTL, leaves at once; the space its record took is
- * taken back when the ring comes round to it.
+ * The key table is found by a hash keyed with a secret drawn when the ring is made (keyed-hash.ts),
+ * so whoever chooses the keys cannot make them land together, and no entry lies more than
+ * MAX_DISPLACEMENT slots past its hash's: what an entry costs to find does not depend on what else
+ * is held.
+ *
+ * What leaves first, whichever bound is reached (the bytes the entries are counted for, their number,
+ * or the room left in the pages): while one owner (a partner) holds more than OWNER_SHARE of either
+ * bound, its own oldest entry; otherwise the oldest stored. When the ring comes round to a page while
+ * an owner is that heavy, the other owners' entries in it (those not past their TTL) are moved to
+ * the page's start and kept, and only the heavy owner's go. So one partner's flood of distinct
+ * misses lets its own entries go and holds the others'; with one owner, or while none holds more
+ * than its share, the entries leave in the order they were stored. An entry stored again under its
+ * key, or found past its TTL, leaves at once; the space its record took is taken back when the
+ * ring comes round to it.
  *
  * A body handed out is a copy: a page is written over while a copy may still wait on a socket. A
  * body too large for the ring's pages (over a quarter of one) is kept in a buffer of its own (a copy,
@@ -107,6 +123,10 @@ export class AnswerRing {
   private readonly ttlMs: number;
   private readonly sizeOf: (bodyBytes: number) => number;
   private readonly now: () => number;
+  /** The key table's hash key: this ring's own, drawn when it is made. */
+  private readonly hashKey: HashState;
+  /** The prefix of no text: a key alone, of owner 0. */
+  private readonly noPrefix: KeyPrefix;
   /** The bytes of one page. */
   readonly pageBytes: number;
   /** The most pages the ring may take: the byte bound's worth. */
@@ -120,10 +140,9 @@ export class AnswerRing {
   private readonly reserved: Buffer[] = [];
   /** How far each page is written. */
   private readonly filled: number[] = [0];
-  /** The page being written, and the oldest page still holding records, read from `tailOffset` on. */
+  /** The page being written, and the page the ring comes round to next (`recycle`). */
   private head = 0;
   private tail = 0;
-  private tailOffset = 0;
 
   /**
    * The key table: open addressing with linear probing, each slot an entry's number plus one
@@ -144,6 +163,24 @@ export class AnswerRing {
   private etagBytes = new Int32Array(0);
   private bodyBytes = new Int32Array(0);
   private storedAt = new Float64Array(0);
+  /**
+   * Each entry's owner, and its neighbours in two orders of storing, both doubly linked through the
+   * entries' numbers: every entry's, oldest first (`oldest`), and its owner's (`ownerOldest`).
+   */
+  private ownerOf = new Int32Array(0);
+  private older = new Int32Array(0);
+  private newer = new Int32Array(0);
+  private ownerOlder = new Int32Array(0);
+  private ownerNewer = new Int32Array(0);
+  private oldest = NOWHERE;
+  private newest = NOWHERE;
+  /** By owner: its oldest and newest entry, how many it holds and what they are counted for (`sizeOf`). */
+  private ownerOldest = new Int32Array(0);
+  private ownerNewest = new Int32Array(0);
+  private ownerEntries = new Int32Array(0);
+  private ownerBytes = new Float64Array(0);
+  /** The owner holding more than OWNER_SHARE of a bound, when one does (`heavy`). */
+  private heavyOwner = NOWHERE;
   private readonly freeNumbers: number[] = [];
   private nextNumber = 0;
   private heldBytes = 0;
@@ -154,11 +191,18 @@ export class AnswerRing {
     this.ttlMs = options.ttlMs;
     this.sizeOf = options.sizeOf;
     this.now = options.now ?? (() => performance.now());
+    this.hashKey = newHashKey();
+    this.noPrefix = this.prefix('');
     // Some 64 pages, none under 4 KB nor over 1 MB: a page's unused end is lost until the ring comes round.
     this.pageBytes = Math.min(LARGEST_PAGE, Math.max(SMALLEST_PAGE, 2 ** Math.ceil(Math.log2(this.maxBytes / 64))));
     this.maxPages = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
     this.maxCopiesBytes = Math.floor(this.maxBytes * COPIES_SHARE);
     this.reserve();
+  }
+
+  /** The prefix of keys that start with `text`, stored for `owner` (a small whole number: 0 when there is one owner). */
+  prefix(text: string, owner = 0): KeyPrefix {
+    return { text, hash: hashState(this.hashKey, text), owner };
   }
 
   /**
@@ -211,9 +255,42 @@ export class AnswerRing {
     return this.reserved.length * this.pageBytes;
   }
 
+  /** What the owner's entries held now are counted for, and how many they are. */
+  heldBy(owner: number): { entries: number; bytes: number } {
+    return owner < this.ownerEntries.length ? { entries: this.ownerEntries[owner]!, bytes: this.ownerBytes[owner]! } : { entries: 0, bytes: 0 };
+  }
+
+  /**
+   * What finding a key costs now, in slots of the key table looked at: on average over the entries
+   * held (a hit), at most for any of them, and on average for a key not held whose hash may name
+   * any slot (a miss: up to the first empty slot, or MAX_DISPLACEMENT + 1). Worked out by going
+   * over the whole table: for tests and benches, not for the request path.
+   */
+  keyTableFigures(): { readonly slots: number; readonly meanProbes: number; readonly mostProbes: number; readonly meanMissProbes: number } {
+    const { slots } = this;
+    const mask = slots.length - 1;
+    let total = 0;
+    let most = 0;
+    slots.forEach((held, slot) => {
+      if (held === EMPTY) return;
+      const probes = ((slot - this.hashes[held - 1]!) & mask) + 1;
+      total += probes;
+      most = Math.max(most, probes);
+    });
+    // Going back from an empty slot (one is always there: the table is at most half full), each slot's run of full slots after it.
+    const empty = slots.indexOf(EMPTY);
+    let missTotal = 0;
+    for (let step = 1, run = 0; step <= slots.length; step += 1) {
+      const slot = (empty - step) & mask;
+      run = slots[slot] === EMPTY ? 0 : run + 1;
+      missTotal += Math.min(run, MAX_DISPLACEMENT + 1) + 1;
+    }
+    return { slots: slots.length, meanProbes: this.held === 0 ? 0 : total / this.held, mostProbes: most, meanMissProbes: missTotal / slots.length };
+  }
+
   /** What is held under the key, or undefined: never stored, gone, or past its TTL (and gone now). */
-  get(key: string, prefix: KeyPrefix = NO_PREFIX): RingEntry | undefined {
-    const number = this.find(prefix, key, hashOf(prefix, key));
+  get(key: string, prefix: KeyPrefix = this.noPrefix): RingEntry | undefined {
+    const number = this.find(prefix, key, hashFrom(prefix.hash, key));
     if (number === NOWHERE) return undefined;
     if (this.ttlMs > 0 && this.now() - this.storedAt[number]! > this.ttlMs) {
       this.remove(number);
@@ -249,12 +326,12 @@ export class AnswerRing {
 
   /**
    * Holds the answer (or a remembered miss, for null) under the key, in place of whatever was held
-   * there; an answer counted for more than `maxBytes`, with an ETag that is not plain ASCII, or
-   * under a key longer than MAX_KEY_LENGTH or with a character past U+00FF, is not held (and what
-   * was held under the key is gone).
+   * there; an answer counted for more than `maxBytes`, with an ETag that is not plain ASCII, under a
+   * key longer than MAX_KEY_LENGTH or with a character past U+00FF, or whose slot would lie past
+   * MAX_DISPLACEMENT, is not held (and what was held under the key is gone).
    */
-  set(key: string, answer: { readonly body: Buffer; readonly etag: string } | null, prefix: KeyPrefix = NO_PREFIX): void {
-    const hash = hashOf(prefix, key);
+  set(key: string, answer: { readonly body: Buffer; readonly etag: string } | null, prefix: KeyPrefix = this.noPrefix): void {
+    const hash = hashFrom(prefix.hash, key);
     const held = this.find(prefix, key, hash);
     if (held !== NOWHERE) this.remove(held);
     const keyLength = prefix.text.length + key.length;
@@ -266,9 +343,15 @@ export class AnswerRing {
     if (!PLAIN_ETAG.test(etag)) return;
     const large = answer !== null && bodyBytes > this.pageBytes / LARGE_SHARE;
     const recordBytes = HEADER_BYTES + keyLength + etag.length + (answer === null || large ? 0 : bodyBytes);
-    while ((this.held >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOldest());
+    // Which owner makes room, decided once for the whole of this store: the heavy owner, or the one
+    // storing if this entry makes it heavy (else a heavy owner at the share's edge, its oldest gone
+    // first, would stop being heavy halfway through and the others' entries would go for it).
+    const heavy = this.heavyOwner !== NOWHERE ? this.heavyOwner : this.heavyWith(prefix.owner, size) ? prefix.owner : NOWHERE;
+    while ((this.held >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOne(heavy));
+    const slot = this.freeSlot(hash);
+    if (slot === NOWHERE) return;
     const number = this.freeNumbers.pop() ?? this.newNumber();
-    const at = this.append(recordBytes);
+    const at = this.append(recordBytes, heavy);
     const page = this.pages[this.head]!;
     page.writeUInt32LE(number, at);
     page.writeUInt32LE(recordBytes, at + 4);
@@ -288,19 +371,22 @@ export class AnswerRing {
     this.storedAt[number] = this.now();
     this.heldBytes += size;
     this.liveRecordBytes += recordBytes;
-    this.insert(number, hash);
+    this.ownedBy(number, prefix.owner, size);
+    // The slot is found again: making room, or coming round to a page, may have moved entries back into it.
+    this.list(number, hash);
   }
 
   /** The number of the entry held under the prefix's text and the key, or NOWHERE. */
   private find(prefix: KeyPrefix, key: string, hash: number): number {
     const length = prefix.text.length + key.length;
     const mask = this.slots.length - 1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hash & mask, looked = 0; looked <= MAX_DISPLACEMENT; slot = (slot + 1) & mask, looked += 1) {
       const held = this.slots[slot]!;
       if (held === EMPTY) return NOWHERE;
       const number = held - 1;
       if (this.hashes[number] === hash && this.keyBytes[number] === length && this.keyIs(number, prefix.text, key)) return number;
     }
+    return NOWHERE;
   }
 
   /** Whether the key in the entry's record is the prefix followed by the key. */
@@ -313,25 +399,45 @@ export class AnswerRing {
     return true;
   }
 
-  /** Puts the entry in the key table, doubling the table first when it would be half full. */
-  private insert(number: number, hash: number): void {
-    this.held += 1;
-    if (2 * this.held > this.slots.length) this.growTable();
+  /**
+   * The empty slot a new entry of this hash would take, once the table is doubled if one more entry
+   * would fill half of it; NOWHERE when that slot lies more than MAX_DISPLACEMENT past the hash's.
+   */
+  private freeSlot(hash: number): number {
+    if (2 * (this.held + 1) > this.slots.length) this.growTable();
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask, looked = 0; looked <= MAX_DISPLACEMENT; slot = (slot + 1) & mask, looked += 1) {
+      if (this.slots[slot] === EMPTY) return slot;
+    }
+    return NOWHERE;
+  }
+
+  /** Puts the entry in the key table, in the slot `freeSlot` names for its hash now. */
+  private list(number: number, hash: number): void {
     const mask = this.slots.length - 1;
     let slot = hash & mask;
     while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
     this.slots[slot] = number + 1;
+    this.held += 1;
   }
 
+  /** Doubles the key table; an entry that would lie past MAX_DISPLACEMENT in it (none, unless the hash is aimed at) is let go. */
   private growTable(): void {
     const old = this.slots;
     this.slots = new Int32Array(old.length * 2);
     const mask = this.slots.length - 1;
+    const farOut: number[] = [];
     for (const held of old) {
       if (held === EMPTY) continue;
-      let slot = this.hashes[held - 1]! & mask;
+      const home = this.hashes[held - 1]! & mask;
+      let slot = home;
       while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
-      this.slots[slot] = held;
+      if (((slot - home) & mask) > MAX_DISPLACEMENT) farOut.push(held - 1);
+      else this.slots[slot] = held;
+    }
+    for (const number of farOut) {
+      this.held -= 1;
+      this.release(number);
     }
   }
 
@@ -353,23 +459,50 @@ export class AnswerRing {
     this.held -= 1;
   }
 
-  /** Where a record of `bytes` bytes goes in the head page: on to the next page when it does not fit, emptied first if it is the oldest. */
-  private append(bytes: number): number {
-    if (this.filled[this.head]! + bytes > this.pageBytes) {
+  /** Whether the owner holds more than OWNER_SHARE of either bound. */
+  private heavy(owner: number): boolean {
+    return this.ownerEntries[owner]! > OWNER_SHARE * this.maxEntries || this.ownerBytes[owner]! > OWNER_SHARE * this.maxBytes;
+  }
+
+  /** Whether the owner would hold more than OWNER_SHARE of either bound with one entry more, counted for `size`. */
+  private heavyWith(owner: number, size: number): boolean {
+    if (owner >= this.ownerEntries.length) return false;
+    return this.ownerEntries[owner]! + 1 > OWNER_SHARE * this.maxEntries || this.ownerBytes[owner]! + size > OWNER_SHARE * this.maxBytes;
+  }
+
+  /** Lets one entry go to make room: the heavy owner's oldest while it holds any, else the oldest of all; false when none is held. */
+  private evictOne(heavy: number): boolean {
+    const own = heavy === NOWHERE ? NOWHERE : this.ownerOldest[heavy]!;
+    const number = own === NOWHERE ? this.oldest : own;
+    if (number === NOWHERE) return false;
+    this.remove(number);
+    return true;
+  }
+
+  /**
+   * Where a record of `bytes` bytes goes in the head page; when it does not fit, the ring moves on to
+   * its next page: a new one, at its end with the entries' records filling it, else the page it comes
+   * round to, made over by `recycle` for the heavy owner (NOWHERE: none); once a page made over gives no room, the ring takes a page more
+   * when it can. If it goes all the way round without room (every page full of entries it keeps),
+   * the page it comes to next keeps nothing.
+   */
+  private append(bytes: number, heavy: number): number {
+    for (let turned = 0; this.filled[this.head]! + bytes > this.pageBytes; turned += 1) {
       let next = (this.head + 1) % this.ringPages;
-      if (next === this.tail) {
-        // The ring is full. At its end, with the entries' records filling it, it takes a page more;
-        // else the oldest page's entries go, every one, and the page is written over.
-        const full = this.liveRecordBytes + bytes > FULL_SHARE * this.ringPages * this.pageBytes;
+      if (next !== this.tail) {
+        this.filled[next] = 0;
+      } else {
+        // A page made over that gave no room (the entries kept in it filled it) counts as a full ring too.
+        const full = turned > 0 || this.liveRecordBytes + bytes > FULL_SHARE * this.ringPages * this.pageBytes;
         if (this.head === this.ringPages - 1 && this.ringPages < this.maxPages && full) {
           next = this.ringPages;
           this.ringPages += 1;
+          this.filled[next] = 0;
         } else {
-          this.emptyTailPage();
+          this.recycle(turned < this.ringPages ? heavy : NOWHERE);
         }
       }
       this.head = next;
-      this.filled[next] = 0;
     }
     this.pages[this.head] ??= this.reserved.pop() ?? Buffer.allocUnsafeSlow(this.pageBytes);
     const at = this.filled[this.head]!;
@@ -377,51 +510,87 @@ export class AnswerRing {
     return at;
   }
 
-  /** Removes the oldest entry held, reading the ring from its tail, past records of entries already gone; false when none is held. */
-  private evictOldest(): boolean {
-    for (;;) {
-      if (this.tailOffset < this.filled[this.tail]!) {
-        const number = this.passRecord();
-        if (number !== NOWHERE) {
-          this.remove(number);
-          return true;
-        }
-      } else if (this.tail === this.head) {
-        // The ring is empty: it is written again from the start of this page.
-        this.filled[this.tail] = 0;
-        this.tailOffset = 0;
-        return false;
-      } else {
-        this.filled[this.tail] = 0;
-        this.tail = (this.tail + 1) % this.ringPages;
-        this.tailOffset = 0;
-      }
-    }
-  }
-
-  /** Removes every entry whose record is in the oldest page, and makes the next page the oldest. */
-  private emptyTailPage(): void {
-    while (this.tailOffset < this.filled[this.tail]!) {
-      const number = this.passRecord();
-      if (number !== NOWHERE) this.remove(number);
-    }
-    this.filled[this.tail] = 0;
-    this.tail = (this.tail + 1) % this.ringPages;
-    this.tailOffset = 0;
-  }
-
-  /** Reads the record at the tail, moving the tail past it: its entry's number, or NOWHERE when that entry has gone since. */
-  private passRecord(): number {
-    const { tail, tailOffset: at } = this;
+  /**
+   * Makes over the page the ring has come round to (the tail): with a heavy owner, the other owners'
+   * entries in it not past their TTL are moved to the page's start and kept, and the rest go;
+   * otherwise (NOWHERE) every entry in it goes. The next page becomes the tail.
+   */
+  private recycle(heavy: number): void {
+    const { tail } = this;
     const page = this.pages[tail]!;
-    const number = page.readUInt32LE(at);
-    this.tailOffset = at + page.readUInt32LE(at + 4);
-    return this.page[number] === tail && this.offset[number] === at ? number : NOWHERE;
+    const end = this.filled[tail]!;
+    const now = heavy !== NOWHERE && this.ttlMs > 0 ? this.now() : 0;
+    let written = 0;
+    for (let at = 0; at < end;) {
+      const number = page.readUInt32LE(at);
+      const length = page.readUInt32LE(at + 4);
+      // A record whose entry has gone since (its number may be another entry's now) is passed over.
+      if (this.page[number] === tail && this.offset[number] === at) {
+        const keep = heavy !== NOWHERE && this.ownerOf[number] !== heavy && !(this.ttlMs > 0 && now - this.storedAt[number]! > this.ttlMs);
+        if (keep) {
+          // Moved towards the page's start, over records already passed: the copy reads nothing it wrote.
+          if (written !== at) page.copy(page, written, at, at + length);
+          this.offset[number] = written;
+          written += length;
+        } else {
+          this.remove(number);
+        }
+      }
+      at += length;
+    }
+    this.filled[tail] = written;
+    this.tail = (tail + 1) % this.ringPages;
+  }
+
+  /** Counts the entry as its owner's, the newest of all and of the owner's. */
+  private ownedBy(number: number, owner: number, size: number): void {
+    if (owner >= this.ownerEntries.length) this.growOwners(owner);
+    this.ownerOf[number] = owner;
+    this.ownerEntries[owner] = this.ownerEntries[owner]! + 1;
+    this.ownerBytes[owner] = this.ownerBytes[owner]! + size;
+    if (this.heavyOwner === NOWHERE && this.heavy(owner)) this.heavyOwner = owner;
+    this.older[number] = this.newest;
+    this.newer[number] = NOWHERE;
+    if (this.newest === NOWHERE) this.oldest = number;
+    else this.newer[this.newest] = number;
+    this.newest = number;
+    const ownNewest = this.ownerNewest[owner]!;
+    this.ownerOlder[number] = ownNewest;
+    this.ownerNewer[number] = NOWHERE;
+    if (ownNewest === NOWHERE) this.ownerOldest[owner] = number;
+    else this.ownerNewer[ownNewest] = number;
+    this.ownerNewest[owner] = number;
+  }
+
+  /** Takes the entry out of both orders and out of its owner's count. */
+  private disowned(number: number, size: number): void {
+    const owner = this.ownerOf[number]!;
+    this.ownerEntries[owner] = this.ownerEntries[owner]! - 1;
+    this.ownerBytes[owner] = this.ownerBytes[owner]! - size;
+    // Another owner may hold more than its share of the other bound: it is seen as heavy when it next stores.
+    if (owner === this.heavyOwner && !this.heavy(owner)) this.heavyOwner = NOWHERE;
+    const older = this.older[number]!;
+    const newer = this.newer[number]!;
+    if (older === NOWHERE) this.oldest = newer;
+    else this.newer[older] = newer;
+    if (newer === NOWHERE) this.newest = older;
+    else this.older[newer] = older;
+    const ownOlder = this.ownerOlder[number]!;
+    const ownNewer = this.ownerNewer[number]!;
+    if (ownOlder === NOWHERE) this.ownerOldest[owner] = ownNewer;
+    else this.ownerNewer[ownOlder] = ownNewer;
+    if (ownNewer === NOWHERE) this.ownerNewest[owner] = ownOlder;
+    else this.ownerOlder[ownNewer] = ownOlder;
   }
 
   private remove(number: number): void {
-    this.liveRecordBytes -= this.recordBytesOf(number);
     this.unlist(number);
+    this.release(number);
+  }
+
+  /** Lets go of everything the ring holds of an entry out of the key table. */
+  private release(number: number): void {
+    this.liveRecordBytes -= this.recordBytesOf(number);
     this.large[number] = undefined;
     const kept = this.copies[number];
     if (kept !== undefined) {
@@ -432,7 +601,9 @@ export class AnswerRing {
     }
     this.page[number] = NOWHERE;
     this.offset[number] = NOWHERE;
-    this.heldBytes -= this.sizeOf(this.bodyBytes[number]!);
+    const size = this.sizeOf(this.bodyBytes[number]!);
+    this.heldBytes -= size;
+    this.disowned(number, size);
     this.freeNumbers.push(number);
   }
 
@@ -455,8 +626,22 @@ export class AnswerRing {
       this.etagBytes = grown(this.etagBytes, new Int32Array(length));
       this.bodyBytes = grown(this.bodyBytes, new Int32Array(length));
       this.storedAt = grown(this.storedAt, new Float64Array(length));
+      this.ownerOf = grown(this.ownerOf, new Int32Array(length));
+      this.older = grown(this.older, new Int32Array(length));
+      this.newer = grown(this.newer, new Int32Array(length));
+      this.ownerOlder = grown(this.ownerOlder, new Int32Array(length));
+      this.ownerNewer = grown(this.ownerNewer, new Int32Array(length));
     }
     return number;
+  }
+
+  /** The owners' tables grown to hold `owner`. */
+  private growOwners(owner: number): void {
+    const length = Math.max(16, 2 ** Math.ceil(Math.log2(owner + 1)));
+    this.ownerOldest = grown(this.ownerOldest, new Int32Array(length).fill(NOWHERE));
+    this.ownerNewest = grown(this.ownerNewest, new Int32Array(length).fill(NOWHERE));
+    this.ownerEntries = grown(this.ownerEntries, new Int32Array(length));
+    this.ownerBytes = grown(this.ownerBytes, new Float64Array(length));
   }
 }
 
@@ -464,18 +649,6 @@ export class AnswerRing {
 function isByteString(key: string): boolean {
   for (let i = 0; i < key.length; i += 1) if (key.charCodeAt(i) > 0xff) return false;
   return true;
-}
-
-/** FNV-1a over the prefix's text and the key's character codes, as over the two joined. */
-function hashOf(prefix: KeyPrefix, key: string): number {
-  return hashFrom(prefix.hash, key) >>> 1;
-}
-
-/** FNV-1a's state after `text`, from `hash`. */
-function hashFrom(hash: number, text: string): number {
-  let state = hash;
-  for (let i = 0; i < text.length; i += 1) state = Math.imul(state ^ text.charCodeAt(i), 0x01000193);
-  return state;
 }
 
 /** An ETag the ring can hold as one byte a character: printable ASCII, as every ETag this service makes. */

@@ -2,18 +2,19 @@ import type { ChangesElsewhere } from '../../application/instances/changes-elsew
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
 import { LookupAnswer } from '../../domain/lookup-answer.js';
-import { AnswerRing, keyPrefix, NO_SUCH_ANSWER, type KeyPrefix } from './answer-ring.js';
+import { AnswerRing, NO_SUCH_ANSWER, type KeyPrefix } from './answer-ring.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 
 export interface ResponseCacheOptions {
   /** How long an answer may be served from memory (CACHE_TTL_MS); 0 turns the cache off. */
   readonly ttlMs: number;
-  /** Most answers held at once; the one held longest goes first. */
+  /** Most answers held at once; the one held longest goes first (but see the share per partner, AnswerRing). */
   readonly maxEntries?: number;
   /**
    * Most bytes the answers held may take, as `heldBytes` counts them; whichever bound is reached
-   * first evicts the answer held longest. An answer larger than the whole bound is not held.
+   * first evicts the answer held longest, or, while a partner holds more than half of a bound, that
+   * partner's own oldest. An answer larger than the whole bound is not held.
    */
   readonly maxBytes?: number;
   /**
@@ -32,6 +33,8 @@ type Kind = 's' | 'i';
 
 /** A partner's key prefixes, under the epoch and catalog token they were made for. */
 interface PartnerPrefixes {
+  /** The partner's number in the ring: its share of the cache is counted by it. */
+  readonly owner: number;
   readonly epoch: number;
   readonly token: string | undefined;
   readonly s: KeyPrefix;
@@ -64,7 +67,8 @@ export function heldBytes(bodyBytes: number): number {
 /**
  * Serves repeated lookups from process memory, held in an AnswerRing: the answers' bytes in a few
  * large buffers, no object per answer for the collector to trace. The key holds the partner, so one
- * partner's answer can never be served to another. Misses are cached too, so a caller probing
+ * partner's answer can never be served to another, and each partner is the ring's owner of its
+ * answers, so one partner's flood of misses evicts its own answers and not the others'. Misses are cached too, so a caller probing
  * unknown SKUs costs one query per SKU.
  *
  * Without a watch, an answer lives `ttlMs`: a change shows up within the TTL. With one, the key also
@@ -104,6 +108,17 @@ export class CachedProductCatalog implements ProductCatalog {
   /** The store's pages allocated and not written yet: address space, given memory only as they are written. */
   get unwrittenPageBytes(): number {
     return this.answers.pageBytesReserved;
+  }
+
+  /** What finding a key costs in the store's key table now (AnswerRing.keyTableFigures): for tests and benches. */
+  keyTableFigures(): ReturnType<AnswerRing['keyTableFigures']> {
+    return this.answers.keyTableFigures();
+  }
+
+  /** What the partner's answers held now are counted for, and how many they are: for tests and benches. */
+  heldFor(partnerId: string): { entries: number; bytes: number } {
+    const owner = this.prefixes.get(partnerId)?.owner;
+    return owner === undefined ? { entries: 0, bytes: 0 } : this.answers.heldBy(owner);
   }
 
   findBySku(partnerId: string, sku: Sku): Promise<LookupAnswer | null> {
@@ -189,7 +204,8 @@ export class CachedProductCatalog implements ProductCatalog {
     const known = this.prefixes.get(partnerId);
     if (known !== undefined && known.epoch === epoch && known.token === token) return known;
     const start = this.watch === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${epoch}\u0000${token ?? ''}\u0000`;
-    const made = { epoch, token, s: keyPrefix(`${start}s`), i: keyPrefix(`${start}i`) };
+    const owner = known?.owner ?? this.prefixes.size;
+    const made = { owner, epoch, token, s: this.answers.prefix(`${start}s`, owner), i: this.answers.prefix(`${start}i`, owner) };
     this.prefixes.set(partnerId, made);
     return made;
   }
