@@ -8,6 +8,7 @@ import { createRedisRateLimiter, RedisRateLimiter } from '../../src/adapters/red
 import { RedisRequestRoundTrip } from '../../src/adapters/redis/request-round-trip.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { RateLimiter } from '../../src/application/access/rate-limiter.js';
+import type { Clock } from '../../src/application/common/clock.js';
 import { CachedProductCatalog } from '../../src/adapters/cache/cached-product-catalog.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { changeVersionsContract } from '../contracts/change-versions.contract.js';
@@ -76,7 +77,7 @@ async function commandsSentDuring(url: string, run: () => Promise<void>): Promis
 describe('Redis rate limiter on the machine\'s Redis', function () {
   const opened: RedisRateLimiter[] = [];
   let available = false;
-  const open = async (options: { limit: number; windowMs?: number }): Promise<RedisRateLimiter> => {
+  const open = async (options: { limit: number; windowMs?: number; clock?: Clock }): Promise<RedisRateLimiter> => {
     const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, keyPrefix: PREFIX, ...options });
     opened.push(limiter);
     await limiter.ready();
@@ -132,6 +133,58 @@ describe('Redis rate limiter on the machine\'s Redis', function () {
     expect(await consumeMany(a, 'shared', 3)).to.deep.equal([true, true, true]);
     expect(await consumeMany(b, 'shared', 3)).to.deep.equal([true, true, false]);
     expect(await a.consume('shared')).to.include({ allowed: false, remaining: 0 });
+  });
+
+  describe('leavesRoom: whether a lookup may read before its count', function () {
+    it('is no for a key another instance pushed past its limit, on an instance that never counted it, and for a key no one counted', async function () {
+      const [here, elsewhere] = [await open({ limit: 3 }), await open({ limit: 3 })];
+      expect(await consumeMany(elsewhere, 'used-elsewhere', 4)).to.deep.equal([true, true, true, false]);
+      expect(elsewhere.leavesRoom('used-elsewhere'), 'on the instance that saw it refused').to.equal(false);
+      expect(here.leavesRoom('used-elsewhere'), 'on the instance that never counted it').to.equal(false);
+      expect(here.leavesRoom('never-counted')).to.equal(false);
+      // Counted here, it follows Redis's answer: refused, none left; a key with room left, yes.
+      expect(await here.consume('used-elsewhere')).to.include({ allowed: false });
+      expect(here.leavesRoom('used-elsewhere')).to.equal(false);
+      expect(await here.consume('never-counted')).to.include({ allowed: true, remaining: 2 });
+      expect(here.leavesRoom('never-counted')).to.equal(true);
+    });
+
+    it('is no while the key\'s counts in flight take all Redis last said was left, and follows the answer once they are answered', async function () {
+      const limiter = await open({ limit: 5, windowMs: 30_000 });
+      expect(await consumeMany(limiter, 'in-flight', 2)).to.deep.equal([true, true]);
+      expect(limiter.leavesRoom('in-flight'), '3 left, none in flight').to.equal(true);
+      // Its window ends in Redis (the counter gone, as its expiry takes it): this instance is not told,
+      // and the counts below each take one of the 3 its last answer said were left.
+      const redis = new Redis(TEST_REDIS_URL);
+      try {
+        await redis.del(`${PREFIX}in-flight`);
+      } finally {
+        await redis.quit();
+      }
+      const counts = [limiter.consume('in-flight'), limiter.consume('in-flight')];
+      expect(limiter.leavesRoom('in-flight'), '3 left, 2 in flight').to.equal(true);
+      counts.push(limiter.consume('in-flight'));
+      expect(limiter.leavesRoom('in-flight'), '3 left, 3 in flight').to.equal(false);
+      // Answered in a fresh window: 3 counted, 2 left and none in flight.
+      expect((await Promise.all(counts)).map((status) => status.remaining)).to.deep.equal([4, 3, 2]);
+      expect(limiter.leavesRoom('in-flight'), '2 left, none in flight').to.equal(true);
+      const more = [limiter.consume('in-flight'), limiter.consume('in-flight')];
+      expect(limiter.leavesRoom('in-flight'), '2 left, 2 in flight').to.equal(false);
+      expect((await Promise.all(more)).map((status) => status.remaining)).to.deep.equal([1, 0]);
+      expect(limiter.leavesRoom('in-flight'), 'none left').to.equal(false);
+    });
+
+    it('is no once the window Redis gave for the key has ended, until a count in the next one is answered', async function () {
+      let now = Date.now();
+      const limiter = await open({ limit: 5, windowMs: 30_000, clock: { now: () => now } });
+      expect((await limiter.consume('ends')).allowed).to.equal(true);
+      expect(limiter.leavesRoom('ends')).to.equal(true);
+      // Past the end Redis gave, this instance no longer knows what the key has left.
+      now += 30_000;
+      expect(limiter.leavesRoom('ends')).to.equal(false);
+      expect((await limiter.consume('ends')).allowed).to.equal(true);
+      expect(limiter.leavesRoom('ends')).to.equal(true);
+    });
   });
 });
 

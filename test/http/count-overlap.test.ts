@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { importCatalog } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -9,13 +10,14 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 /*
  * A lookup on MySQL with Redis limits: the count on Redis and the read of the answer from MariaDB,
  * each seen on the wire through a proxy of the test's own. The read starts while the count is under
- * way, and never for a key this instance already saw past its limit.
+ * way, and never for a key this instance cannot show has room: one it saw past its limit, or one it
+ * never counted.
  */
 
 const lookup = (sku: string): string => `/api/v1/public/sku/${sku}`;
 
-async function get(url: string, path: string): Promise<number> {
-  const response = await fetch(`${url}${path}`, { headers: { 'X-API-Key': KEYS.acme }, signal: AbortSignal.timeout(10_000) });
+async function get(url: string, path: string, key: string = KEYS.acme): Promise<number> {
+  const response = await fetch(`${url}${path}`, { headers: { 'X-API-Key': key }, signal: AbortSignal.timeout(10_000) });
   await response.arrayBuffer();
   return response.status;
 }
@@ -23,6 +25,19 @@ async function get(url: string, path: string): Promise<number> {
 /** What the instance has sent MariaDB so far, as text: a statement's values are in it. */
 function sentToDatabase(proxy: TcpProxy): string {
   return Buffer.concat(proxy.sent().flat()).toString('latin1');
+}
+
+/** COM_STMT_EXECUTE: the command byte of a prepared statement's run, in MySQL's client protocol. */
+const STMT_EXECUTE = 0x17;
+
+/** Prepared statements the instance has run through the proxy so far: each connection's bytes read packet by packet. */
+function statementsRun(proxy: TcpProxy): number {
+  let runs = 0;
+  for (const chunks of proxy.sent()) {
+    const bytes = Buffer.concat(chunks);
+    for (let at = 0; at + 4 < bytes.length; at += 4 + bytes.readUIntLE(at, 3)) if (bytes[at + 4] === STMT_EXECUTE) runs += 1;
+  }
+  return runs;
 }
 
 describe('a lookup\'s count and its read', function () {
@@ -91,5 +106,31 @@ describe('a lookup\'s count and its read', function () {
     const sentBefore = sentToDatabase(database).length;
     for (let i = 0; i < 3; i += 1) expect(await get(url, lookup(`PAST-${i}`))).to.equal(429);
     expect(sentToDatabase(database).slice(sentBefore), 'sent to the database past the limit').to.equal('');
+  });
+
+  it('sends no read for a key another instance pushed past its limit, however many of its lookups come at once', async function () {
+    const { url, database } = await startInstance({ RATE_LIMIT_PER_MINUTE: '3', MAX_CONNECTIONS_PER_ADDRESS: '1000' });
+    // The partner's catalog token, as this instance's counts saw it, and the lookup's statement
+    // prepared: through the partner's other key, so this instance never counts the key refused below.
+    for (const sku of ['TENT-2P', 'abc-1', 'OLD.STOVE_1']) expect(await get(url, lookup(sku), KEYS.acmeSecond)).to.equal(200);
+    // Another instance, on the same Redis, uses up the key's window.
+    const elsewhere = createRedisRateLimiter({ url: redis!.url, limit: 3 });
+    try {
+      await elsewhere.ready();
+      const allowed: boolean[] = [];
+      for (let i = 0; i < 4; i += 1) allowed.push((await elsewhere.consume('acme-prod', 'acme')).allowed);
+      expect(allowed).to.deep.equal([true, true, true, false]);
+    } finally {
+      await elsewhere.close();
+    }
+    const [sentBefore, statementsBefore] = [sentToDatabase(database).length, statementsRun(database)];
+    // Lookups of SKUs no answer is held for, 60 at a time.
+    const statuses: number[] = [];
+    for (let round = 0; round < 8; round += 1) {
+      statuses.push(...await Promise.all(Array.from({ length: 60 }, (_, i) => get(url, lookup(`ELSEWHERE-${round}-${i}`)))));
+    }
+    expect(new Set(statuses)).to.deep.equal(new Set([429]));
+    expect(statementsRun(database) - statementsBefore, `statements for ${statuses.length} lookups refused`).to.equal(0);
+    expect(sentToDatabase(database).slice(sentBefore), 'sent to the database for the refused lookups').to.equal('');
   });
 });

@@ -23,13 +23,19 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions & Omit<R
 
 /**
  * What this instance knows of a key: Redis's last answer for it (a window that ended at -Infinity
- * when Redis has not answered for it), and its count on its own share since. Changed in place: it is
- * written on every count.
+ * when Redis has not answered for it), its count on its own share since, and its counts sent and not
+ * yet answered. Changed in place: it is written on every count.
  */
 interface KeyState extends SharedCount {
   remaining: number;
   endsAt: number;
   local: ShareWindow | undefined;
+  /**
+   * The key's counts made on this instance whose round trip has not ended: each is added in `consume`,
+   * before the round trip, and taken off in the one of `counted` or `notCounted` that ends it. Redis's
+   * last answer did not see them, and each takes one of what it said was left.
+   */
+  inFlight: number;
 }
 
 /**
@@ -65,6 +71,11 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
   }
 
   consume(keyId: string, partnerId?: string): Promise<RateLimitStatus> {
+    // Before the round trip, which may end at once (`notCounted`, Redis lost). `peek`: every request
+    // comes here, and the answer's `get` makes the key recent anyway.
+    const state = this.keys.peek(keyId);
+    if (state === undefined) this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: undefined, inFlight: 1 });
+    else state.inFlight += 1;
     return this.roundTrip.count(this.keyPrefix + keyId, keyId, partnerId, this);
   }
 
@@ -94,15 +105,22 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
   }
 
   /**
-   * Room by Redis's last answer for the key, with no count made: a key not seen, or whose window has
-   * ended, has room; one counted on this instance's share (Redis lost or slow) is left to its count.
+   * Whether this instance can show the key has room for one more request, with no count made: Redis
+   * answered for it in a window not yet ended, and what it said was left is more than the key's
+   * counts still in flight here, each of which takes one of it. Anything else is left to the count:
+   * a key not counted here (another instance may have used it up), one whose window has ended, one
+   * counted on this instance's share (Redis lost or slow).
+   *
+   * So a yes is wrong only when other instances used up the key's room after Redis last answered
+   * here, and only until Redis answers one of this instance's counts of the key refused: a count
+   * only grows within its window, so from then on the answer says none is left. The yeses whose
+   * counts are refused so are never more than the `remaining` they were given on, less than the
+   * limit: for a key in one window, on one instance.
    */
   leavesRoom(keyId: string): boolean {
-    if (this.roundTrip.usingFallback()) return false;
     const state = this.keys.peek(keyId);
-    if (state === undefined) return true;
-    if (state.local !== undefined) return false;
-    return state.remaining > 0 || this.clock.now() >= state.endsAt;
+    return state !== undefined && state.remaining > state.inFlight && state.local === undefined
+      && !this.roundTrip.usingFallback() && this.clock.now() < state.endsAt;
   }
 
   /** Redis's answer, remembered for the key in case Redis is lost before the next. */
@@ -112,11 +130,15 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
     const endsAt = this.clock.now() + msLeft;
     const state = this.keys.get(keyId);
     if (state === undefined) {
-      this.keys.set(keyId, { remaining, endsAt, local: undefined });
+      // Forgotten while it was counted, more keys than `maxKeys` in use since: how many of its counts
+      // are still in flight is lost (see `ended`). Redis's answer is kept as it is: it is what this
+      // instance's share is worked out from should Redis be lost.
+      this.keys.set(keyId, { remaining, endsAt, local: undefined, inFlight: 0 });
     } else {
       state.remaining = remaining;
       state.endsAt = endsAt;
       state.local = undefined;
+      ended(state);
     }
     return rateLimitStatus(count, this.limit, msLeft);
   }
@@ -125,8 +147,21 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
   notCounted(keyId: string): RateLimitStatus {
     const state = this.keys.get(keyId);
     const { window, status } = countOnShare(state?.local, state, this.clock.now(), this.limit, this.windowMs, this.instances);
-    if (state === undefined) this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: window });
-    else state.local = window;
+    if (state === undefined) {
+      this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: window, inFlight: 0 });
+    } else {
+      state.local = window;
+      ended(state);
+    }
     return status;
   }
+}
+
+/**
+ * One of the key's counts has ended. Never below none: the counts of a key forgotten while they were
+ * in flight end on its new state, which did not add them (so until they have, it may show room for
+ * as many more as they are; only with more keys in use than `maxKeys`).
+ */
+function ended(state: KeyState): void {
+  if (state.inFlight > 0) state.inFlight -= 1;
 }

@@ -14,8 +14,14 @@ export interface OverlapMark {
  * promises the count makes: the count still decides whether anything is answered, and an answer
  * shows every catalog change announced before it.
  *
- * A read starts early only while this instance's own view of the key, from its last count, leaves
- * it room: a key already past its limit costs no database read. It stands only if the count shows
+ * A read starts early only when this instance can show the key has room (`RateLimiter.leavesRoom`):
+ * Redis answered for the key here, in a window not yet ended, with more left than the key's counts
+ * still in flight here. A key this instance has not counted in its window, or saw past its limit,
+ * waits for its count however many of its requests come at once: it costs no database read. An early
+ * read is dropped as over the limit only when other instances used up the key's room after Redis
+ * last answered it here, and then at most that answer's `remaining` (less than the limit) for the key
+ * in that window on this instance: Redis's first refusal shows none left for the rest of it. (A key
+ * the count shows revoked drops its read too.) It stands only if the count shows
  * the partner's catalog token as it was when the read started (same token, same epoch of the shared
  * store): the token then moved for no change since the count that last showed it, and the read,
  * started after that count, saw every change announced before it. Otherwise it is made again.

@@ -9,9 +9,11 @@ export interface RateLimiter {
    */
   consume(keyId: string, partnerId?: string): Promise<RateLimitStatus>;
   /**
-   * Whether this instance's own view of the key, from its last count, leaves it room now; nothing is
-   * counted. A limiter whose count is a round trip says so, and a request's own reading may then
-   * start while its count is under way; one without (counting in memory) leaves it out.
+   * Whether this instance can show the key has room now, from its own counts of it: the last answer
+   * in the key's current window left more than its counts still in flight; nothing is counted. A key
+   * it has not counted in the window has none it can show. A limiter whose count is a round trip
+   * says so, and a request's own reading may then start while its count is under way; one without
+   * (counting in memory) leaves it out.
    */
   leavesRoom?(keyId: string): boolean;
 }
