@@ -7,7 +7,7 @@ import { cli } from './support/cli-process.js';
 import { migrationProvider } from '../src/adapters/mysql/migrations.js';
 import { migrateTo } from './support/legacy-database.js';
 import { useTestDatabase } from './support/mariadb.js';
-import { freePort } from './support/redis.js';
+import { freePort, startRedisServer, type RedisServerProcess } from './support/redis.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
 
 const SERVER = new URL(process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306');
@@ -30,6 +30,9 @@ async function occupiedPort(): Promise<{ port: number; listener: Server }> {
   await once(listener, 'listening');
   return { port: (listener.address() as { port: number }).port, listener };
 }
+
+/** `text` as a regular expression that matches it alone. */
+const literally = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** The log lines a service printed, parsed. */
 const logLines = (service: ServiceProcess): { level: number; msg: string; [field: string]: unknown }[] =>
@@ -92,6 +95,20 @@ describe('what an operator is told when something is wrong: the setting at fault
       expect([run.code, run.stderr]).to.deep.equal([1, 'error: DATABASE_URL: must be a mysql:// URL, as mysql://user:password@host:3306/database\n']);
     });
 
+    it('a URL with a % that starts no escape: names the setting and the part, and how to write a %; never the value', async function () {
+      // Before, "URI malformed" from the driver's decode, or a stack trace from the advice on it.
+      const urls: readonly (readonly [string, string])[] = [
+        [`mysql://${user}:${password}%zz@${server}/${missing}`, 'password'], [`mysql://${user}%zz:${password}@${server}/${missing}`, 'user name'],
+        [`mysql://${user}:${password}@${server}/${missing}%zz`, 'path'],
+      ];
+      for (const [url, part] of urls) {
+        const run = await cli(['keys', 'list', '--partner', 'demo'], { DATABASE_URL: url });
+        expect([run.code, run.stdout, run.stderr], part).to.deep.equal([1, '', `error: DATABASE_URL: the ${part} holds a % not followed by two hexadecimal digits: write a literal % as %25\n`]);
+      }
+      const redis = await cli(['keys', 'revoke', 'demo-key'], { DATABASE_URL: urlOf(missing, user, password), REDIS_URL: `redis://:${password}%zz@127.0.0.1:6379` });
+      expect([redis.code, redis.stdout, redis.stderr]).to.deep.equal([1, '', 'error: REDIS_URL: the password holds a % not followed by two hexadecimal digits: write a literal % as %25\n']);
+    });
+
     describe('on a database with no schema', function () {
       const empty = useTestDatabase({ migrated: false });
 
@@ -111,6 +128,98 @@ describe('what an operator is told when something is wrong: the setting at fault
       expect([check.code, check.stderr]).to.deep.equal([1, `error: cannot read catalog file ${missingFile}: no such file (ENOENT)\n`]);
       const directory = await cli(['check', 'catalogs', '--quiet']);
       expect([directory.code, directory.stderr]).to.deep.equal([1, 'error: cannot read catalog file catalogs: it is a directory, not a file (EISDIR)\n']);
+    });
+  });
+
+  describe('a Redis that refuses the user REDIS_URL names', function () {
+    const password = `Pw-${randomBytes(8).toString('hex')}`;
+    const wrong = `Wrong-${randomBytes(6).toString('hex')}`;
+    /** One Redis that asks for `password`, one that asks for none. */
+    let guarded: RedisServerProcess | undefined;
+    let open: RedisServerProcess | undefined;
+    const running: ServiceProcess[] = [];
+    /** The server's URL with a login in it, as an operator would write it: `login` is `user:password@`. */
+    const withLogin = (redis: RedisServerProcess | undefined, login: string): string => redis!.url.replace('redis://', `redis://${login}`);
+    /**
+     * What a refused login reads: the setting, the server, the refusal, Redis's reply (its code, then
+     * words that vary with Redis's version) and the fix.
+     */
+    const refusedLogin = (redis: RedisServerProcess | undefined, code: string, fix: string): string =>
+      `REDIS_URL: Redis at ${literally(redis!.url.replace('redis://', ''))} refused the login \\(${literally(code)}[^)]*\\): ${literally(fix)}`;
+    const wrongLogin = (redis: RedisServerProcess | undefined): string => refusedLogin(redis, 'WRONGPASS ', 'the user name or password in REDIS_URL is wrong');
+
+    before(async function () {
+      guarded = await startRedisServer(undefined, ['--requirepass', password]);
+      open = await startRedisServer();
+    });
+    afterEach(function () {
+      for (const service of running.splice(0)) service.kill();
+    });
+    after(async function () {
+      await guarded?.kill();
+      await open?.kill();
+    });
+
+    /** A start with Redis counting: its exit code and what it printed on stderr. */
+    async function started(redisUrl: string): Promise<{ code: number | null; stderr: string }> {
+      const service = startService({ RATE_LIMIT_STORE: 'redis', REDIS_URL: redisUrl });
+      running.push(service);
+      return { code: await service.exited(), stderr: service.stderr() };
+    }
+
+    it('stops the start on a wrong password or user, naming REDIS_URL, the server and its reply; never the password tried', async function () {
+      for (const login of [`:${wrong}@`, `default:${wrong}@`, `nobody:${password}@`]) {
+        const start = await started(withLogin(guarded, login));
+        expect(start.code, login).to.equal(1);
+        expect(start.stderr, login).to.match(new RegExp(`^partner-catalog-api: failed to start: ${wrongLogin(guarded)}\n$`));
+        expect(start.stderr).to.not.include(wrong).and.not.include(password);
+      }
+    });
+
+    it('stops the start when Redis asks for a password REDIS_URL does not give, or gives one Redis does not ask for', async function () {
+      const none = await started(guarded!.url);
+      expect(none.code).to.equal(1);
+      expect(none.stderr).to.match(new RegExp(`^partner-catalog-api: failed to start: ${refusedLogin(guarded, 'NOAUTH ',
+        'it asks for a password, and REDIS_URL gives none: write it in REDIS_URL, as redis://:password@host:6379')}\n$`));
+      // ioredis lets this one pass with a warning of its own; the counting connection's AUTH is refused, and every count with it.
+      const needless = await started(withLogin(open, `:${password}@`));
+      expect(needless.code).to.equal(1);
+      expect(needless.stderr.trimEnd().split('\n').at(-1)).to.match(new RegExp(`^partner-catalog-api: failed to start: ${refusedLogin(open, 'ERR AUTH ',
+        'it asks for no password, and REDIS_URL gives one: remove the password from REDIS_URL, or correct its host and port if they name another Redis')}$`));
+      expect(needless.stderr).to.not.include(password);
+    });
+
+    it('starts as usual with the right password, with no word of Redis', async function () {
+      const service = startService({ RATE_LIMIT_STORE: 'redis', REDIS_URL: withLogin(guarded, `:${password}@`) });
+      running.push(service);
+      await service.waitFor(/"msg":"listening"/);
+      expect(logLines(service).filter((line) => line.level >= 40)).to.deep.equal([]);
+    });
+
+    describe('an operator command that announces its write', function () {
+      const testDb = useTestDatabase();
+
+      it('says the write is committed, and that Redis refused the login, naming REDIS_URL; never the password', async function () {
+        const env = { DATABASE_URL: testDb.url };
+        const refused = { ...env, REDIS_URL: withLogin(guarded, `:${wrong}@`) };
+        const committed = (what: string): RegExp => new RegExp(`^error: ${literally(what)} is committed to the database, but the running instances could not be told through Redis ` +
+          `\\(${wrongLogin(guarded)}\\): instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS\n$`);
+
+        const imported = await cli(['import', 'catalogs/demo-catalog.json', '--quiet'], refused);
+        expect([imported.code, imported.stdout]).to.deep.equal([1, '']);
+        expect(imported.stderr).to.match(committed('the import'));
+
+        const issued = await cli(['keys', 'issue', '--partner', 'demo', '--json'], env);
+        expect(issued.code, issued.stderr).to.equal(0);
+        const { id } = issued.json() as { id: string };
+        const revoked = await cli(['keys', 'revoke', id], refused);
+        expect([revoked.code, revoked.stdout]).to.deep.equal([1, '']);
+        expect(revoked.stderr).to.match(committed(`the revocation of key ${id}`));
+        for (const run of [imported, revoked]) expect(run.stderr).to.not.include(wrong);
+        // The write stands: the key is revoked.
+        const listed = (await cli(['keys', 'list', '--partner', 'demo', '--json'], env)).json() as { id: string; revoked_at: string | null }[];
+        expect(listed.find((key) => key.id === id)?.revoked_at).to.be.a('string');
+      });
     });
   });
 
@@ -176,6 +285,14 @@ describe('what an operator is told when something is wrong: the setting at fault
       });
     }
 
+    it('refuses a DATABASE_URL or REDIS_URL with a % that starts no escape, naming the setting and the part, and how to write a %', async function () {
+      const secret = `Pw-${randomBytes(8).toString('hex')}`;
+      expect(await refusal({ STORAGE: 'mysql', DATABASE_URL: `mysql://catalog:${secret}%zz@127.0.0.1:3306/catalog` })).to.equal(
+        'partner-catalog-api: failed to start: DATABASE_URL: the password holds a % not followed by two hexadecimal digits: write a literal % as %25\n');
+      expect(await refusal({ RATE_LIMIT_STORE: 'redis', REDIS_URL: `redis://:${secret}%zz@127.0.0.1:6379` })).to.equal(
+        'partner-catalog-api: failed to start: REDIS_URL: the password holds a % not followed by two hexadecimal digits: write a literal % as %25\n');
+    });
+
     it('refuses a HOST this machine does not have, naming it and what to set', async function () {
       // A documentation address (TEST-NET-1): no machine has it, and binding to it sends nothing anywhere.
       expect(await refusal({ HOST: '192.0.2.1' })).to.equal('partner-catalog-api: failed to start: HOST=192.0.2.1: this machine has no such address (EADDRNOTAVAIL). ' +
@@ -204,7 +321,7 @@ describe('what an operator is told when something is wrong: the setting at fault
       await weakened.waitFor(/"msg":"listening"/);
       const warnings = logLines(weakened).filter((line) => line.level === 40);
       expect(warnings.map((line) => line.setting)).to.deep.equal(['WEBHOOK_ALLOW_PRIVATE_TARGETS=true', 'TRUSTED_PROXIES=0.0.0.0/0', 'PORTAL_SECURE_COOKIES=false']);
-      for (const line of warnings) expect(line.msg).to.match(new RegExp(`^${String(line.setting).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} weakens this deployment: `));
+      for (const line of warnings) expect(line.msg).to.match(new RegExp(`^${literally(String(line.setting))} weakens this deployment: `));
       expect(warnings[0]!.msg).to.include('plain http').and.include('development and tests only');
 
       const plain = start({});

@@ -17,6 +17,7 @@ import { processCursorKeys } from '../adapters/memory/process-cursor-keys.js';
 import { PrometheusMetrics } from '../adapters/metrics/prometheus-metrics.js';
 import { openMysqlStorage } from '../adapters/mysql/mysql-storage.js';
 import { RedisChangeVersions } from '../adapters/redis/redis-change-versions.js';
+import { RedisRefusedError } from '../adapters/redis/redis-client.js';
 import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
 import { RedisRequestRoundTrip } from '../adapters/redis/request-round-trip.js';
 import { noMetrics } from '../adapters/service-metrics.js';
@@ -215,8 +216,14 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, logger, watch });
   const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
-  // and warns once on the first request it cannot count in Redis.
-  await roundTrip.ready(TIMEOUTS.redisStartWaitMs).catch((error: unknown) => {
+  // and warns once on the first request it cannot count in Redis. Redis refusing REDIS_URL's user is:
+  // that does not come right by itself, and an instance on it would count on its share for good while
+  // looking alive. The start stops, as it does for a database that refuses its user.
+  await roundTrip.ready(TIMEOUTS.redisStartWaitMs).catch(async (error: unknown) => {
+    if (error instanceof RedisRefusedError) {
+      await roundTrip.close();
+      throw error;
+    }
     logger.warn({ reason: reasonOf(error) }, 'rate limiter: Redis not reachable at start; each instance counts on its own share until it is');
   });
   const close = (): Promise<void> => roundTrip.close();

@@ -160,4 +160,36 @@ describe('configuration', function () {
   it('never echoes a connection URL, which may hold a password', function () {
     expect(errorOf({ STORAGE: 'mysql', DATABASE_URL: 'http://user:s3cret@db' }).message).to.not.include('s3cret');
   });
+
+  describe('a connection URL whose %-escapes do not decode (the drivers decode them later, naming no setting)', function () {
+    const lone = 'holds a % not followed by two hexadecimal digits: write a literal % as %25';
+    const cases: readonly (readonly [string, Record<string, string>, string])[] = [
+      ['%zz in the password', { STORAGE: 'mysql', DATABASE_URL: 'mysql://catalog:s3cret%zz@db:3306/catalog' }, `DATABASE_URL: the password ${lone}`],
+      ['a % ending the password', { DATABASE_URL: 'mysql://catalog:s3cret-100%@db:3306/catalog' }, `DATABASE_URL: the password ${lone}`],
+      ['%zz in the user name', { DATABASE_URL: 'mysql://cat%zzalog:s3cret@db:3306/catalog' }, `DATABASE_URL: the user name ${lone}`],
+      ['%zz in the database', { DATABASE_URL: 'mysql://catalog:s3cret@db:3306/cata%zzlog' }, `DATABASE_URL: the path ${lone}`],
+      ['%zz in the host', { DATABASE_URL: 'mysql://catalog:s3cret@d%zzb:3306/catalog' }, `DATABASE_URL: the host ${lone}`],
+      ['%ff alone (no UTF-8 text) in the password', { DATABASE_URL: 'mysql://catalog:s3cret%ff@db:3306/catalog' },
+        'DATABASE_URL: the password holds percent-escapes that do not decode to UTF-8 text (such as %ff alone): encode it as encodeURIComponent does, a literal % as %25'],
+      ['%zz in the password', { RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://:s3cret%zz@cache:6379' }, `REDIS_URL: the password ${lone}`],
+      ['a % ending the user name', { REDIS_URL: 'redis://limiter%:s3cret@cache:6379' }, `REDIS_URL: the user name ${lone}`],
+      ['%zz in the path', { REDIS_URL: 'redis://:s3cret@cache:6379/%zz' }, `REDIS_URL: the path ${lone}`],
+    ];
+    for (const [what, env, message] of cases) {
+      const variable = message.split(':')[0]!;
+      it(`refuses ${variable} with ${what}, naming the setting, the part and the fix, never the value`, function () {
+        const error = errorOf(env);
+        expect([error.variable, error.message]).to.deep.equal([variable, message]);
+        expect(error.message).to.not.include('s3cret');
+      });
+    }
+
+    it('takes escapes that decode, as the drivers read them', function () {
+      expect(readConfig({ STORAGE: 'mysql', DATABASE_URL: 'mysql://us%C3%A9r:100%25%40s3cret@db:3306/cat%2Dlog' }).databaseUrl)
+        .to.equal('mysql://us%C3%A9r:100%25%40s3cret@db:3306/cat%2Dlog');
+      expect(readConfig({ RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://:100%25@cache:6379/0' }).redisUrl).to.equal('redis://:100%25@cache:6379/0');
+      // The query string is decoded leniently by both drivers: a lone % there stops nothing.
+      expect(readConfig({ DATABASE_URL: 'mysql://catalog@db/catalog?charset=100%' }).databaseUrl).to.equal('mysql://catalog@db/catalog?charset=100%');
+    });
+  });
 });

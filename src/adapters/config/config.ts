@@ -236,6 +236,16 @@ const URL_SHAPES: Readonly<Record<string, string>> = {
   'redis:': 'redis://host:6379 (redis://:password@host:6379 with a password)',
 };
 
+/**
+ * The parts of a connection URL its driver decodes (decodeURIComponent), as an operator calls them.
+ * The URL parser lets a `%` that starts no escape through, and the decode would then stop the start
+ * or the command with "URI malformed", naming no setting.
+ */
+const DECODED_PARTS = [['username', 'user name'], ['password', 'password'], ['hostname', 'host'], ['pathname', 'path']] as const;
+
+/** A `%` not followed by two hexadecimal digits. */
+const LONE_PERCENT = /%(?![0-9A-Fa-f]{2})/;
+
 function optionalUrl(env: Env, name: string, protocol: string): string | null {
   const value = text(env, name);
   if (value === null) return null;
@@ -243,7 +253,24 @@ function optionalUrl(env: Env, name: string, protocol: string): string | null {
     // Never echo the value: a connection URL may hold a password.
     throw new ConfigError(name, `must be a ${protocol}// URL, as ${URL_SHAPES[protocol] ?? `${protocol}//host`}`);
   }
+  const url = new URL(value);
+  for (const [part, called] of DECODED_PARTS) {
+    const problem = escapeProblem(url[part]);
+    // Which part, never what it holds: the password's neighbours would give it away.
+    if (problem !== null) throw new ConfigError(name, `the ${called} ${problem}`);
+  }
   return value;
+}
+
+/** What is wrong with a part's percent-escapes, as the rest of a message; null when it decodes. */
+function escapeProblem(part: string): string | null {
+  if (LONE_PERCENT.test(part)) return 'holds a % not followed by two hexadecimal digits: write a literal % as %25';
+  try {
+    decodeURIComponent(part);
+    return null;
+  } catch {
+    return 'holds percent-escapes that do not decode to UTF-8 text (such as %ff alone): encode it as encodeURIComponent does, a literal % as %25';
+  }
 }
 
 function requiredUrl(env: Env, name: string, protocol: string, because: string): string {

@@ -14,12 +14,22 @@ export interface DatabaseTarget {
 export function databaseTarget(url: string): DatabaseTarget | null {
   if (!URL.canParse(url)) return null;
   const parsed = new URL(url);
-  return {
-    host: parsed.hostname,
-    port: parsed.port === '' ? 3306 : Number(parsed.port),
-    user: decodeURIComponent(parsed.username),
-    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')),
-  };
+  const user = decoded(parsed.username);
+  const database = decoded(parsed.pathname.replace(/^\//, ''));
+  if (user === null || database === null) return null;
+  return { host: parsed.hostname, port: parsed.port === '' ? 3306 : Number(parsed.port), user, database };
+}
+
+/**
+ * A URL part percent-decoded; null when its escapes are malformed. The configuration refuses such a
+ * URL, naming DATABASE_URL; advice on the failure that refusal is must not throw in its place.
+ */
+function decoded(part: string): string | null {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return null;
+  }
 }
 
 /** The failure the MySQL adapter let out, wherever it sits in the chain of causes. */
@@ -46,8 +56,9 @@ export function isLastingDatabaseFailure(error: DatabaseError): boolean {
  */
 export function databaseAdvice(error: unknown, url: string | null | undefined): string | null {
   const failure = databaseErrorIn(error);
+  if (failure === null) return null;
   const target = url === null || url === undefined ? null : databaseTarget(url);
-  if (failure === null || target === null) return null;
+  if (target === null) return null;
   const { host, user, database } = target;
   const server = `${host.includes(':') ? `[${host}]` : host}:${target.port}`;
   const named = `database \`${database}\` on ${server}`;

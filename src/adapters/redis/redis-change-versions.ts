@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { quitOrDrop, redisUnreachable } from './redis-client.js';
+import { quitOrDrop, redisFailure } from './redis-client.js';
 import {
   ANNOUNCE_KEY_CHANGES_SCRIPT, catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_RETENTION_MS, keyChangeEntries, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
@@ -63,13 +63,16 @@ export class RedisChangeVersions implements ChangeVersions {
     await this.told(this.client.mset(...partnerIds.flatMap((partnerId) => [catalogVersionKey(this.prefix, partnerId), randomUUID()])));
   }
 
-  /** A write, failing in words that name Redis's address and why it could not be reached. */
+  /**
+   * A write, failing in words that name Redis's address and why: that it refused the user REDIS_URL
+   * names (the login, or the write), or that it could not be reached.
+   */
   private async told(write: Promise<unknown>): Promise<void> {
     try {
       await write;
     } catch (error) {
       const reason = this.client.status === 'ready' ? reasonOf(error) : this.lastError ?? 'no connection';
-      throw redisUnreachable(this.url, reason);
+      throw redisFailure(this.url, reason);
     }
   }
 

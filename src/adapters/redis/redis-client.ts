@@ -24,3 +24,50 @@ export function redisServer(url: string): string {
 export function redisUnreachable(url: string, reason: string): Error {
   return new Error(`REDIS_URL: Redis at ${redisServer(url)} did not answer (${reason}): start it, or correct REDIS_URL`);
 }
+
+/**
+ * Redis answered, and refused the user REDIS_URL names. Unlike a Redis out of reach, this does not
+ * pass by waiting: a start that meets it stops, as one the database refuses does.
+ */
+export class RedisRefusedError extends Error {
+  override readonly name = 'RedisRefusedError';
+}
+
+/**
+ * Redis's replies that refuse the user REDIS_URL names, by the reply's start (the code; Redis 5 and
+ * older say the first and third in words), each with what Redis refused and what to change.
+ */
+const REFUSALS: readonly { readonly reply: RegExp; readonly refused: string; readonly fix: string }[] = [
+  { reply: /^(WRONGPASS|ERR invalid password)/, refused: 'the login', fix: 'the user name or password in REDIS_URL is wrong' },
+  { reply: /^NOAUTH/, refused: 'the login', fix: 'it asks for a password, and REDIS_URL gives none: write it in REDIS_URL, as redis://:password@host:6379' },
+  {
+    reply: /^ERR (AUTH .* without any password configured|Client sent AUTH, but no password is set)/,
+    refused: 'the login',
+    fix: 'it asks for no password, and REDIS_URL gives one: remove the password from REDIS_URL, or correct its host and port if they name another Redis',
+  },
+  {
+    reply: /^NOPERM/,
+    refused: 'a command this service needs',
+    fix: 'the user REDIS_URL names lacks the permission: grant it in Redis\'s ACL (ACL SETUSER), or name a user in REDIS_URL that has it',
+  },
+];
+
+/** The refusal among Redis's replies that `reason` starts with; undefined for any other failure. */
+function refusalIn(reason: string): (typeof REFUSALS)[number] | undefined {
+  return REFUSALS.find((refusal) => refusal.reply.test(reason));
+}
+
+/** Whether `reason` is Redis refusing the user REDIS_URL names (a wrong password, no permission). */
+export function isRedisRefusal(reason: string): boolean {
+  return refusalIn(reason) !== undefined;
+}
+
+/**
+ * A failure to reach Redis in an operator's words, naming REDIS_URL: a refusal as such (the reply's
+ * words shown: Redis never repeats a password in them), anything else as Redis not answering.
+ */
+export function redisFailure(url: string, reason: string): Error {
+  const refusal = refusalIn(reason);
+  if (refusal === undefined) return redisUnreachable(url, reason);
+  return new RedisRefusedError(`REDIS_URL: Redis at ${redisServer(url)} refused ${refusal.refused} (${reason}): ${refusal.fix}`);
+}

@@ -6,7 +6,7 @@ import type { ChangesElsewhere } from '../../application/instances/changes-elsew
 import { reasonOf } from '../../domain/failure-reason.js';
 import { RATE_LIMIT_WINDOW_MS } from '../../domain/rate-limit.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { quitOrDrop, redisUnreachable } from './redis-client.js';
+import { isRedisRefusal, quitOrDrop, redisFailure, redisUnreachable } from './redis-client.js';
 import { ScriptConnection, SlowReplyError } from './script-connection.js';
 import {
   catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
@@ -356,29 +356,54 @@ export class RedisRequestRoundTrip {
     return keyChangesFrom(await this.client.pcatKeyChangesSince(keyChangesKey(this.versionPrefix), mark).catch(() => null));
   }
 
-  /** Resolves once connected to Redis; rejects if that takes longer than `timeoutMs`. */
+  /**
+   * Resolves once connected to Redis; rejects if that takes longer than `timeoutMs`, and at once with
+   * a RedisRefusedError when Redis refuses the user REDIS_URL names, which no wait mends. Both
+   * connections log in: ioredis lets a password Redis does not ask for pass with a warning, where the
+   * counting connection's AUTH fails, and with it every count.
+   */
   async ready(timeoutMs = 5_000): Promise<void> {
-    if (this.client.status === 'ready') return;
-    let lastError = 'no answer';
-    const onError = (error: Error): void => {
-      lastError = error.message;
-    };
-    this.client.on('error', onError);
+    await this.clientReady(timeoutMs);
+    await this.countingLoggedIn();
+  }
+
+  private clientReady(timeoutMs: number): Promise<void> {
+    if (this.client.status === 'ready') return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      let lastError = 'no answer';
+      const timer = setTimeout(() => {
+        this.lossTold = true;
+        settle(redisUnreachable(this.url, `within ${timeoutMs} ms: ${lastError}`));
+      }, timeoutMs);
+      const settle = (error?: Error): void => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        this.client.off('error', onError);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onReady = (): void => settle();
+      const onError = (error: Error): void => {
+        lastError = error.message;
+        if (isRedisRefusal(error.message)) settle(redisFailure(this.url, error.message));
+      };
+      this.client.once('ready', onReady);
+      this.client.on('error', onError);
+    });
+  }
+
+  /**
+   * Runs the count script on the counting connection once, counting nothing: rejects when Redis
+   * refuses its login or the script. Any other failure is the breaker's, as for a request's count.
+   */
+  private async countingLoggedIn(): Promise<void> {
+    const keys = this.watch === undefined ? [this.instancesKey] : [this.instancesKey, this.keysVersionKey];
+    const args = [this.window, '', this.window, String(keys.length + 1), '0'];
+    if (this.watch !== undefined) args.push(this.freshToken());
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          this.client.off('ready', onReady);
-          this.lossTold = true;
-          reject(redisUnreachable(this.url, `within ${timeoutMs} ms: ${lastError}`));
-        }, timeoutMs);
-        const onReady = (): void => {
-          clearTimeout(timer);
-          resolve();
-        };
-        this.client.once('ready', onReady);
-      });
-    } finally {
-      this.client.off('error', onError);
+      await this.counting.run(keys, args);
+    } catch (error) {
+      if (isRedisRefusal(reasonOf(error))) throw redisFailure(this.url, reasonOf(error));
     }
   }
 
