@@ -1,21 +1,23 @@
 /**
  * `npm run bench:hash-flood [-- --baseline-dir <checkout>] [--entries 40000] [--rounds 1]`: the
  * response cache's hash flood over HTTP, on MySQL storage without Redis (where a key's prefix is
- * only the partner id and the kind, known to the partner). One partner (mallory) sends batches of
- * 100 SKUs made to fall in one slot of the old unkeyed key table (test/support/hash-flood.ts), each
- * a remembered miss, --entries of them; another partner (victim) looks up its own products one at
- * a time throughout: products it asked before (held answers) and products it had not (a database
- * read, then a store). The victim's median and p99 are printed quiet, during the flood and after
- * it, with the flood's batches, for this checkout and, in the same rounds, a baseline checkout.
- * The service's rate limit is set out of the way, so the flood takes seconds, not the 11 minutes
- * of the attack at 100 batches a minute.
+ * only the partner id and the kind, known to the partner). One partner (mallory) fills the cache
+ * with --entries remembered misses in batches of 100 SKUs, sent as fast as answered (the state the
+ * attack reached after minutes at its limit), then goes on at its limit, 100 batches a minute (a
+ * batch every 600 ms, 20 of them), while another partner (victim) looks up its own products one at
+ * a time: products it asked before (held answers) and products it had not (a database read, then a
+ * store). The SKUs are either made to fall in one slot of the old unkeyed key table
+ * (test/support/hash-flood.ts) or random, the control. Printed for this checkout and, in the same
+ * rounds, a baseline checkout: the victim's median and p99 quiet, during the paced flood and after
+ * it, the flood's batches, and the victim's held-answer median during the paced flood against quiet.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { hashApiKey } from '../src/domain/api-key.js';
-import { fnvCollidingSkus } from '../test/support/hash-flood.js';
+import { fnvCollidingSkus, randomSkus } from '../test/support/hash-flood.js';
 import { benchKey, benchProduct } from './bench-catalog.js';
 import { median, percentile } from './percentile.js';
 import { withServer } from './server-process.js';
@@ -49,13 +51,26 @@ writeFileSync(file, JSON.stringify({
 const serviceEnv = { RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', HOST: '127.0.0.1', MAX_CONNECTIONS_PER_ADDRESS: '64' };
 const database = await openMysqlBenchDatabase({ catalog: { file, keys: [], skus: [] }, serviceEnv } as unknown as BenchContext, 'hash flood');
 if (database === null) process.exit(1);
-const colliding = fnvCollidingSkus('mallory\u0000s', entries, 18);
+/** The paced flood's batches: 100 batches a minute, the limit's pace, for 12 s. */
+const PACED_BATCHES = 20;
+const PACE_MS = 600;
+const floodSkus = {
+  'made to collide': fnvCollidingSkus('mallory\u0000s', entries + PACED_BATCHES * 100, 18),
+  random: randomSkus(entries + PACED_BATCHES * 100, 9),
+};
+type FloodKind = keyof typeof floodSkus;
 
+/** Answers other than 200, by row and status, over the whole run: printed after the table. */
+const refused = new Map<string, number>();
+let currentRow = '';
+
+/** How long the lookup took, in ms; an answer other than 200 is counted in `refused` too. */
 async function get(base: string, path: string, key: string): Promise<number> {
   const started = performance.now();
   const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
   await response.arrayBuffer();
-  if (response.status !== 200) throw new Error(`${path}: ${response.status}`);
+  const status = `${currentRow}: ${response.status}`;
+  if (response.status !== 200) refused.set(status, (refused.get(status) ?? 0) + 1);
   return performance.now() - started;
 }
 
@@ -79,39 +94,55 @@ interface Reading {
   quiet: Phase;
   during: Phase;
   after: Phase;
-  batches: number[];
+  fill: number[];
+  paced: number[];
 }
 
-async function measure(script: string): Promise<Reading> {
+async function measure(script: string, kind: FloodKind): Promise<Reading> {
+  const skus = floodSkus[kind];
+  const batchOf = (at: number): string => `/api/v1/public/products?sku=${skus.slice(at, at + 100).join(',')}`;
   return withServer(script, { ...database!.env }, async (base) => {
     for (let i = 0; i < HELD; i += 1) await get(base, `/api/v1/public/sku/V-${i}`, victimKey);
     const freshFrom = { next: 0 };
+    // Warmed up first, so that the quiet figures are not the just-started process's.
+    await victim(base, { next: 0 }, () => true, 2_000);
     const quiet = await victim(base, freshFrom, () => true, 500);
-    const batches: number[] = [];
+    // The fill: two connections' worth of batches at once, each waiting for its answer.
+    const fill: number[] = [];
+    const send = async (lane: number): Promise<void> => {
+      for (let at = lane * 100; at < entries; at += 200) fill.push(await get(base, batchOf(at), floodKey));
+    };
+    await Promise.all([send(0), send(1)]);
+    const paced: number[] = [];
     let done = false;
     const flood = (async () => {
-      // Two connections' worth of batches at once, as a client that waits for each answer.
-      const send = async (lane: number): Promise<void> => {
-        for (let at = lane * 100; at < colliding.length; at += 200) batches.push(await get(base, `/api/v1/public/products?sku=${colliding.slice(at, at + 100).join(',')}`, floodKey));
-      };
-      await Promise.all([send(0), send(1)]);
+      for (let i = 0; i < PACED_BATCHES; i += 1) {
+        const started = performance.now();
+        paced.push(await get(base, batchOf(entries + i * 100), floodKey));
+        await sleep(Math.max(0, PACE_MS - (performance.now() - started)));
+      }
       done = true;
     })();
     const during = await victim(base, freshFrom, () => done, 50);
     await flood;
     const after = await victim(base, freshFrom, () => true, 500);
-    return { quiet, during, after, batches };
+    return { quiet, during, after, fill, paced };
   });
 }
 
 const checkouts = [{ name: 'this checkout', script: resolve('src/main.ts') }];
 if (values['baseline-dir'] !== undefined) checkouts.push({ name: `baseline ${basename(resolve(values['baseline-dir']))}`, script: resolve(values['baseline-dir'], 'src/main.ts') });
-const readings = new Map<string, Reading[]>(checkouts.map((c) => [c.name, []]));
+const kinds = Object.keys(floodSkus) as FloodKind[];
+const rowName = (checkout: string, kind: FloodKind): string => `${checkout}, ${kind}`;
+const readings = new Map<string, Reading[]>(checkouts.flatMap((c) => kinds.map((kind) => [rowName(c.name, kind), []] as [string, Reading[]])));
 try {
   for (let round = 0; round < rounds; round += 1) {
-    for (const checkout of checkouts) {
-      readings.get(checkout.name)!.push(await measure(checkout.script));
-      process.stderr.write(`round ${round + 1}: ${checkout.name} done\n`);
+    for (const kind of kinds) {
+      for (const checkout of checkouts) {
+        currentRow = rowName(checkout.name, kind);
+        readings.get(currentRow)!.push(await measure(checkout.script, kind));
+        process.stderr.write(`round ${round + 1}: ${rowName(checkout.name, kind)} done\n`);
+      }
     }
   }
 } finally {
@@ -120,11 +151,12 @@ try {
 
 const ms = (values: number[]): string => `${median(values).toFixed(2)} / ${percentile(values, 99).toFixed(2)}`;
 const all = (list: Reading[], pick: (r: Reading) => number[]): number[] => list.flatMap(pick);
-process.stdout.write(`\nhash flood: ${entries} SKUs made to collide in the old key table, in batches of 100 from one partner, on MySQL storage without Redis; another partner's lookups (ms, median / p99), ${rounds} round(s)\n`);
-process.stdout.write('| checkout | held, quiet | held, during | held, after | new, quiet | new, during | new, after | flood batch | held during / quiet (medians) |\n|---|---|---|---|---|---|---|---|---|\n');
+process.stdout.write(`\nhash flood on MySQL storage without Redis: ${entries} SKUs in batches of 100 from one partner, then ${PACED_BATCHES} more at its limit's pace; another partner's lookups (ms, median / p99), ${rounds} round(s)\n`);
+process.stdout.write('| checkout, SKUs | held, quiet | held, during | held, after | new, quiet | new, during | new, after | fill batch | paced batch | held during / quiet (medians) |\n|---|---|---|---|---|---|---|---|---|---|\n');
 for (const [name, list] of readings) {
   const held = (pick: (r: Reading) => Phase): number[] => all(list, (r) => pick(r).held);
   const fresh = (pick: (r: Reading) => Phase): number[] => all(list, (r) => pick(r).fresh);
   const ratio = median(held((r) => r.during)) / median(held((r) => r.quiet));
-  process.stdout.write(`| ${name} | ${ms(held((r) => r.quiet))} | ${ms(held((r) => r.during))} | ${ms(held((r) => r.after))} | ${ms(fresh((r) => r.quiet))} | ${ms(fresh((r) => r.during))} | ${ms(fresh((r) => r.after))} | ${ms(all(list, (r) => r.batches))} | ${ratio.toFixed(2)} |\n`);
+  process.stdout.write(`| ${name} | ${ms(held((r) => r.quiet))} | ${ms(held((r) => r.during))} | ${ms(held((r) => r.after))} | ${ms(fresh((r) => r.quiet))} | ${ms(fresh((r) => r.during))} | ${ms(fresh((r) => r.after))} | ${ms(all(list, (r) => r.fill))} | ${ms(all(list, (r) => r.paced))} | ${ratio.toFixed(2)} |\n`);
 }
+process.stdout.write(`answers other than 200: ${refused.size === 0 ? 'none' : [...refused].map(([status, count]) => `${count} x ${status}`).join(', ')}\n`);
