@@ -138,8 +138,9 @@ export class AnswerRing {
   private readonly pages: Buffer[] = [];
   /** Pages allocated when the ring was made and not reached yet, taken in turn as it first reaches each. */
   private readonly reserved: Buffer[] = [];
-  /** How far each page is written. */
+  /** How far each page is written, and what the records of entries still held take in it. */
   private readonly filled: number[] = [0];
+  private readonly pageLive: number[] = [0];
   /** The page being written, and the page the ring comes round to next (`recycle`). */
   private head = 0;
   private tail = 0;
@@ -491,13 +492,16 @@ export class AnswerRing {
       let next = (this.head + 1) % this.ringPages;
       if (next !== this.tail) {
         this.filled[next] = 0;
+        this.pageLive[next] = 0;
       } else {
-        // A page made over that gave no room (the entries kept in it filled it) counts as a full ring too.
+        // A page made over that gave no room (the entries kept in it filled it) counts as a full ring
+        // too; a tail page whose entries have all gone is written over whatever the rest hold.
         const full = turned > 0 || this.liveRecordBytes + bytes > FULL_SHARE * this.ringPages * this.pageBytes;
-        if (this.head === this.ringPages - 1 && this.ringPages < this.maxPages && full) {
+        if (this.pageLive[this.tail] !== 0 && this.head === this.ringPages - 1 && this.ringPages < this.maxPages && full) {
           next = this.ringPages;
           this.ringPages += 1;
           this.filled[next] = 0;
+          this.pageLive[next] = 0;
         } else {
           this.recycle(turned < this.ringPages ? heavy : NOWHERE);
         }
@@ -507,6 +511,7 @@ export class AnswerRing {
     this.pages[this.head] ??= this.reserved.pop() ?? Buffer.allocUnsafeSlow(this.pageBytes);
     const at = this.filled[this.head]!;
     this.filled[this.head] = at + bytes;
+    this.pageLive[this.head] = this.pageLive[this.head]! + bytes;
     return at;
   }
 
@@ -518,7 +523,8 @@ export class AnswerRing {
   private recycle(heavy: number): void {
     const { tail } = this;
     const page = this.pages[tail]!;
-    const end = this.filled[tail]!;
+    // Every record in a page none of whose entries is held is passed over: nothing to read.
+    const end = this.pageLive[tail] === 0 ? 0 : this.filled[tail]!;
     const now = heavy !== NOWHERE && this.ttlMs > 0 ? this.now() : 0;
     let written = 0;
     for (let at = 0; at < end;) {
@@ -590,7 +596,9 @@ export class AnswerRing {
 
   /** Lets go of everything the ring holds of an entry out of the key table. */
   private release(number: number): void {
-    this.liveRecordBytes -= this.recordBytesOf(number);
+    const recordBytes = this.recordBytesOf(number);
+    this.liveRecordBytes -= recordBytes;
+    this.pageLive[this.page[number]!] = this.pageLive[this.page[number]!]! - recordBytes;
     this.large[number] = undefined;
     const kept = this.copies[number];
     if (kept !== undefined) {
