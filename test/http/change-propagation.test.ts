@@ -284,14 +284,15 @@ describe('two instances on one database and one Redis, answers cached for an hou
     }
   });
 
-  it('fails a revocation it cannot announce, saying the revocation stands, and the instances still refuse the key', async function () {
+  it('exits 3 from a revocation it cannot announce, saying the revocation stands, and the instances refuse the key once told', async function () {
     const [url] = await startInstances(1);
     const issued = await issueKey();
     expect((await get(url!, issued.key)).status).to.equal(200);
     const unreachable = `redis://127.0.0.1:${await freePort()}`;
     const run = await cli(['keys', 'revoke', issued.id], { DATABASE_URL: testDb.url, REDIS_URL: unreachable });
-    expect(run.code).to.equal(1);
-    expect(run.stderr).to.match(/^error: the revocation of key .* is committed to the database, but the running instances could not be told through Redis/);
+    expect(run.code).to.equal(3);
+    expect(run.stdout).to.match(new RegExp(`^revoked key ${issued.id} \\(since `));
+    expect(run.stderr).to.match(/^warning: the revocation of key .* is committed to the database, but the running instances could not be told through Redis/);
     // Redis stayed up for the instance, which holds the key and was not told: until the age bound
     // (CACHE_TTL_MS, an hour here) it still serves it. The operator is told so, and announces by
     // revoking again with Redis reachable.

@@ -2,12 +2,14 @@ import type { ChangeVersions, KeyChanges } from '../../application/instances/cha
 import type { CatalogPiece, CatalogPieces } from '../../domain/catalog-source.js';
 import type { OperatorCommands } from '../../application/catalog-import/operator-commands.js';
 import { reasonOf } from '../../domain/failure-reason.js';
+import { NotAnnouncedError } from '../../application/instances/not-announced.js';
 
 /**
  * The operator commands, with every import told to the running instances once it has committed: new
  * tokens for the key set and for every partner in the file. If Redis cannot be told, the import
- * fails saying so: the write stands, and instances still connected to Redis may serve what they
- * hold for up to CACHE_TTL_MS. (Keys issued and revoked announce themselves: the use cases do it.)
+ * throws NotAnnouncedError with its summary: the write stands, and instances still connected to
+ * Redis may serve what they hold for up to CACHE_TTL_MS. (Keys issued and revoked announce
+ * themselves: the use cases do it.)
  */
 export function announceImports(commands: OperatorCommands, versions: ChangeVersions): OperatorCommands {
   return {
@@ -17,7 +19,7 @@ export function announceImports(commands: OperatorCommands, versions: ChangeVers
       let keyChanges: KeyChanges | undefined;
       const summary = await commands.importCatalog(noticingPartners(pieces, partners), (changes) => (keyChanges = changes), progress);
       // Told what the import did to the keys, an instance that cannot read the database can still apply it.
-      await announce('the import', () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged(keyChanges)]));
+      await announce('the import', summary, () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged(keyChanges)]));
       return summary;
     },
   };
@@ -41,13 +43,10 @@ async function* noticingPartners(pieces: CatalogPieces, partners: string[]): Asy
   }
 }
 
-async function announce(what: string, write: () => Promise<unknown>): Promise<void> {
+async function announce(what: string, committed: unknown, write: () => Promise<unknown>): Promise<void> {
   try {
     await write();
   } catch (error) {
-    throw new Error(
-      `${what} is committed to the database, but the running instances could not be told through Redis (${reasonOf(error)}): ` +
-      'instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS',
-    );
+    throw new NotAnnouncedError(what, committed, reasonOf(error));
   }
 }

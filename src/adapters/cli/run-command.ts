@@ -6,6 +6,7 @@ import type { ApiKeyListing, OperatorCommands } from '../../application/catalog-
 import { checkCatalog } from './check-catalog.js';
 import { parseCommand, USAGE, UsageError, type Command } from './parse-command.js';
 import { reasonOf } from '../../domain/failure-reason.js';
+import { NotAnnouncedError } from '../../application/instances/not-announced.js';
 import { progressFor, progressPolicy, type ProgressLine } from './progress.js';
 
 export interface CliIo {
@@ -25,7 +26,18 @@ export interface CliIo {
   explainFailure?(error: unknown): string | null;
 }
 
-/** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong. */
+/**
+ * The exit code of a command whose write is committed but could not be told to the running
+ * instances through Redis (NotAnnouncedError): it printed what it committed, as when told.
+ */
+export const EXIT_NOT_ANNOUNCED = 3;
+
+/** What a command's run found besides its output: a write committed and not announced. */
+interface Outcome {
+  notAnnounced: NotAnnouncedError | null;
+}
+
+/** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong, 3 (EXIT_NOT_ANNOUNCED) done but not told to the instances. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let command: Command;
   try {
@@ -35,9 +47,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr.write(`error: ${error.message}\n\n${USAGE}`);
     return 2;
   }
+  const outcome: Outcome = { notAnnounced: null };
   try {
-    io.stdout.write(await execute(command, io));
-    return 0;
+    io.stdout.write(await execute(command, io, outcome));
+    if (outcome.notAnnounced === null) return 0;
+    io.stderr.write(`warning: ${outcome.notAnnounced.message}; run the command again with Redis reachable to tell them at once\n`);
+    return EXIT_NOT_ANNOUNCED;
   } catch (error) {
     io.stderr.write(`error: ${io.explainFailure?.(error) ?? reasonOf(error)}\n`);
     return 1;
@@ -45,7 +60,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 /** Runs the command and returns what it prints: one JSON document with --json, else text. */
-async function execute(command: Command, io: CliIo): Promise<string> {
+async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<string> {
   switch (command.name) {
     case 'help':
       return USAGE;
@@ -56,8 +71,8 @@ async function execute(command: Command, io: CliIo): Promise<string> {
     }
     case 'import': {
       // The file is checked as it is written, in one transaction: a bad file changes nothing.
-      const summary = await withProgress(io, command, (progress) => withCommands(io, (commands) =>
-        commands.importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress)));
+      const summary = await committed(outcome, () => withProgress(io, command, (progress) => withCommands(io, (commands) =>
+        commands.importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress))));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
         `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
@@ -82,7 +97,7 @@ async function execute(command: Command, io: CliIo): Promise<string> {
       return `issued key ${issued.id} for partner ${issued.partner}; it is shown only now, store it as a secret:\n${issued.key}\n`;
     }
     case 'keys revoke': {
-      const revoked = await withCommands(io, (commands) => commands.revokeKey(command.keyId));
+      const revoked = await committed(outcome, () => withCommands(io, (commands) => commands.revokeKey(command.keyId)));
       if (command.json) return json({ id: revoked.id, revoked_at: revoked.revoked_at.toISOString() });
       return `revoked key ${revoked.id} (since ${revoked.revoked_at.toISOString()})\n`;
     }
@@ -162,6 +177,17 @@ function listing(key: ApiKeyListing) {
   return { id: key.id, label: key.label, created_at: key.created_at.toISOString(), revoked_at: key.revoked_at?.toISOString() ?? null };
 }
 
+/** What the work committed, also when it could not be announced (noted in the outcome, for the exit code). */
+async function committed<T>(outcome: Outcome, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof NotAnnouncedError)) throw error;
+    outcome.notAnnounced = error;
+    return error.committed as T;
+  }
+}
+
 /** The work, with its progress line on stderr unless `--quiet`: stdout keeps only the command's output. */
 async function withProgress<T>(io: CliIo, command: { name: 'import' | 'check'; file: string; quiet: boolean }, work: (progress: ProgressLine | undefined) => Promise<T>): Promise<T> {
   const progress = command.quiet ? undefined : await progressFor(command.name, command.file, io.stderr, progressPolicy(io.env ?? {}));
@@ -170,7 +196,9 @@ async function withProgress<T>(io: CliIo, command: { name: 'import' | 'check'; f
     progress?.finish();
     return result;
   } catch (error) {
-    progress?.fail();
+    // Committed and not announced: the work is done, and its line ends as done.
+    if (error instanceof NotAnnouncedError) progress?.finish();
+    else progress?.fail();
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { AdminError } from '../../domain/admin-errors.js';
 import { announce } from './issue-api-key.js';
+import { NotAnnouncedError } from '../instances/not-announced.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer } from './api-key-admin.js';
 import type { Actor, AuditLog } from '../admin-sign-in/audit-log.js';
 import type { Clock } from '../common/clock.js';
@@ -32,12 +33,7 @@ export class RevokeApiKey {
     }
     // Told again even for a key revoked before: an announcement that failed then is made good now.
     const failure = await announce(this.announcer, { withdrawn: [keyId], added: [] });
-    if (failure !== null) {
-      throw new Error(
-        `the revocation of key ${keyId} is committed to the database, but the running instances could not be told through Redis (${failure}): ` +
-        'instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS',
-      );
-    }
+    if (failure !== null) throw new NotAnnouncedError(`the revocation of key ${keyId}`, { id: keyId, revoked_at: revokedAt }, failure);
     return { id: keyId, revoked_at: revokedAt };
   }
 }
