@@ -296,6 +296,19 @@ describe('response cache with a watch on the catalog tokens', function () {
     expect(backing.calls).to.equal(2);
   });
 
+  it('never answers from what it held under a token again when that token comes back (an announcement lost in a failover)', async function () {
+    expect(await title('acme')).to.equal('Acme shared');
+    live = reimportedCatalog();
+    watch.catalogSeen('acme', 'acme-token-2');
+    expect(await title('acme')).to.equal('Acme shared, reimported');
+    // The new Redis never got acme-token-2: it answers acme-token-1 again, while the database holds the import.
+    watch.catalogSeen('acme', 'acme-token-1');
+    expect(await title('acme'), 'read again, not the answer held under acme-token-1 before the import').to.equal('Acme shared, reimported');
+    expect(backing.calls).to.equal(3);
+    expect(await title('acme')).to.equal('Acme shared, reimported');
+    expect(backing.calls).to.equal(3);
+  });
+
   it('reads a batch again, in one call, from the first batch after the partner\'s token changes', async function () {
     const batch = async (): Promise<(string | null)[]> => titles(await cache.findManyBySku('acme', [sku('SHARED-1'), sku('NOPE')]));
     expect(await batch()).to.deep.equal(['Acme shared', null]);

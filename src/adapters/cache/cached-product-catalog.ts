@@ -35,6 +35,8 @@ type Kind = 's' | 'i';
 interface PartnerPrefixes {
   /** The partner's number in the ring: its share of the cache is counted by it. */
   readonly owner: number;
+  /** This process's number for the epoch and token, in the prefix's text: a new one each time either moves (`generations`). */
+  readonly generation: number;
   readonly epoch: number;
   readonly token: string | undefined;
   readonly s: KeyPrefix;
@@ -73,9 +75,10 @@ export function heldBytes(bodyBytes: number): number {
  * unknown SKUs costs one query per SKU.
  *
  * Without a watch, an answer lives `ttlMs`: a change shows up within the TTL. With one, the key also
- * holds the partner's catalog token as the watch last saw it, taken before the database is read:
- * an answer held under a token was read after that token was announced, so after every write
- * announced before it. A new token leaves the old answers unreachable; the TTL still bounds them.
+ * holds the partner's catalog token as the watch last saw it (by a number of this process's, made
+ * anew whenever it moves), taken before the database is read: an answer held under a token was read
+ * after that token was announced, so after every write announced before it. A new token leaves the
+ * old answers unreachable, and so does the token seen before it coming back; the TTL still bounds them.
  */
 export class CachedProductCatalog implements ProductCatalog {
   private readonly answers: AnswerRing;
@@ -83,6 +86,12 @@ export class CachedProductCatalog implements ProductCatalog {
   private readonly metrics: ResponseCacheMetrics;
   /** Each partner's key prefixes, made again when its epoch or token moves: a hit builds no key. */
   private readonly prefixes = new Map<string, PartnerPrefixes>();
+  /**
+   * How many times a partner's epoch or token has moved in this process, all partners together: the
+   * prefixes hold this number, not the token, so a token value seen again (a Redis that lost the
+   * announcement of the token after it, in a failover) never makes answers held before reachable again.
+   */
+  private generations = 0;
 
   constructor(
     private readonly inner: ProductCatalog,
@@ -187,9 +196,9 @@ export class CachedProductCatalog implements ProductCatalog {
   }
 
   /**
-   * The key prefix of a partner's lookups of a kind: the partner, then (with a watch) the epoch and
-   * the partner's catalog token, then the kind; null when the answer must not be cached: sharing,
-   * but no token seen for the partner yet.
+   * The key prefix of a partner's lookups of a kind: the partner, then (with a watch) the number of
+   * the epoch and catalog token it was made for (a new one whenever either moves), then the kind;
+   * null when the answer must not be cached: sharing, but no token seen for the partner yet.
    */
   private prefixOf(partnerId: string, kind: Kind): KeyPrefix | null {
     const watch = this.watch;
@@ -204,9 +213,11 @@ export class CachedProductCatalog implements ProductCatalog {
   private prefixesOf(partnerId: string, epoch: number, token: string | undefined): PartnerPrefixes {
     const known = this.prefixes.get(partnerId);
     if (known !== undefined && known.epoch === epoch && known.token === token) return known;
-    const start = this.watch === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${epoch}\u0000${token ?? ''}\u0000`;
+    this.generations += 1;
+    const generation = this.generations;
+    const start = this.watch === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${generation}\u0000`;
     const owner = known?.owner ?? this.prefixes.size;
-    const made = { owner, epoch, token, s: this.answers.prefix(`${start}s`, owner), i: this.answers.prefix(`${start}i`, owner) };
+    const made = { owner, generation, epoch, token, s: this.answers.prefix(`${start}s`, owner), i: this.answers.prefix(`${start}i`, owner) };
     this.prefixes.set(partnerId, made);
     return made;
   }

@@ -6,8 +6,9 @@
  *
  * - `keysSeen` counts every change of the key-set token; the key set held in memory records the
  *   count it was read at, and is re-read while that is behind.
- * - A partner's catalog token is part of the key its cached answers are held under, so a new token
- *   makes the old answers unreachable at once.
+ * - A partner's catalog token is part of the key its cached answers are held under (as a number the
+ *   cache makes anew each time the token moves), so a new token makes the old answers unreachable at
+ *   once, and so does an old token coming back.
  * - While the shared store is unreachable (`isShared()` false), no change can be seen: keys are read
  *   from the database, and answers are kept under the last token seen, living by their TTL alone
  *   (CACHE_TTL_MS), which is the bound on staleness an outage has. `epoch` changes when the store
