@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -94,7 +97,10 @@ export async function startRedisServer(port?: number, extraArgs: readonly string
 class PortTaken extends Error {}
 
 async function startRedisServerOn(port: number, extraArgs: readonly string[]): Promise<RedisServerProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
+  // A directory of its own: a replica writes the data it is sent to dump.rdb there, and a server
+  // started in the test's directory would load one left by another.
+  const dir = mkdtempSync(join(tmpdir(), 'pcat-redis-'));
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await untilReady(child);

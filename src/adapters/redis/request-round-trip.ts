@@ -55,11 +55,14 @@ const COUNT_SCRIPT = `${COUNT_LUA}${COUNTERS_LUA}return reply`;
 /**
  * The same counts, and in the same step the key-set token (KEYS[2]) and the catalog token of each
  * partner among the requests (the keys after the counters), each started where there is none from
- * the fresh candidate ARGV[6], suffixed so no two ever start equal. The reply is `{instances,
- * key-set token, count, msLeft, ..., catalog token, ...}`.
+ * the fresh candidate ARGV[6], suffixed so no two ever start equal; last, the server's replication
+ * id, which tells one Redis's data from another's: a replica promoted after a failover takes a new
+ * one, and so does a Redis restarted without its data. The reply is `{instances, key-set token,
+ * count, msLeft, ..., catalog token, ..., replication id}`.
  */
 const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}reply[2] = current(KEYS[2], ARGV[6] .. 'k')
 ${COUNTERS_LUA}for i = last + 1, #KEYS do reply[#reply + 1] = current(KEYS[i], ARGV[6] .. 'c' .. i) end
+reply[#reply + 1] = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)') or '-'
 return reply`;
 
 /**
@@ -184,6 +187,8 @@ export class RedisRequestRoundTrip {
   private readonly url: string;
   /** The caller of `ready` was told Redis is away: the first request that finds it so says nothing more. */
   private lossTold = false;
+  /** The replication id of the Redis whose data the tokens seen came from (with a watch); unknown after a loss. */
+  private server: string | undefined;
 
   constructor(options: RequestRoundTripOptions) {
     this.url = options.url;
@@ -306,12 +311,13 @@ export class RedisRequestRoundTrip {
     const watch = this.watch;
     const countsAt = watch === undefined ? 1 : 2;
     const tokensAt = countsAt + 2 * counts.length;
-    if (!isCountReply(reply, countsAt, tokensAt, partners.length)) {
+    if (!isCountReply(reply, countsAt, tokensAt, partners.length + (watch === undefined ? 0 : 1))) {
       this.lost(new Error(`unexpected reply from the count script: ${JSON.stringify(reply)}`));
       this.notCounted(counts);
       return;
     }
     if (watch !== undefined) {
+      this.sawServer(reply[reply.length - 1] as string, watch);
       // On this one connection replies come back in the order Redis ran the scripts, so a partner's
       // token the watch holds only moves forward. (The key-set token is also read on the ioredis
       // connection: a reply from there seen out of order only costs one more read of the key set.)
@@ -323,6 +329,20 @@ export class RedisRequestRoundTrip {
       const count = counts[i]!;
       count.resolve(count.taker.counted(count.keyId, reply[countsAt + 2 * i] as number, reply[countsAt + 2 * i + 1] as number, instances));
     }
+  }
+
+  /**
+   * A reply from another Redis than the last (a failover's new primary, or one restarted without its
+   * data) may lack the last announcements: taken as a loss and a return, before any of its counts is
+   * handed out, so every answer and key held is read again before the next request is answered.
+   */
+  private sawServer(server: string, watch: ChangesElsewhere): void {
+    if (this.server !== undefined && this.server !== server) {
+      this.logger?.warn('rate limiter: Redis switched (a new primary, or one restarted without its data); re-reading keys and answers held, as after a loss');
+      watch.sharingLost();
+      watch.sharingRegained();
+    }
+    this.server = server;
   }
 
   private notCounted(counts: readonly GatheredCount[]): void {
@@ -397,11 +417,8 @@ export class RedisRequestRoundTrip {
    * refuses its login or the script. Any other failure is the breaker's, as for a request's count.
    */
   private async countingLoggedIn(): Promise<void> {
-    const keys = this.watch === undefined ? [this.instancesKey] : [this.instancesKey, this.keysVersionKey];
-    const args = [this.window, '', this.window, String(keys.length + 1), '0'];
-    if (this.watch !== undefined) args.push(this.freshToken());
     try {
-      await this.counting.run(keys, args);
+      await this.counting.run(...this.emptyCount());
     } catch (error) {
       if (isRedisRefusal(reasonOf(error))) throw redisFailure(this.url, reasonOf(error));
     }
@@ -428,13 +445,19 @@ export class RedisRequestRoundTrip {
     return false;
   }
 
-  /** Asks Redis off the request path, so a hung server never delays a request. */
+  /**
+   * Asks Redis off the request path, so a hung server never delays a request: Redis is back when it
+   * counts (the count script, counting nothing) and answers a PING on the other connection. A Redis
+   * that answers but will not count (READONLY: a replica now) stays lost, and is asked again after
+   * the next cool-down, without a word more than the loss's.
+   */
   private probe(): void {
     this.breaker = { state: 'probing' };
-    this.client.ping().then(
+    Promise.all([this.client.ping(), this.counting.run(...this.emptyCount())]).then(
       () => {
         this.breaker = { state: 'closed' };
         this.lossTold = false;
+        this.server = undefined;
         this.watch?.sharingRegained();
         this.logger?.info(this.watch === undefined
           ? 'rate limiter: Redis is back; counting in Redis again'
@@ -460,6 +483,17 @@ export class RedisRequestRoundTrip {
     }
   }
 
+  /**
+   * The count script's keys and arguments with no count in them, telling Redis this instance is
+   * there: a write, so a Redis that will not write (READONLY) refuses it as it would a count.
+   */
+  private emptyCount(): [string[], string[]] {
+    const keys = this.watch === undefined ? [this.instancesKey] : [this.instancesKey, this.keysVersionKey];
+    const args = [this.window, this.instanceId, this.window, String(keys.length + 1), '0'];
+    if (this.watch !== undefined) args.push(this.freshToken());
+    return [keys, args];
+  }
+
   /** This instance's id when it is time to tell Redis it is still there, else ''. */
   private instanceToRefresh(): string {
     const now = performance.now();
@@ -477,10 +511,10 @@ export class RedisRequestRoundTrip {
 /**
  * Whether a reply is what the count script returns: the instances and every count and ms left as
  * integers, and the tokens (the key-set token at 1 when the counts start at 2, then one a partner
- * after the counts) as non-empty strings.
+ * after the counts, then the replication id) as `strings` non-empty strings.
  */
-function isCountReply(reply: unknown, countsAt: number, tokensAt: number, partners: number): reply is unknown[] {
-  if (!Array.isArray(reply) || reply.length !== tokensAt + partners || typeof reply[0] !== 'number') return false;
+function isCountReply(reply: unknown, countsAt: number, tokensAt: number, strings: number): reply is unknown[] {
+  if (!Array.isArray(reply) || reply.length !== tokensAt + strings || typeof reply[0] !== 'number') return false;
   if (countsAt === 2 && !isToken(reply[1])) return false;
   for (let i = countsAt; i < tokensAt; i += 1) if (typeof reply[i] !== 'number') return false;
   for (let i = tokensAt; i < reply.length; i += 1) if (!isToken(reply[i])) return false;
