@@ -13,6 +13,7 @@ import { productCatalogContract } from '../contracts/product-catalog.contract.js
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { statementsRun } from '../support/mysql-statements.js';
 import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
 import type { ProductId } from '../../src/domain/product-id.js';
 import type { Sku } from '../../src/domain/sku.js';
@@ -26,19 +27,6 @@ async function holdOnly(db: Kysely<Database>, catalog: Catalog): Promise<void> {
 }
 
 const noop = (): Promise<void> => Promise.resolve();
-
-/** COM_STMT_EXECUTE: the command byte of a prepared statement's run, in MySQL's client protocol. */
-const STMT_EXECUTE = 0x17;
-
-/** Prepared statements run through the proxy so far: each connection's bytes read packet by packet. */
-function statementsRun(proxy: TcpProxy): number {
-  let runs = 0;
-  for (const chunks of proxy.sent()) {
-    const bytes = Buffer.concat(chunks);
-    for (let at = 0; at + 4 < bytes.length; at += 4 + bytes.readUIntLE(at, 3)) if (bytes[at + 4] === STMT_EXECUTE) runs += 1;
-  }
-  return runs;
-}
 
 describe('MySQL adapters', function () {
   const testDb = useTestDatabase();

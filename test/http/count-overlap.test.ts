@@ -6,6 +6,7 @@ import { useTestDatabase } from '../support/mariadb.js';
 import { requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { statementsRun } from '../support/mysql-statements.js';
 
 /*
  * A lookup on MySQL with Redis limits: the count on Redis and the read of the answer from MariaDB,
@@ -25,19 +26,6 @@ async function get(url: string, path: string, key: string = KEYS.acme): Promise<
 /** What the instance has sent MariaDB so far, as text: a statement's values are in it. */
 function sentToDatabase(proxy: TcpProxy): string {
   return Buffer.concat(proxy.sent().flat()).toString('latin1');
-}
-
-/** COM_STMT_EXECUTE: the command byte of a prepared statement's run, in MySQL's client protocol. */
-const STMT_EXECUTE = 0x17;
-
-/** Prepared statements the instance has run through the proxy so far: each connection's bytes read packet by packet. */
-function statementsRun(proxy: TcpProxy): number {
-  let runs = 0;
-  for (const chunks of proxy.sent()) {
-    const bytes = Buffer.concat(chunks);
-    for (let at = 0; at + 4 < bytes.length; at += 4 + bytes.readUIntLE(at, 3)) if (bytes[at + 4] === STMT_EXECUTE) runs += 1;
-  }
-  return runs;
 }
 
 describe('a lookup\'s count and its read', function () {
