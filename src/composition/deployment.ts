@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Container } from 'inversify';
 import type { Logger } from 'pino';
 import { CachedProductCatalog, withResponseCache } from '../adapters/cache/cached-product-catalog.js';
@@ -120,7 +121,7 @@ async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimit
   });
   metrics?.watchDatabasePool(storage.poolUse);
   // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
-  const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl });
+  const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl, tlsCa: redisTlsCa(config) });
   const { changes } = rateLimiting;
   let keys: ApiKeyStore = storage.keys;
   if (changes !== undefined) {
@@ -195,6 +196,16 @@ function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: Prometh
   return metrics === undefined ? { sender, limits } : { sender, limits, metrics };
 }
 
+/** REDIS_TLS_CA_FILE's certificate authorities, read when Redis is opened; undefined without the setting (the system's then). */
+export function redisTlsCa(config: Config): Buffer | undefined {
+  if (config.redisTlsCaFile === null) return undefined;
+  try {
+    return readFileSync(config.redisTlsCaFile);
+  } catch (error) {
+    throw new Error(`REDIS_TLS_CA_FILE: cannot read ${config.redisTlsCaFile} (${reasonOf(error)}): name a PEM file of the certificate authorities to trust`);
+  }
+}
+
 interface RateLimiting {
   readonly limiter: RateLimiter;
   /** When counting is shared through Redis and changes were asked for: what the counts reveal. */
@@ -213,7 +224,7 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   }
   const watch = watchChanges ? new ChangesElsewhere() : undefined;
   // The requests' one call to Redis, one a loop turn: the limiter takes its count, the watch the version tokens.
-  const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, logger, watch });
+  const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, tlsCa: redisTlsCa(config), logger, watch });
   const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis. Redis refusing REDIS_URL's user is:

@@ -1,5 +1,6 @@
 import { announceImports } from '../adapters/cli/announced-imports.js';
 import type { Config } from '../adapters/config/config.js';
+import { redisTlsCa } from './deployment.js';
 import { migrateToLatest } from '../adapters/mysql/migrate.js';
 import { mysqlAdminStore } from '../adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from '../adapters/mysql/mysql-api-key-admin.js';
@@ -22,7 +23,7 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
   const { databaseUrl, redisUrl, webhookAllowPrivateTargets, cursorSecret } = config;
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
-  const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl });
+  const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl, tlsCa: redisTlsCa(config) });
   const announcer = versions ?? nobodyToTell;
   const container = createContainer({
     admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },

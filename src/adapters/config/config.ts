@@ -17,6 +17,8 @@ export interface Config {
   readonly databasePoolSize: number;
   readonly rateLimitStore: 'memory' | 'redis';
   readonly redisUrl: string | null;
+  /** A PEM file of the certificate authorities a `rediss://` REDIS_URL's server is verified against; null: the system's. */
+  readonly redisTlsCaFile: string | null;
   readonly rateLimitPerMinute: number;
   readonly cacheTtlMs: number;
   /** Most keys the in-process rate limiter tracks at once (memory stays bounded whatever the traffic). */
@@ -113,7 +115,8 @@ export function readConfig(env: Env): Config {
     // max_connections is 151, which a handful of instances at the largest size still fit under.
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 100),
     rateLimitStore,
-    redisUrl: rateLimitStore === 'redis' ? requiredUrl(env, 'REDIS_URL', 'redis:', 'RATE_LIMIT_STORE=redis') : optionalUrl(env, 'REDIS_URL', 'redis:'),
+    redisUrl: rateLimitStore === 'redis' ? requiredUrl(env, 'REDIS_URL', REDIS_PROTOCOLS, 'RATE_LIMIT_STORE=redis') : optionalUrl(env, 'REDIS_URL', REDIS_PROTOCOLS),
+    redisTlsCaFile: text(env, 'REDIS_TLS_CA_FILE'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1, 1_000_000_000),
     cacheTtlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
     rateLimitMaxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 100_000, 1, 100_000_000),
@@ -233,8 +236,11 @@ function secret(env: Env, name: string, minLength: number): string | null {
 /** What each kind of connection URL looks like, for the message that refuses one. */
 const URL_SHAPES: Readonly<Record<string, string>> = {
   'mysql:': 'mysql://user:password@host:3306/database',
-  'redis:': 'redis://host:6379 (redis://:password@host:6379 with a password)',
+  'redis:': 'redis://host:6379 (redis://:password@host:6379 with a password, rediss:// for TLS)',
 };
+
+/** REDIS_URL: plain, or TLS (`rediss://`). */
+const REDIS_PROTOCOLS = ['redis:', 'rediss:'] as const;
 
 /**
  * The parts of a connection URL its driver decodes (decodeURIComponent), as an operator calls them.
@@ -246,10 +252,11 @@ const DECODED_PARTS = [['username', 'user name'], ['password', 'password'], ['ho
 /** A `%` not followed by two hexadecimal digits. */
 const LONE_PERCENT = /%(?![0-9A-Fa-f]{2})/;
 
-function optionalUrl(env: Env, name: string, protocol: string): string | null {
+function optionalUrl(env: Env, name: string, protocols: string | readonly string[]): string | null {
   const value = text(env, name);
   if (value === null) return null;
-  if (!URL.canParse(value) || new URL(value).protocol !== protocol) {
+  const protocol = typeof protocols === 'string' ? protocols : protocols[0]!;
+  if (!URL.canParse(value) || !(typeof protocols === 'string' ? [protocols] : protocols).includes(new URL(value).protocol)) {
     // Never echo the value: a connection URL may hold a password.
     throw new ConfigError(name, `must be a ${protocol}// URL, as ${URL_SHAPES[protocol] ?? `${protocol}//host`}`);
   }
@@ -273,8 +280,8 @@ function escapeProblem(part: string): string | null {
   }
 }
 
-function requiredUrl(env: Env, name: string, protocol: string, because: string): string {
-  const value = optionalUrl(env, name, protocol);
+function requiredUrl(env: Env, name: string, protocols: string | readonly string[], because: string): string {
+  const value = optionalUrl(env, name, protocols);
   if (value === null) throw new ConfigError(name, `is required with ${because}`);
   return value;
 }

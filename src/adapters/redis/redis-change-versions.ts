@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { quitOrDrop, redisFailure } from './redis-client.js';
+import { quitOrDrop, redisFailure, redisTls } from './redis-client.js';
 import {
   ANNOUNCE_KEY_CHANGES_SCRIPT, catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_RETENTION_MS, keyChangeEntries, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
@@ -18,8 +18,10 @@ interface TokenClient extends Redis {
 }
 
 export interface RedisChangeVersionsOptions {
-  /** `redis://host:port`; never logged, since it may carry a password. */
+  /** `redis://host:port`, or `rediss://` for TLS; never logged, since it may carry a password. */
   readonly url: string;
+  /** With `rediss://`: the certificate authorities to trust (REDIS_TLS_CA_FILE's PEM), else the system's. */
+  readonly tlsCa?: Buffer | undefined;
   readonly versionPrefix?: string;
 }
 
@@ -38,7 +40,9 @@ export class RedisChangeVersions implements ChangeVersions {
   constructor(options: RedisChangeVersionsOptions) {
     this.url = options.url;
     this.prefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
+    const tls = redisTls(options.url, options.tlsCa);
     const client = new Redis(options.url, {
+      ...(tls === undefined ? {} : { tls }),
       connectTimeout: TIMEOUT_MS,
       commandTimeout: TIMEOUT_MS,
       maxRetriesPerRequest: 1,

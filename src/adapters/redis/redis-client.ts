@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import type { Redis } from 'ioredis';
 
 /** Closes politely when connected; if Redis went away meanwhile, dropping the connection is all that is left. */
@@ -35,7 +37,8 @@ export class RedisRefusedError extends Error {
 
 /**
  * Redis's replies that refuse the user REDIS_URL names, by the reply's start (the code; Redis 5 and
- * older say the first and third in words), each with what Redis refused and what to change.
+ * older say the first and third in words), and a server certificate that does not verify, each
+ * with what was refused and what to change.
  */
 const REFUSALS: readonly { readonly reply: RegExp; readonly refused: string; readonly fix: string }[] = [
   { reply: /^(WRONGPASS|ERR invalid password)/, refused: 'the login', fix: 'the user name or password in REDIS_URL is wrong' },
@@ -44,6 +47,12 @@ const REFUSALS: readonly { readonly reply: RegExp; readonly refused: string; rea
     reply: /^ERR (AUTH .* without any password configured|Client sent AUTH, but no password is set)/,
     refused: 'the login',
     fix: 'it asks for no password, and REDIS_URL gives one: remove the password from REDIS_URL, or correct its host and port if they name another Redis',
+  },
+  {
+    // Node's TLS words, not Redis's: the server's certificate did not verify, which no wait mends either.
+    reply: /certificate/i,
+    refused: 'the TLS connection',
+    fix: 'its certificate is not signed by an authority this instance trusts, or not for this host: name the authority\'s PEM file in REDIS_TLS_CA_FILE, or correct the host in REDIS_URL',
   },
   {
     reply: /^NOPERM/,
@@ -70,4 +79,15 @@ export function redisFailure(url: string, reason: string): Error {
   const refusal = refusalIn(reason);
   if (refusal === undefined) return redisUnreachable(url, reason);
   return new RedisRefusedError(`REDIS_URL: Redis at ${redisServer(url)} refused ${refusal.refused} (${reason}): ${refusal.fix}`);
+}
+
+/**
+ * The TLS options for a Redis URL: none for `redis://`; for `rediss://`, the server's certificate
+ * verified against `ca` (the system's authorities without one) and its name against the URL's host.
+ */
+export function redisTls(url: string, ca: Buffer | undefined): ConnectionOptions | undefined {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'rediss:') return undefined;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  return { ...(ca === undefined ? {} : { ca }), ...(isIP(host) === 0 ? { servername: host } : {}), rejectUnauthorized: true };
 }

@@ -6,7 +6,7 @@ import type { ChangesElsewhere } from '../../application/instances/changes-elsew
 import { reasonOf } from '../../domain/failure-reason.js';
 import { RATE_LIMIT_WINDOW_MS } from '../../domain/rate-limit.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { isRedisRefusal, quitOrDrop, redisFailure, redisUnreachable } from './redis-client.js';
+import { isRedisRefusal, quitOrDrop, redisFailure, redisTls, redisUnreachable } from './redis-client.js';
 import { ScriptConnection, SlowReplyError } from './script-connection.js';
 import {
   catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
@@ -122,8 +122,10 @@ interface VersionsClient extends Redis {
 }
 
 export interface RequestRoundTripOptions {
-  /** `redis://host:port`; never logged, since it may carry a password. */
+  /** `redis://host:port`, or `rediss://` for TLS; never logged, since it may carry a password. */
   readonly url: string;
+  /** With `rediss://`: the certificate authorities to trust (REDIS_TLS_CA_FILE's PEM), else the system's. */
+  readonly tlsCa?: Buffer | undefined;
   /** The counters' window; the instances not seen for as long are forgotten. */
   readonly windowMs?: number;
   /** This instance among those sharing Redis; a fresh random id by default. */
@@ -202,13 +204,16 @@ export class RedisRequestRoundTrip {
     this.versionPrefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
     this.keysVersionKey = keysVersionKey(this.versionPrefix);
     // The count runs on every request: on a lean connection of its own (script-connection.ts).
+    const tls = redisTls(options.url, options.tlsCa);
     this.counting = new ScriptConnection({
       url: options.url,
+      tls,
       script: this.watch === undefined ? COUNT_SCRIPT : COUNT_AND_VERSIONS_SCRIPT,
       timeoutMs: options.timeoutMs ?? TIMEOUT_MS,
       lostAfterMs: options.lostAfterMs ?? LOST_AFTER_MS,
     });
     const client = new Redis(options.url, {
+      ...(tls === undefined ? {} : { tls }),
       // Without a connection a command fails at once instead of waiting in a queue.
       enableOfflineQueue: false,
       connectTimeout: TIMEOUT_MS,

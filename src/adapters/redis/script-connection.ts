@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 
 export interface ScriptConnectionOptions {
-  /** `redis://[user:password@]host:port[/db]`; never logged, since it may carry a password. */
+  /** `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS; never logged, since it may carry a password. */
   readonly url: string;
+  /** With `rediss://`: how the server's certificate is verified (redis-client.ts, `redisTls`). */
+  readonly tls?: ConnectionOptions | undefined;
   /** The Lua script every call runs. */
   readonly script: string;
   /**
@@ -62,6 +65,7 @@ export class ScriptConnection {
   private readonly lostAfterMs: number;
   private readonly sweepMs: number;
   private readonly target: { host: string; port: number; hello: string[] };
+  private readonly tls: ConnectionOptions | undefined;
   private socket: Socket | null = null;
   private connected = false;
   private readonly pending: Pending[] = [];
@@ -85,6 +89,7 @@ export class ScriptConnection {
     this.lostAfterMs = options.lostAfterMs ?? options.timeoutMs;
     this.sweepMs = Math.max(10, Math.min(this.timeoutMs, this.lostAfterMs) / 4);
     this.target = parseRedisUrl(options.url);
+    this.tls = options.tls;
   }
 
   /** Runs the script with these keys and arguments; resolves with its reply. */
@@ -127,7 +132,10 @@ export class ScriptConnection {
   }
 
   private open(): void {
-    const socket = connect({ host: this.target.host, port: this.target.port, noDelay: true });
+    const { tls } = this;
+    const socket = tls === undefined
+      ? connect({ host: this.target.host, port: this.target.port, noDelay: true })
+      : connectTls({ ...tls, host: this.target.host, port: this.target.port }).setNoDelay(true);
     this.socket = socket;
     this.connected = false;
     this.rest = null;
@@ -136,7 +144,8 @@ export class ScriptConnection {
       this.pending.push({ at: this.waitingClock(), resolve: () => undefined, reject: (error) => this.fail(error), words: null });
       this.unsent.push(hello);
     }
-    socket.on('connect', () => {
+    // Over TLS, writes may go once the handshake is done (and the server's certificate verified).
+    socket.on(tls === undefined ? 'connect' : 'secureConnect', () => {
       if (this.socket !== socket) return;
       this.connected = true;
       this.flush();
