@@ -76,11 +76,13 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
   // reads its key from the database.
-  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0);
+  // Read once, for the request path's connections and the announcer alike.
+  const redisCa = redisTlsCa(config);
+  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0, redisCa);
   if (rateLimiting.usingFallback !== undefined) metrics?.watchRedisFallback(rateLimiting.usingFallback);
   if (rateLimiting.slowCounts !== undefined) metrics?.watchRedisSlowCounts(rateLimiting.slowCounts);
   const serviceMetrics = metrics ?? noMetrics;
-  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics) : await openMemory(config, logger);
+  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redisCa) : await openMemory(config, logger);
   const api: Infrastructure = {
     ...storage.api,
     limiter: rateLimiting.limiter,
@@ -112,7 +114,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   };
 }
 
-async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined): Promise<Storage> {
+async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined, redisCa: Buffer | undefined): Promise<Storage> {
   if (config.databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
   const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret, connectionLimit: config.databasePoolSize });
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
@@ -121,7 +123,7 @@ async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimit
   });
   metrics?.watchDatabasePool(storage.poolUse);
   // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
-  const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl, tlsCa: redisTlsCa(config) });
+  const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl, tlsCa: redisCa });
   const { changes } = rateLimiting;
   let keys: ApiKeyStore = storage.keys;
   if (changes !== undefined) {
@@ -218,13 +220,13 @@ interface RateLimiting {
 }
 
 /** In-process, or shared through Redis with each instance counting on its share while Redis is away. */
-async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean): Promise<RateLimiting> {
+async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean, redisCa: Buffer | undefined): Promise<RateLimiting> {
   if (config.rateLimitStore === 'memory' || config.redisUrl === null) {
     return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
   }
   const watch = watchChanges ? new ChangesElsewhere() : undefined;
   // The requests' one call to Redis, one a loop turn: the limiter takes its count, the watch the version tokens.
-  const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, tlsCa: redisTlsCa(config), logger, watch });
+  const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, tlsCa: redisCa, logger, watch });
   const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis. Redis refusing REDIS_URL's user is:

@@ -349,8 +349,7 @@ export class AnswerRing {
     // first, would stop being heavy halfway through and the others' entries would go for it).
     const heavy = this.heavyOwner !== NOWHERE ? this.heavyOwner : this.heavyWith(prefix.owner, size) ? prefix.owner : NOWHERE;
     while ((this.held >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOne(heavy));
-    const slot = this.freeSlot(hash);
-    if (slot === NOWHERE) return;
+    if (!this.hasFreeSlot(hash)) return;
     const number = this.freeNumbers.pop() ?? this.newNumber();
     const at = this.append(recordBytes, heavy);
     const page = this.pages[this.head]!;
@@ -401,19 +400,19 @@ export class AnswerRing {
   }
 
   /**
-   * The empty slot a new entry of this hash would take, once the table is doubled if one more entry
-   * would fill half of it; NOWHERE when that slot lies more than MAX_DISPLACEMENT past the hash's.
+   * Whether a new entry of this hash finds an empty slot at most MAX_DISPLACEMENT past the hash's,
+   * once the table is doubled if one more entry would fill half of it.
    */
-  private freeSlot(hash: number): number {
+  private hasFreeSlot(hash: number): boolean {
     if (2 * (this.held + 1) > this.slots.length) this.growTable();
     const mask = this.slots.length - 1;
     for (let slot = hash & mask, looked = 0; looked <= MAX_DISPLACEMENT; slot = (slot + 1) & mask, looked += 1) {
-      if (this.slots[slot] === EMPTY) return slot;
+      if (this.slots[slot] === EMPTY) return true;
     }
-    return NOWHERE;
+    return false;
   }
 
-  /** Puts the entry in the key table, in the slot `freeSlot` names for its hash now. */
+  /** Puts the entry in the key table, in the first empty slot from its hash's (one `hasFreeSlot` found, or nearer). */
   private list(number: number, hash: number): void {
     const mask = this.slots.length - 1;
     let slot = hash & mask;

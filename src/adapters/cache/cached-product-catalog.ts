@@ -35,8 +35,6 @@ type Kind = 's' | 'i';
 interface PartnerPrefixes {
   /** The partner's number in the ring: its share of the cache is counted by it. */
   readonly owner: number;
-  /** This process's number for the epoch and token, in the prefix's text: a new one each time either moves (`generations`). */
-  readonly generation: number;
   readonly epoch: number;
   readonly token: string | undefined;
   readonly s: KeyPrefix;
@@ -213,11 +211,11 @@ export class CachedProductCatalog implements ProductCatalog {
   private prefixesOf(partnerId: string, epoch: number, token: string | undefined): PartnerPrefixes {
     const known = this.prefixes.get(partnerId);
     if (known !== undefined && known.epoch === epoch && known.token === token) return known;
+    // With a watch, the text holds a number of this process's for the epoch and token, new each time either moves.
     this.generations += 1;
-    const generation = this.generations;
-    const start = this.watch === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${generation}\u0000`;
+    const start = this.watch === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${this.generations}\u0000`;
     const owner = known?.owner ?? this.prefixes.size;
-    const made = { owner, generation, epoch, token, s: this.answers.prefix(`${start}s`, owner), i: this.answers.prefix(`${start}i`, owner) };
+    const made = { owner, epoch, token, s: this.answers.prefix(`${start}s`, owner), i: this.answers.prefix(`${start}i`, owner) };
     this.prefixes.set(partnerId, made);
     return made;
   }

@@ -255,8 +255,9 @@ const LONE_PERCENT = /%(?![0-9A-Fa-f]{2})/;
 function optionalUrl(env: Env, name: string, protocols: string | readonly string[]): string | null {
   const value = text(env, name);
   if (value === null) return null;
-  const protocol = typeof protocols === 'string' ? protocols : protocols[0]!;
-  if (!URL.canParse(value) || !(typeof protocols === 'string' ? [protocols] : protocols).includes(new URL(value).protocol)) {
+  const allowed = typeof protocols === 'string' ? [protocols] : protocols;
+  const protocol = allowed[0]!;
+  if (!URL.canParse(value) || !allowed.includes(new URL(value).protocol)) {
     // Never echo the value: a connection URL may hold a password.
     throw new ConfigError(name, `must be a ${protocol}// URL, as ${URL_SHAPES[protocol] ?? `${protocol}//host`}`);
   }
