@@ -5,7 +5,7 @@ import { freePort, onLoadCore } from './server-process.js';
 const SHARED_REDIS_URL = 'redis://127.0.0.1:6379';
 /** What the service writes in Redis for the bench catalog: the counters of its keys (ids `bench-<n>`) and the version tokens. */
 const COUNTERS = 'pcat:rl:bench-*';
-const VERSION_TOKENS = 'pcat:v:*';
+const VERSION_TOKENS = 'pcat:{v}:*';
 const SCAN_COUNT = 1_000;
 
 /** Redis for the service's production settings: the service's environment for it, and how to remove what the bench left there. */

@@ -23,6 +23,7 @@ import { SERVING_POOL } from '../src/adapters/mysql/mysql-database.js';
 import { RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
 import { RedisRequestRoundTrip } from '../src/adapters/redis/request-round-trip.js';
 import { ChangesElsewhere } from '../src/application/instances/changes-elsewhere.js';
+import { redisAt } from '../src/adapters/redis/redis-target.js';
 
 const url = process.env.DATABASE_URL;
 if (url === undefined) throw new Error('DATABASE_URL is not set');
@@ -44,7 +45,7 @@ const SELECT_ANSWER = 'select l.lookup from products p join product_lookups l on
 const redisUrl = process.env.REDIS_URL;
 const counter = redisUrl === undefined || redisUrl === ''
   ? null
-  : new RedisRateLimiter(new RedisRequestRoundTrip({ url: redisUrl, watch: new ChangesElsewhere() }), { limit: 1_000_000_000 });
+  : new RedisRateLimiter(new RedisRequestRoundTrip({ target: redisAt(redisUrl), watch: new ChangesElsewhere() }), { limit: 1_000_000_000 });
 
 createServer((req, res) => {
   const path = req.url ?? '';

@@ -1,5 +1,6 @@
 import { createRedisRateLimiter, type RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
 import { freePort, startRedisServer } from '../test/support/redis.js';
+import { redisAt } from '../src/adapters/redis/redis-target.js';
 
 /*
  * How many requests of one key two instances admit in one window when Redis is killed part-way
@@ -13,7 +14,7 @@ const windowMs = 60_000;
 
 const redis = await startRedisServer(await freePort());
 const open = (): RedisRateLimiter => createRedisRateLimiter({
-  url: redis.url,
+  target: redisAt(redis.url),
   limit,
   windowMs,
 });

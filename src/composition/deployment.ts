@@ -19,6 +19,7 @@ import { PrometheusMetrics } from '../adapters/metrics/prometheus-metrics.js';
 import { openMysqlStorage } from '../adapters/mysql/mysql-storage.js';
 import { RedisChangeVersions } from '../adapters/redis/redis-change-versions.js';
 import { RedisRefusedError } from '../adapters/redis/redis-client.js';
+import type { RedisTarget } from '../adapters/redis/redis-target.js';
 import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
 import { RedisRequestRoundTrip } from '../adapters/redis/request-round-trip.js';
 import { noMetrics } from '../adapters/service-metrics.js';
@@ -76,13 +77,13 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
   // reads its key from the database.
-  // Read once, for the request path's connections and the announcer alike.
-  const redisCa = redisTlsCa(config);
-  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0, redisCa);
+  // Its CA file read once, for the request path's connections and the announcer alike.
+  const redis = redisTarget(config);
+  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0, redis);
   if (rateLimiting.usingFallback !== undefined) metrics?.watchRedisFallback(rateLimiting.usingFallback);
   if (rateLimiting.slowCounts !== undefined) metrics?.watchRedisSlowCounts(rateLimiting.slowCounts);
   const serviceMetrics = metrics ?? noMetrics;
-  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redisCa) : await openMemory(config, logger);
+  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redis) : await openMemory(config, logger);
   const api: Infrastructure = {
     ...storage.api,
     limiter: rateLimiting.limiter,
@@ -114,7 +115,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   };
 }
 
-async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined, redisCa: Buffer | undefined): Promise<Storage> {
+async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined, redis: RedisTarget | null): Promise<Storage> {
   if (config.databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
   const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret, connectionLimit: config.databasePoolSize });
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
@@ -123,7 +124,7 @@ async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimit
   });
   metrics?.watchDatabasePool(storage.poolUse);
   // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
-  const announcer = config.redisUrl === null ? undefined : new RedisChangeVersions({ url: config.redisUrl, tlsCa: redisCa });
+  const announcer = redis === null ? undefined : new RedisChangeVersions({ target: redis });
   const { changes } = rateLimiting;
   let keys: ApiKeyStore = storage.keys;
   if (changes !== undefined) {
@@ -198,13 +199,22 @@ function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: Prometh
   return metrics === undefined ? { sender, limits } : { sender, limits, metrics };
 }
 
-/** REDIS_TLS_CA_FILE's certificate authorities, read when Redis is opened; undefined without the setting (the system's then). */
-export function redisTlsCa(config: Config): Buffer | undefined {
-  if (config.redisTlsCaFile === null) return undefined;
+/** Where Redis is, REDIS_TLS_CA_FILE's certificate authorities read now (the system's without it); null without Redis. */
+export function redisTarget(config: Config): RedisTarget | null {
+  const { redis } = config;
+  if (redis === null) return null;
+  const tlsCa = redis.tlsCaFile === null ? undefined : caFile(redis.tlsCaFile);
+  if (redis.kind === 'single') return { kind: 'single', url: redis.url, tlsCa };
+  const login = { username: redis.username, password: redis.password, tls: redis.tls, tlsCa };
+  if (redis.kind === 'cluster') return { ...login, kind: 'cluster', nodes: redis.nodes };
+  return { ...login, kind: 'sentinel', sentinels: redis.sentinels, name: redis.name, sentinelPassword: redis.sentinelPassword };
+}
+
+function caFile(path: string): Buffer {
   try {
-    return readFileSync(config.redisTlsCaFile);
+    return readFileSync(path);
   } catch (error) {
-    throw new Error(`REDIS_TLS_CA_FILE: cannot read ${config.redisTlsCaFile} (${reasonOf(error)}): name a PEM file of the certificate authorities to trust`);
+    throw new Error(`REDIS_TLS_CA_FILE: cannot read ${path} (${reasonOf(error)}): name a PEM file of the certificate authorities to trust`);
   }
 }
 
@@ -220,16 +230,16 @@ interface RateLimiting {
 }
 
 /** In-process, or shared through Redis with each instance counting on its share while Redis is away. */
-async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean, redisCa: Buffer | undefined): Promise<RateLimiting> {
-  if (config.rateLimitStore === 'memory' || config.redisUrl === null) {
+async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean, redis: RedisTarget | null): Promise<RateLimiting> {
+  if (config.rateLimitStore === 'memory' || redis === null) {
     return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
   }
   const watch = watchChanges ? new ChangesElsewhere() : undefined;
   // The requests' one call to Redis, one a loop turn: the limiter takes its count, the watch the version tokens.
-  const roundTrip = new RedisRequestRoundTrip({ url: config.redisUrl, tlsCa: redisCa, logger, watch });
+  const roundTrip = new RedisRequestRoundTrip({ target: redis, logger, watch });
   const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
-  // and warns once on the first request it cannot count in Redis. Redis refusing REDIS_URL's user is:
+  // and warns once on the first request it cannot count in Redis. Redis refusing the settings' user is:
   // that does not come right by itself, and an instance on it would count on its share for good while
   // looking alive. The start stops, as it does for a database that refuses its user.
   await roundTrip.ready(TIMEOUTS.redisStartWaitMs).catch(async (error: unknown) => {

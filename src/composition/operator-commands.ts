@@ -1,6 +1,6 @@
 import { announceImports } from '../adapters/cli/announced-imports.js';
 import type { Config } from '../adapters/config/config.js';
-import { redisTlsCa } from './deployment.js';
+import { redisTarget } from './deployment.js';
 import { migrateToLatest } from '../adapters/mysql/migrate.js';
 import { mysqlAdminStore } from '../adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from '../adapters/mysql/mysql-api-key-admin.js';
@@ -17,13 +17,14 @@ import { createContainer, nobodyToTell, TOKENS } from './container.js';
 
 /**
  * The operator's commands on the database, through the same use cases the portal drives; with
- * REDIS_URL set, every write is also announced to the running instances.
+ * Redis set (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES), every write is also announced to the running instances.
  */
 export function openOperatorCommands(config: Config): Promise<OperatorCommands> {
-  const { databaseUrl, redisUrl, webhookAllowPrivateTargets, cursorSecret } = config;
+  const { databaseUrl, webhookAllowPrivateTargets, cursorSecret } = config;
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
-  const versions = redisUrl === null ? null : new RedisChangeVersions({ url: redisUrl, tlsCa: redisTlsCa(config) });
+  const redis = redisTarget(config);
+  const versions = redis === null ? null : new RedisChangeVersions({ target: redis });
   const announcer = versions ?? nobodyToTell;
   const container = createContainer({
     admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },

@@ -16,7 +16,7 @@ describe('configuration', function () {
   it('has the documented defaults (docs/decisions.md, configuration)', function () {
     expect(readConfig({})).to.deep.equal({
       port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null, databasePoolSize: 10,
-      rateLimitStore: 'memory', redisUrl: null, redisTlsCaFile: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
+      rateLimitStore: 'memory', redis: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 200_000, cacheMaxBytes: 536_870_912, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
       portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
@@ -187,9 +187,52 @@ describe('configuration', function () {
     it('takes escapes that decode, as the drivers read them', function () {
       expect(readConfig({ STORAGE: 'mysql', DATABASE_URL: 'mysql://us%C3%A9r:100%25%40s3cret@db:3306/cat%2Dlog' }).databaseUrl)
         .to.equal('mysql://us%C3%A9r:100%25%40s3cret@db:3306/cat%2Dlog');
-      expect(readConfig({ RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://:100%25@cache:6379/0' }).redisUrl).to.equal('redis://:100%25@cache:6379/0');
+      expect(readConfig({ RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://:100%25@cache:6379/0' }).redis).to.deep.equal({ kind: 'single', url: 'redis://:100%25@cache:6379/0', tlsCaFile: null });
       // The query string is decoded leniently by both drivers: a lone % there stops nothing.
       expect(readConfig({ DATABASE_URL: 'mysql://catalog@db/catalog?charset=100%' }).databaseUrl).to.equal('mysql://catalog@db/catalog?charset=100%');
     });
+  });
+
+  describe('where Redis is: one server, a Sentinel primary or a Cluster', function () {
+    it('reads sentinels with their login, TLS and the primary\'s name, default ports where none is given', function () {
+      expect(readConfig({
+        RATE_LIMIT_STORE: 'redis', REDIS_SENTINELS: '10.0.0.1:26380, sentinel-b ,[::1]:26381', REDIS_SENTINEL_NAME: 'catalog',
+        REDIS_USERNAME: 'pcat', REDIS_PASSWORD: ' s3cret ', REDIS_SENTINEL_PASSWORD: 'watchword', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: '/etc/ca.pem',
+      }).redis).to.deep.equal({
+        kind: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26_380 }, { host: 'sentinel-b', port: 26_379 }, { host: '::1', port: 26_381 }],
+        name: 'catalog', username: 'pcat', password: ' s3cret ', sentinelPassword: 'watchword', tls: true, tlsCaFile: '/etc/ca.pem',
+      });
+      expect(readConfig({ REDIS_SENTINELS: 'a:1' }).redis).to.include({ kind: 'sentinel', name: 'mymaster', password: null, tls: false });
+    });
+
+    it('reads Cluster nodes, and needs none of the others with memory counting (the CLI announces through them)', function () {
+      expect(readConfig({ REDIS_CLUSTER_NODES: 'node-a:7000,node-b', REDIS_PASSWORD: 'pw' }).redis).to.deep.equal({
+        kind: 'cluster', nodes: [{ host: 'node-a', port: 7000 }, { host: 'node-b', port: 6379 }], username: null, password: 'pw', tls: false, tlsCaFile: null,
+      });
+      expect(readConfig({}).redis).to.equal(null);
+    });
+
+    const refusals: [string, Record<string, string>, string][] = [
+      ['two places', { REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000' }, 'REDIS_CLUSTER_NODES: cannot be set with REDIS_URL: set exactly one of REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES'],
+      ['none, counting in Redis', { RATE_LIMIT_STORE: 'redis' }, 'REDIS_URL: is required with RATE_LIMIT_STORE=redis (or, for Sentinel or Cluster, REDIS_SENTINELS or REDIS_CLUSTER_NODES)'],
+      ['a password beside REDIS_URL', { REDIS_URL: 'redis://a:6379', REDIS_PASSWORD: 's3cret' }, 'REDIS_PASSWORD: is not read with REDIS_URL: write the password in the URL, as redis://:password@host:6379'],
+      ['REDIS_TLS beside REDIS_URL', { REDIS_URL: 'redis://a:6379', REDIS_TLS: 'true' }, 'REDIS_TLS: is not read with REDIS_URL: TLS to one Redis is the rediss:// scheme of REDIS_URL'],
+      ['a CA file without TLS', { REDIS_URL: 'redis://a:6379', REDIS_TLS_CA_FILE: '/ca.pem' }, 'REDIS_TLS_CA_FILE: names the authorities TLS trusts, and REDIS_URL does not use TLS: write it as rediss://, or remove REDIS_TLS_CA_FILE'],
+      ['a CA file with TLS off', { REDIS_SENTINELS: 'a:1', REDIS_TLS_CA_FILE: '/ca.pem' }, 'REDIS_TLS_CA_FILE: names the authorities TLS trusts, and TLS is off: set REDIS_TLS=true, or remove REDIS_TLS_CA_FILE'],
+      ['a sentinel setting on a Cluster', { REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINEL_NAME: 'x' }, 'REDIS_SENTINEL_NAME: is not read with REDIS_CLUSTER_NODES: a Cluster has no sentinels'],
+      ['a user without a password', { REDIS_SENTINELS: 'a:1', REDIS_USERNAME: 'pcat' }, 'REDIS_USERNAME: needs REDIS_PASSWORD: Redis logs a user in with both'],
+      ['a setting without any Redis', { REDIS_PASSWORD: 's3cret' }, 'REDIS_PASSWORD: is set, but no Redis is: set one of REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES, or remove it'],
+      ['a bad server', { REDIS_CLUSTER_NODES: 'a:7000,,b' }, 'REDIS_CLUSTER_NODES: must be servers as host:port separated by commas (IPv6 in brackets, as [::1]:6379); got ""'],
+      ['a port out of range', { REDIS_SENTINELS: 'a:70000' }, 'REDIS_SENTINELS: must be servers as host:port separated by commas (IPv6 in brackets, as [::1]:26379); got "a:70000"'],
+      ['a server twice', { REDIS_CLUSTER_NODES: 'a:7000,a:7000' }, 'REDIS_CLUSTER_NODES: names a:7000 twice'],
+      ['REDIS_TLS neither true nor false', { REDIS_CLUSTER_NODES: 'a:7000', REDIS_TLS: 'yes' }, 'REDIS_TLS: must be one of true, false; got "yes"'],
+    ];
+    for (const [what, env, message] of refusals) {
+      it(`refuses ${what}, naming the setting; never a password`, function () {
+        const error = errorOf(env);
+        expect(error.message).to.equal(message);
+        expect(error.message).to.not.include('s3cret');
+      });
+    }
   });
 });

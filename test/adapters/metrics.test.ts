@@ -6,6 +6,7 @@ import { exchangeOnce } from '../support/hostile-clients.js';
 import { LEFT_OUT_PROCESS_METRICS, MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { requireRedis, startRedisServer } from '../support/redis.js';
+import { redisAt } from '../../src/adapters/redis/redis-target.js';
 
 type Value = { metricName?: string; labels: Record<string, string | number>; value: number };
 
@@ -96,7 +97,7 @@ describe('PrometheusMetrics', function () {
       this.timeout(15_000);
       const redis = await startRedisServer();
       const limiter = createRedisRateLimiter({
-        url: redis.url, limit: 100, keyPrefix: `pcat:test:metrics:${process.pid}:`,
+        target: redisAt(redis.url), limit: 100, keyPrefix: `pcat:test:metrics:${process.pid}:`,
       });
       try {
         await limiter.ready();

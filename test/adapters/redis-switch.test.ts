@@ -8,6 +8,7 @@ import { catalogVersionKey, DEFAULT_VERSION_PREFIX } from '../../src/adapters/re
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import { capturedLogger } from '../support/captured-logger.js';
 import { requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
+import { redisAt } from '../../src/adapters/redis/redis-target.js';
 
 /** Polls a state (never a fixed wait for an event): a redis-server's replication, a probe's count. */
 async function until(what: string, holds: () => Promise<boolean> | boolean): Promise<void> {
@@ -64,7 +65,7 @@ describe('Redis rate limiter across a switch of Redis (a failover, a Redis resta
     await replicate(replica.client, primary.process);
     const watch = new ChangesElsewhere();
     const { logger, lines } = capturedLogger();
-    const roundTrip = new RedisRequestRoundTrip({ url: primary.process.url, watch, coolDownMs: 50, logger });
+    const roundTrip = new RedisRequestRoundTrip({ target: redisAt(primary.process.url), watch, coolDownMs: 50, logger });
     const limiter = new RedisRateLimiter(roundTrip, { limit: 100 }, true);
     closing.push(() => limiter.close());
     await roundTrip.ready();
@@ -74,7 +75,7 @@ describe('Redis rate limiter across a switch of Redis (a failover, a Redis resta
     // The replica has the token the instance saw; it stops following before the import's announcement.
     await until('the replica holds the token', async () => (await replica.client.get(ACME_TOKEN)) === before.token);
     await replica.client.call('REPLICAOF', 'NO', 'ONE');
-    const versions = new RedisChangeVersions({ url: primary.process.url });
+    const versions = new RedisChangeVersions({ target: redisAt(primary.process.url) });
     closing.push(() => versions.close());
     await versions.catalogsChanged(['acme']);
     await versions.keysChanged();
@@ -100,7 +101,7 @@ describe('Redis rate limiter across a switch of Redis (a failover, a Redis resta
     const first = await server();
     const watch = new ChangesElsewhere();
     const { logger, lines } = capturedLogger();
-    const roundTrip = new RedisRequestRoundTrip({ url: first.process.url, watch, coolDownMs: 50, logger });
+    const roundTrip = new RedisRequestRoundTrip({ target: redisAt(first.process.url), watch, coolDownMs: 50, logger });
     const limiter = new RedisRateLimiter(roundTrip, { limit: 100 }, true);
     closing.push(() => limiter.close());
     await roundTrip.ready();
@@ -121,7 +122,7 @@ describe('Redis rate limiter across a switch of Redis (a failover, a Redis resta
     await replicate(replica.client, primary.process);
     const { logger, lines } = capturedLogger();
     const watch = new ChangesElsewhere();
-    const roundTrip = new RedisRequestRoundTrip({ url: replica.process.url, watch, coolDownMs: 20, logger });
+    const roundTrip = new RedisRequestRoundTrip({ target: redisAt(replica.process.url), watch, coolDownMs: 20, logger });
     const limiter = new RedisRateLimiter(roundTrip, { limit: 100 }, true);
     closing.push(() => limiter.close());
     await roundTrip.ready();

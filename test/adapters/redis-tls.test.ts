@@ -9,6 +9,7 @@ import { RedisRequestRoundTrip } from '../../src/adapters/redis/request-round-tr
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import { readConfig } from '../../src/adapters/config/config.js';
 import { freePort, requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
+import { redisAt } from '../../src/adapters/redis/redis-target.js';
 
 /** A certificate authority of the test's own and a server certificate it signed, for localhost and 127.0.0.1. */
 function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
@@ -56,7 +57,7 @@ describe('Redis over TLS (rediss://)', function () {
   it('counts and reads the version tokens on a TLS-only Redis, its certificate verified against REDIS_TLS_CA_FILE\'s authority, by name and by address', async function () {
     for (const host of ['localhost', '127.0.0.1']) {
       const watch = new ChangesElsewhere();
-      const roundTrip = new RedisRequestRoundTrip({ url: `rediss://${host}:${tlsPort}`, tlsCa: ca, watch });
+      const roundTrip = new RedisRequestRoundTrip({ target: redisAt(`rediss://${host}:${tlsPort}`, ca), watch });
       const limiter = new RedisRateLimiter(roundTrip, { limit: 3 }, true);
       closing.push(() => limiter.close());
       await roundTrip.ready(5_000);
@@ -65,7 +66,7 @@ describe('Redis over TLS (rediss://)', function () {
       expect(statuses.map((status) => status.allowed), host).to.deep.equal([true, true, true, false]);
       expect(limiter.usingFallback()).to.equal(false);
       // An operator command's announcement over the same TLS reaches the next count.
-      const versions = new RedisChangeVersions({ url: `rediss://${host}:${tlsPort}`, tlsCa: ca });
+      const versions = new RedisChangeVersions({ target: redisAt(`rediss://${host}:${tlsPort}`, ca) });
       closing.push(() => versions.close());
       const before = watch.catalogToken('acme');
       await versions.catalogsChanged(['acme']);
@@ -75,7 +76,7 @@ describe('Redis over TLS (rediss://)', function () {
   });
 
   it('refuses a server whose certificate no trusted authority signed, at once, naming REDIS_TLS_CA_FILE', async function () {
-    const roundTrip = new RedisRequestRoundTrip({ url: `rediss://localhost:${tlsPort}`, watch: new ChangesElsewhere() });
+    const roundTrip = new RedisRequestRoundTrip({ target: redisAt(`rediss://localhost:${tlsPort}`), watch: new ChangesElsewhere() });
     closing.push(() => roundTrip.close());
     let failure = '';
     // A wait far longer than a handshake: the refusal comes at once, not when the wait ends (mocha's timeout is 30 s).
@@ -87,6 +88,6 @@ describe('Redis over TLS (rediss://)', function () {
 
   it('takes rediss:// in REDIS_URL, and REDIS_TLS_CA_FILE', function () {
     const config = readConfig({ RATE_LIMIT_STORE: 'redis', REDIS_URL: `rediss://localhost:${tlsPort}`, REDIS_TLS_CA_FILE: caFile });
-    expect([config.redisUrl, config.redisTlsCaFile]).to.deep.equal([`rediss://localhost:${tlsPort}`, caFile]);
+    expect(config.redis).to.deep.equal({ kind: 'single', url: `rediss://localhost:${tlsPort}`, tlsCaFile: caFile });
   });
 });

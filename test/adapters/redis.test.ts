@@ -17,6 +17,7 @@ import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { rateLimiterContract } from '../contracts/rate-limiter.contract.js';
 import { deleteKeys, freePort, requireRedis, startRedisServer, TEST_REDIS_URL, type RedisServerProcess } from '../support/redis.js';
+import { redisAt } from '../../src/adapters/redis/redis-target.js';
 
 const PREFIX = `pcat:rl:test:${process.pid}-${Date.now()}:`;
 
@@ -78,7 +79,7 @@ describe('Redis rate limiter on the machine\'s Redis', function () {
   const opened: RedisRateLimiter[] = [];
   let available = false;
   const open = async (options: { limit: number; windowMs?: number; clock?: Clock }): Promise<RedisRateLimiter> => {
-    const limiter = createRedisRateLimiter({ url: TEST_REDIS_URL, keyPrefix: PREFIX, ...options });
+    const limiter = createRedisRateLimiter({ target: redisAt(TEST_REDIS_URL), keyPrefix: PREFIX, ...options });
     opened.push(limiter);
     await limiter.ready();
     return limiter;
@@ -190,7 +191,7 @@ describe('Redis rate limiter on the machine\'s Redis', function () {
 
 describe('Version tokens on the machine\'s Redis', function () {
   let serial = 0;
-  const freshVersionPrefix = (): string => `pcat:v:test:${process.pid}-${Date.now()}-${(serial += 1)}:`;
+  const freshVersionPrefix = (): string => `pcat:{v}:test:${process.pid}-${Date.now()}-${(serial += 1)}:`;
   const prefixes: string[] = [];
   const closing: (() => Promise<void>)[] = [];
 
@@ -204,7 +205,7 @@ describe('Version tokens on the machine\'s Redis', function () {
 
   changeVersionsContract('redis', () => {
     const versionPrefix = freshVersionPrefix();
-    const versions = new RedisChangeVersions({ url: TEST_REDIS_URL, versionPrefix });
+    const versions = new RedisChangeVersions({ target: redisAt(TEST_REDIS_URL), versionPrefix });
     return Promise.resolve({
       versions,
       close: async () => {
@@ -217,10 +218,10 @@ describe('Version tokens on the machine\'s Redis', function () {
   it('shows the watch a change announced through RedisChangeVersions in the very next request\'s round trip, the one that counts it', async function () {
     const versionPrefix = freshVersionPrefix();
     prefixes.push(versionPrefix, `${PREFIX}watch:`);
-    const versions = new RedisChangeVersions({ url: TEST_REDIS_URL, versionPrefix });
+    const versions = new RedisChangeVersions({ target: redisAt(TEST_REDIS_URL), versionPrefix });
     closing.push(() => versions.close());
     const watch = new ChangesElsewhere();
-    const roundTrip = new RedisRequestRoundTrip({ url: TEST_REDIS_URL, instancesKey: `${PREFIX}watch:~instances`, versionPrefix, watch });
+    const roundTrip = new RedisRequestRoundTrip({ target: redisAt(TEST_REDIS_URL), instancesKey: `${PREFIX}watch:~instances`, versionPrefix, watch });
     closing.push(() => roundTrip.close());
     const limiter = new RedisRateLimiter(roundTrip, { limit: 100, keyPrefix: `${PREFIX}watch:` });
     await roundTrip.ready();
@@ -251,7 +252,7 @@ describe('Redis rate limiter when Redis is lost', function () {
   it('answers every request on its own when Redis cannot be reached, warning once', async function () {
     const { logger, lines } = capturedLogger();
     const limiter = createRedisRateLimiter({
-      url: `redis://127.0.0.1:${await freePort()}`,
+      target: redisAt(`redis://127.0.0.1:${await freePort()}`),
       limit: 3,
       logger,
       coolDownMs: 50,
@@ -291,7 +292,7 @@ describe('Redis rate limiter when Redis is lost', function () {
 
     const open = async (logger?: Logger): Promise<RedisRateLimiter> => {
       const limiter = createRedisRateLimiter({
-        url: `redis://127.0.0.1:${port}`,
+        target: redisAt(`redis://127.0.0.1:${port}`),
         limit: 5,
         coolDownMs: 200,
         ...(logger === undefined ? {} : { logger }),
@@ -302,7 +303,7 @@ describe('Redis rate limiter when Redis is lost', function () {
     };
     /** A request's round trip that tells the watch what it reads, and the limiter counting through it. */
     const openWatching = async (watch: ChangesElsewhere): Promise<{ roundTrip: RedisRequestRoundTrip; limiter: RedisRateLimiter }> => {
-      const roundTrip = new RedisRequestRoundTrip({ url: `redis://127.0.0.1:${port}`, coolDownMs: 200, watch });
+      const roundTrip = new RedisRequestRoundTrip({ target: redisAt(`redis://127.0.0.1:${port}`), coolDownMs: 200, watch });
       const limiter = new RedisRateLimiter(roundTrip, { limit: 1_000 }, true);
       opened.push(limiter);
       await roundTrip.ready();
@@ -391,7 +392,7 @@ describe('Redis rate limiter when Redis is lost', function () {
     it('hands out tokens after a FLUSHALL unlike any before, through RedisChangeVersions and to the watch through the round trip', async function () {
       const watch = new ChangesElsewhere();
       const { roundTrip, limiter } = await openWatching(watch);
-      const versions = new RedisChangeVersions({ url: server!.url });
+      const versions = new RedisChangeVersions({ target: redisAt(server!.url) });
       const direct = new Redis(server!.url);
       // Every token read before a flush; a token read after one must be none of them.
       const beforeFlush = new Set<string>();
@@ -449,7 +450,7 @@ describe('Redis rate limiter when Redis is lost', function () {
     it('tells the key set, through the round trip, the key changes announced since its mark, and nothing once a flush lost them', async function () {
       const watch = new ChangesElsewhere();
       const { roundTrip, limiter } = await openWatching(watch);
-      const versions = new RedisChangeVersions({ url: server!.url });
+      const versions = new RedisChangeVersions({ target: redisAt(server!.url) });
       const direct = new Redis(server!.url);
       try {
         await versions.keysChanged({ withdrawn: ['acme-before'], added: ['acme-before-new'] });
@@ -473,7 +474,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         await direct.flushall();
         await versions.keysChanged({ withdrawn: ['acme-new'], added: [] });
         expect(await roundTrip.keyChangesSince(later!)).to.equal(null);
-        expect(await direct.pttl('pcat:v:keychanges')).to.be.above(6 * 24 * 3_600_000);
+        expect(await direct.pttl('pcat:{v}:keychanges')).to.be.above(6 * 24 * 3_600_000);
       } finally {
         await direct.quit();
         await versions.close();
@@ -508,7 +509,7 @@ describe('Redis rate limiter when Redis is lost', function () {
       expect(watch.catalogToken('acme')).to.be.a('string').and.not.equal(before);
       const direct = new Redis(server.url);
       try {
-        expect(await direct.get('pcat:v:catalog:acme')).to.equal(watch.catalogToken('acme'));
+        expect(await direct.get('pcat:{v}:catalog:acme')).to.equal(watch.catalogToken('acme'));
         expect(Number(await direct.get('pcat:rl:key-a'))).to.be.at.least(1);
       } finally {
         await direct.quit();
@@ -605,7 +606,7 @@ describe('Redis rate limiter: one limit through a loss, and no loss for a slow m
   });
 
   const open = async (url: string, options: { limit: number; windowMs?: number; instanceId?: string; logger?: Logger; watch?: ChangesElsewhere }): Promise<RedisRateLimiter> => {
-    const limiter = new RedisRateLimiter(new RedisRequestRoundTrip({ url, coolDownMs: 60_000, ...options }), options, true);
+    const limiter = new RedisRateLimiter(new RedisRequestRoundTrip({ target: redisAt(url), coolDownMs: 60_000, ...options }), options, true);
     opened.push(limiter);
     await limiter.ready();
     return limiter;

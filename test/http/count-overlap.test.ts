@@ -7,6 +7,7 @@ import { requireRedis, startRedisServer, type RedisServerProcess } from '../supp
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { statementsRun } from '../support/mysql-statements.js';
+import { redisAt } from '../../src/adapters/redis/redis-target.js';
 
 /*
  * A lookup on MySQL with Redis limits: the count on Redis and the read of the answer from MariaDB,
@@ -102,7 +103,7 @@ describe('a lookup\'s count and its read', function () {
     // prepared: through the partner's other key, so this instance never counts the key refused below.
     for (const sku of ['TENT-2P', 'abc-1', 'OLD.STOVE_1']) expect(await get(url, lookup(sku), KEYS.acmeSecond)).to.equal(200);
     // Another instance, on the same Redis, uses up the key's window.
-    const elsewhere = createRedisRateLimiter({ url: redis!.url, limit: 3 });
+    const elsewhere = createRedisRateLimiter({ target: redisAt(redis!.url), limit: 3 });
     try {
       await elsewhere.ready();
       const allowed: boolean[] = [];

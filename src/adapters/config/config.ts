@@ -16,9 +16,8 @@ export interface Config {
   /** Connections the serving pool opens to the database at most (DATABASE_POOL_SIZE). */
   readonly databasePoolSize: number;
   readonly rateLimitStore: 'memory' | 'redis';
-  readonly redisUrl: string | null;
-  /** A PEM file of the certificate authorities a `rediss://` REDIS_URL's server is verified against; null: the system's. */
-  readonly redisTlsCaFile: string | null;
+  /** Where Redis is and how to log in, from REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES; null without any. */
+  readonly redis: RedisSettings | null;
   readonly rateLimitPerMinute: number;
   readonly cacheTtlMs: number;
   /** Most keys the in-process rate limiter tracks at once (memory stays bounded whatever the traffic). */
@@ -69,6 +68,29 @@ export interface Config {
   readonly openapiTermsUrl: string | null;
 }
 
+/** A server named in a list setting: `host:port`. */
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * One Redis (REDIS_URL, which carries the login and, as `rediss://`, TLS), a primary found through
+ * sentinels, or a Cluster; the last two log in with REDIS_USERNAME and REDIS_PASSWORD, and use TLS
+ * with REDIS_TLS. `tlsCaFile` names the authorities TLS trusts; null: the system's.
+ */
+export type RedisSettings =
+  | { readonly kind: 'single'; readonly url: string; readonly tlsCaFile: string | null }
+  | (RedisLogin & { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly name: string; readonly sentinelPassword: string | null })
+  | (RedisLogin & { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] });
+
+export interface RedisLogin {
+  readonly username: string | null;
+  readonly password: string | null;
+  readonly tls: boolean;
+  readonly tlsCaFile: string | null;
+}
+
 export type Role = 'all' | 'api' | 'portal';
 const ROLES: readonly Role[] = ['all', 'api', 'portal'];
 
@@ -115,8 +137,7 @@ export function readConfig(env: Env): Config {
     // max_connections is 151, which a handful of instances at the largest size still fit under.
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 100),
     rateLimitStore,
-    redisUrl: rateLimitStore === 'redis' ? requiredUrl(env, 'REDIS_URL', REDIS_PROTOCOLS, 'RATE_LIMIT_STORE=redis') : optionalUrl(env, 'REDIS_URL', REDIS_PROTOCOLS),
-    redisTlsCaFile: text(env, 'REDIS_TLS_CA_FILE'),
+    redis: redisSettings(env, rateLimitStore),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1, 1_000_000_000),
     cacheTtlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
     rateLimitMaxKeys: integer(env, 'RATE_LIMIT_MAX_KEYS', 100_000, 1, 100_000_000),
@@ -279,6 +300,80 @@ function escapeProblem(part: string): string | null {
   } catch {
     return 'holds percent-escapes that do not decode to UTF-8 text (such as %ff alone): encode it as encodeURIComponent does, a literal % as %25';
   }
+}
+
+/** The settings that name where Redis is: exactly one may be set. */
+const REDIS_PLACES = ['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const;
+/** The settings that only Sentinel or Cluster read: with REDIS_URL the URL says all of it. */
+const NOT_WITH_URL: Readonly<Record<string, string>> = {
+  REDIS_USERNAME: 'write the user name in the URL, as redis://user:password@host:6379',
+  REDIS_PASSWORD: 'write the password in the URL, as redis://:password@host:6379',
+  REDIS_TLS: 'TLS to one Redis is the rediss:// scheme of REDIS_URL',
+  REDIS_SENTINEL_NAME: 'it names the primary REDIS_SENTINELS watch',
+  REDIS_SENTINEL_PASSWORD: 'it logs in to the sentinels REDIS_SENTINELS names',
+};
+const DEFAULT_SENTINEL_PORT = 26_379;
+const DEFAULT_REDIS_PORT = 6_379;
+
+/**
+ * Where Redis is: one of REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES (required with
+ * RATE_LIMIT_STORE=redis), with the settings that go with it. A setting that the chosen one would
+ * not read is refused, rather than left unread: an operator who set it expects it to act.
+ */
+function redisSettings(env: Env, rateLimitStore: 'memory' | 'redis'): RedisSettings | null {
+  const places = REDIS_PLACES.filter((name) => text(env, name) !== null);
+  if (places.length > 1) throw new ConfigError(places[1]!, `cannot be set with ${places[0]}: set exactly one of ${REDIS_PLACES.join(', ')}`);
+  const place = places[0];
+  const tlsCaFile = text(env, 'REDIS_TLS_CA_FILE');
+  if (place === undefined) {
+    if (rateLimitStore === 'redis') throw new ConfigError('REDIS_URL', `is required with RATE_LIMIT_STORE=redis (or, for Sentinel or Cluster, REDIS_SENTINELS or REDIS_CLUSTER_NODES)`);
+    const stray = ['REDIS_TLS_CA_FILE', ...Object.keys(NOT_WITH_URL)].find((name) => text(env, name) !== null);
+    if (stray !== undefined) throw new ConfigError(stray, `is set, but no Redis is: set one of ${REDIS_PLACES.join(', ')}, or remove it`);
+    return null;
+  }
+  if (place === 'REDIS_URL') {
+    const stray = Object.keys(NOT_WITH_URL).find((name) => text(env, name) !== null);
+    if (stray !== undefined) throw new ConfigError(stray, `is not read with REDIS_URL: ${NOT_WITH_URL[stray]!}`);
+    const url = requiredUrl(env, 'REDIS_URL', REDIS_PROTOCOLS, 'RATE_LIMIT_STORE=redis');
+    if (tlsCaFile !== null && new URL(url).protocol !== 'rediss:') {
+      throw new ConfigError('REDIS_TLS_CA_FILE', 'names the authorities TLS trusts, and REDIS_URL does not use TLS: write it as rediss://, or remove REDIS_TLS_CA_FILE');
+    }
+    return { kind: 'single', url, tlsCaFile };
+  }
+  const tls = oneOf(env, 'REDIS_TLS', ['true', 'false'] as const, 'false') === 'true';
+  if (tlsCaFile !== null && !tls) throw new ConfigError('REDIS_TLS_CA_FILE', 'names the authorities TLS trusts, and TLS is off: set REDIS_TLS=true, or remove REDIS_TLS_CA_FILE');
+  const login = { username: text(env, 'REDIS_USERNAME'), password: rawText(env, 'REDIS_PASSWORD'), tls, tlsCaFile };
+  if (login.username !== null && login.password === null) throw new ConfigError('REDIS_USERNAME', 'needs REDIS_PASSWORD: Redis logs a user in with both');
+  if (place === 'REDIS_CLUSTER_NODES') {
+    for (const name of ['REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_PASSWORD']) {
+      if (text(env, name) !== null) throw new ConfigError(name, 'is not read with REDIS_CLUSTER_NODES: a Cluster has no sentinels');
+    }
+    return { ...login, kind: 'cluster', nodes: serverList(env, 'REDIS_CLUSTER_NODES', DEFAULT_REDIS_PORT) };
+  }
+  const name = text(env, 'REDIS_SENTINEL_NAME') ?? 'mymaster';
+  return { ...login, kind: 'sentinel', sentinels: serverList(env, 'REDIS_SENTINELS', DEFAULT_SENTINEL_PORT), name, sentinelPassword: rawText(env, 'REDIS_SENTINEL_PASSWORD') };
+}
+
+/** A secret as set, spaces included (they may be part of it); null when unset or empty. */
+function rawText(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value === '' ? null : value;
+}
+
+/** `host:port` or `host` (the default port then) servers separated by commas, IPv6 addresses in brackets; each once. */
+function serverList(env: Env, name: string, defaultPort: number): readonly HostPort[] {
+  const servers: HostPort[] = [];
+  for (const entry of (text(env, name) ?? '').split(',').map((item) => item.trim())) {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?$/.exec(entry);
+    const port = match?.[2] === undefined ? defaultPort : Number(match[2]);
+    if (match === null || port < 1 || port > 65_535) {
+      throw new ConfigError(name, `must be servers as host:port separated by commas (IPv6 in brackets, as [::1]:${defaultPort}); got ${JSON.stringify(entry)}`);
+    }
+    const host = match[1]!.replace(/^\[|\]$/g, '');
+    if (servers.some((server) => server.host === host && server.port === port)) throw new ConfigError(name, `names ${entry} twice`);
+    servers.push({ host, port });
+  }
+  return servers;
 }
 
 function requiredUrl(env: Env, name: string, protocols: string | readonly string[], because: string): string {

@@ -1,9 +1,10 @@
 import { reasonOf } from '../../domain/failure-reason.js';
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { quitOrDrop, redisFailure, redisTls } from './redis-client.js';
+import { quitOrDrop, redisFailure } from './redis-client.js';
+import { ioredisClient, type RedisTarget } from './redis-target.js';
 import {
   ANNOUNCE_KEY_CHANGES_SCRIPT, catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_RETENTION_MS, keyChangeEntries, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
@@ -12,16 +13,14 @@ import {
 const TIMEOUT_MS = TIMEOUTS.operatorRedisMs;
 const RECONNECT_ATTEMPTS = 3;
 
-interface TokenClient extends Redis {
+type TokenClient = (Redis | Cluster) & {
   pcatCurrentToken(key: string, fresh: string): Promise<unknown>;
   pcatAnnounceKeyChanges(changesKey: string, tokenKey: string, token: string, retentionMs: number, ...entries: string[]): Promise<unknown>;
-}
+};
 
 export interface RedisChangeVersionsOptions {
-  /** `redis://host:port`, or `rediss://` for TLS; never logged, since it may carry a password. */
-  readonly url: string;
-  /** With `rediss://`: the certificate authorities to trust (REDIS_TLS_CA_FILE's PEM), else the system's. */
-  readonly tlsCa?: Buffer | undefined;
+  /** Where Redis is; never logged, since it may carry a password. */
+  readonly target: RedisTarget;
   readonly versionPrefix?: string;
 }
 
@@ -33,16 +32,14 @@ export interface RedisChangeVersionsOptions {
 export class RedisChangeVersions implements ChangeVersions {
   private readonly client: TokenClient;
   private readonly prefix: string;
-  private readonly url: string;
+  private readonly target: RedisTarget;
   /** Why the connection last failed: the command's own error says only that it gave up. */
   private lastError: string | null = null;
 
   constructor(options: RedisChangeVersionsOptions) {
-    this.url = options.url;
+    this.target = options.target;
     this.prefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
-    const tls = redisTls(options.url, options.tlsCa);
-    const client = new Redis(options.url, {
-      ...(tls === undefined ? {} : { tls }),
+    const client = ioredisClient(options.target, {
       connectTimeout: TIMEOUT_MS,
       commandTimeout: TIMEOUT_MS,
       maxRetriesPerRequest: 1,
@@ -68,15 +65,15 @@ export class RedisChangeVersions implements ChangeVersions {
   }
 
   /**
-   * A write, failing in words that name Redis's address and why: that it refused the user REDIS_URL
-   * names (the login, or the write), or that it could not be reached.
+   * A write, failing in words that name Redis's address and why: that it refused the user the
+   * settings name (the login, or the write), or that it could not be reached.
    */
   private async told(write: Promise<unknown>): Promise<void> {
     try {
       await write;
     } catch (error) {
       const reason = this.client.status === 'ready' ? reasonOf(error) : this.lastError ?? 'no connection';
-      throw redisFailure(this.url, reason);
+      throw redisFailure(this.target, reason);
     }
   }
 

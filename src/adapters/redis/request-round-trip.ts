@@ -1,69 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
 import { reasonOf } from '../../domain/failure-reason.js';
 import { RATE_LIMIT_WINDOW_MS } from '../../domain/rate-limit.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { isRedisRefusal, quitOrDrop, redisFailure, redisTls, redisUnreachable } from './redis-client.js';
-import { ScriptConnection, SlowReplyError } from './script-connection.js';
+import { isRedisRefusal, quitOrDrop, redisFailure, redisUnreachable } from './redis-client.js';
+import { ioredisClient, type RedisTarget } from './redis-target.js';
+import { SlowReplyError } from './script-connection.js';
+import { countCallsFor, type CountCalls } from './topology-calls.js';
 import {
-  catalogVersionKey, CURRENT_TOKEN_LUA, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
+  catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
-
-/**
- * The counts of the requests gathered in one loop turn, in one atomic step, so concurrent instances
- * never read-then-write. ARGV[1] is the counters' window in ms, ARGV[4] the index in KEYS of the
- * first counter and ARGV[5] how many there are. Each counter's window starts with its first count;
- * the key's expiry ends it. A counter found without an expiry (written by hand, say) gets one, so
- * it can never block a key for good. The reply holds each counter's count and ms left, in order.
- *
- * When ARGV[2] names the calling instance (at most once a second), the sorted set KEYS[1] records
- * it as seen now, by Redis's clock, forgets instances not seen for ARGV[3] ms, and the reply starts
- * with how many are left; otherwise with -1.
- */
-const COUNT_LUA = `
-local instances = -1
-if ARGV[2] ~= '' then
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  redis.call('ZADD', KEYS[1], now, ARGV[2])
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  instances = redis.call('ZCARD', KEYS[1])
-end
-local reply = {instances}
-local first = tonumber(ARGV[4])
-local last = first + tonumber(ARGV[5]) - 1
-`;
-const COUNTERS_LUA = `
-for i = first, last do
-  local count = redis.call('INCR', KEYS[i])
-  if count == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
-  local msLeft = redis.call('PTTL', KEYS[i])
-  if msLeft < 0 then
-    redis.call('PEXPIRE', KEYS[i], ARGV[1])
-    msLeft = tonumber(ARGV[1])
-  end
-  reply[#reply + 1] = count
-  reply[#reply + 1] = msLeft
-end
-`;
-/** KEYS[1] the instances, then the counters: the reply is `{instances, count, msLeft, count, msLeft, ...}`. */
-const COUNT_SCRIPT = `${COUNT_LUA}${COUNTERS_LUA}return reply`;
-/**
- * The same counts, and in the same step the key-set token (KEYS[2]) and the catalog token of each
- * partner among the requests (the keys after the counters), each started where there is none from
- * the fresh candidate ARGV[6], suffixed so no two ever start equal; last, the server's replication
- * id, which tells one Redis's data from another's: a replica promoted after a failover takes a new
- * one, and so does a Redis restarted without its data. The reply is `{instances, key-set token,
- * count, msLeft, ..., catalog token, ..., replication id}`.
- */
-const COUNT_AND_VERSIONS_SCRIPT = `${CURRENT_TOKEN_LUA}${COUNT_LUA}reply[2] = current(KEYS[2], ARGV[6] .. 'k')
-${COUNTERS_LUA}for i = last + 1, #KEYS do reply[#reply + 1] = current(KEYS[i], ARGV[6] .. 'c' .. i) end
-reply[#reply + 1] = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)') or '-'
-return reply`;
 
 /**
  * Most requests counted in one script call: a turn with more sends more calls, so a flood never
@@ -115,17 +64,15 @@ interface GatheredCount {
 }
 
 /** ioredis adds the scripts as methods at run time (EVALSHA, EVAL once after a Redis restart). */
-interface VersionsClient extends Redis {
+type VersionsClient = (Redis | Cluster) & {
   pcatKeysVersion(keysVersionKey: string, fresh: string): Promise<unknown>;
   pcatKeyChangesMark(keyChangesKey: string): Promise<unknown>;
   pcatKeyChangesSince(keyChangesKey: string, mark: number): Promise<unknown>;
-}
+};
 
 export interface RequestRoundTripOptions {
-  /** `redis://host:port`, or `rediss://` for TLS; never logged, since it may carry a password. */
-  readonly url: string;
-  /** With `rediss://`: the certificate authorities to trust (REDIS_TLS_CA_FILE's PEM), else the system's. */
-  readonly tlsCa?: Buffer | undefined;
+  /** Where Redis is; never logged, since it may carry a password. */
+  readonly target: RedisTarget;
   /** The counters' window; the instances not seen for as long are forgotten. */
   readonly windowMs?: number;
   /** This instance among those sharing Redis; a fresh random id by default. */
@@ -164,7 +111,7 @@ export interface RequestRoundTripOptions {
 export class RedisRequestRoundTrip {
   readonly windowMs: number;
   private readonly client: VersionsClient;
-  private readonly counting: ScriptConnection;
+  private readonly counting: CountCalls;
   private readonly window: string;
   private readonly logger: Logger | undefined;
   private readonly coolDownMs: number;
@@ -185,15 +132,15 @@ export class RedisRequestRoundTrip {
   /** Counts made this loop turn, not yet sent. */
   private gathered: GatheredCount[] = [];
   private breaker: { state: 'closed' } | { state: 'open'; until: number } | { state: 'probing' } = { state: 'closed' };
-  /** Named in messages by host and port only. */
-  private readonly url: string;
+  /** Named in messages by hosts and ports only. */
+  private readonly target: RedisTarget;
   /** The caller of `ready` was told Redis is away: the first request that finds it so says nothing more. */
   private lossTold = false;
   /** The replication id of the Redis whose data the tokens seen came from (with a watch); unknown after a loss. */
   private server: string | undefined;
 
   constructor(options: RequestRoundTripOptions) {
-    this.url = options.url;
+    this.target = options.target;
     this.windowMs = options.windowMs ?? RATE_LIMIT_WINDOW_MS;
     this.window = String(this.windowMs);
     this.logger = options.logger;
@@ -203,17 +150,14 @@ export class RedisRequestRoundTrip {
     this.watch = options.watch;
     this.versionPrefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
     this.keysVersionKey = keysVersionKey(this.versionPrefix);
-    // The count runs on every request: on a lean connection of its own (script-connection.ts).
-    const tls = redisTls(options.url, options.tlsCa);
-    this.counting = new ScriptConnection({
-      url: options.url,
-      tls,
-      script: this.watch === undefined ? COUNT_SCRIPT : COUNT_AND_VERSIONS_SCRIPT,
+    // The count runs on every request: on connections of its own (topology-calls.ts).
+    this.counting = countCallsFor(options.target, {
+      withVersions: this.watch !== undefined,
       timeoutMs: options.timeoutMs ?? TIMEOUT_MS,
       lostAfterMs: options.lostAfterMs ?? LOST_AFTER_MS,
+      maxReconnectDelayMs: MAX_RECONNECT_DELAY_MS,
     });
-    const client = new Redis(options.url, {
-      ...(tls === undefined ? {} : { tls }),
+    const client = ioredisClient(options.target, {
       // Without a connection a command fails at once instead of waiting in a queue.
       enableOfflineQueue: false,
       connectTimeout: TIMEOUT_MS,
@@ -398,7 +342,7 @@ export class RedisRequestRoundTrip {
       let lastError = 'no answer';
       const timer = setTimeout(() => {
         this.lossTold = true;
-        settle(redisUnreachable(this.url, `within ${timeoutMs} ms: ${lastError}`));
+        settle(redisUnreachable(this.target, `within ${timeoutMs} ms: ${lastError}`));
       }, timeoutMs);
       const settle = (error?: Error): void => {
         clearTimeout(timer);
@@ -410,7 +354,7 @@ export class RedisRequestRoundTrip {
       const onReady = (): void => settle();
       const onError = (error: Error): void => {
         lastError = error.message;
-        if (isRedisRefusal(error.message)) settle(redisFailure(this.url, error.message));
+        if (isRedisRefusal(error.message)) settle(redisFailure(this.target, error.message));
       };
       this.client.once('ready', onReady);
       this.client.on('error', onError);
@@ -425,7 +369,7 @@ export class RedisRequestRoundTrip {
     try {
       await this.counting.run(...this.emptyCount());
     } catch (error) {
-      if (isRedisRefusal(reasonOf(error))) throw redisFailure(this.url, reasonOf(error));
+      if (isRedisRefusal(reasonOf(error))) throw redisFailure(this.target, reasonOf(error));
     }
   }
 

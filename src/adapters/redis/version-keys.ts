@@ -1,7 +1,7 @@
 import type { AnnouncedKeyChanges, KeyChanges } from '../../application/instances/change-versions.js';
 
 /** Where the version tokens live in Redis: never a key, a hash or a catalog, only random tokens and key ids. */
-export const DEFAULT_VERSION_PREFIX = 'pcat:v:';
+export const DEFAULT_VERSION_PREFIX = 'pcat:{v}:';
 
 export function keysVersionKey(prefix: string): string {
   return `${prefix}keys`;

@@ -1,0 +1,165 @@
+import calculateSlot from 'cluster-key-slot';
+import type { Cluster, Redis } from 'ioredis';
+import { COUNT_AND_VERSIONS_SCRIPT, COUNT_SCRIPT, COUNTERS_SCRIPT, INSTANCES_SCRIPT, VERSIONS_SCRIPT } from './count-scripts.js';
+import { ioredisClient, redisTls, type RedisTarget } from './redis-target.js';
+import { ScriptConnection, SlowReplyError } from './script-connection.js';
+
+/**
+ * The request path's per-turn call: the count script (count-scripts.ts) run with its keys and
+ * arguments, answering as it does. A call not answered in time rejects with a SlowReplyError (Redis
+ * may only be slow); any other rejection means Redis is lost or will not count.
+ */
+export interface CountCalls {
+  run(keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  close(): void;
+}
+
+export interface CountCallsOptions {
+  /** With the version tokens (COUNT_AND_VERSIONS_SCRIPT), or the counts alone (COUNT_SCRIPT). */
+  readonly withVersions: boolean;
+  readonly timeoutMs: number;
+  /** How long Redis may answer nothing while calls wait before it is taken as lost. */
+  readonly lostAfterMs: number;
+  readonly maxReconnectDelayMs: number;
+}
+
+/**
+ * The calls for a target. One Redis gets a lean connection of our own (script-connection.ts): its
+ * address never changes under it. A Sentinel primary and a Cluster's nodes move, so ioredis, which
+ * follows them, carries those calls; on a Cluster each call is split by slot (ClusterCountCalls).
+ */
+export function countCallsFor(target: RedisTarget, options: CountCallsOptions): CountCalls {
+  const script = options.withVersions ? COUNT_AND_VERSIONS_SCRIPT : COUNT_SCRIPT;
+  if (target.kind === 'single') {
+    return new ScriptConnection({ url: target.url, tls: redisTls(target.url, target.tlsCa), script, timeoutMs: options.timeoutMs, lostAfterMs: options.lostAfterMs });
+  }
+  const client = ioredisClient(target, {
+    // Without a connection (a failover under way) a call fails at once: the breaker counts on shares.
+    enableOfflineQueue: false,
+    connectTimeout: options.timeoutMs,
+    commandTimeout: options.timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 100, options.maxReconnectDelayMs),
+    // On a Cluster the calls of one turn to one node go in one write.
+    enableAutoPipelining: target.kind === 'cluster',
+  });
+  client.on('error', () => undefined);
+  client.defineCommand('pcatCount', { lua: script });
+  client.defineCommand('pcatInstances', { numberOfKeys: 1, lua: INSTANCES_SCRIPT });
+  client.defineCommand('pcatCounters', { lua: COUNTERS_SCRIPT });
+  client.defineCommand('pcatVersions', { lua: VERSIONS_SCRIPT });
+  const calls = new SilenceWatch(client as ScriptClient, options.lostAfterMs);
+  return target.kind === 'cluster' ? new ClusterCountCalls(calls, options.withVersions) : new WholeCountCalls(calls);
+}
+
+/** ioredis adds the scripts as methods at run time (EVALSHA, EVAL once where Redis lacks the script). */
+type ScriptClient = (Redis | Cluster) & {
+  pcatCount(...words: (string | number)[]): Promise<unknown>;
+  pcatInstances(instancesKey: string, window: string, instanceId: string, ttl: string): Promise<unknown>;
+  pcatCounters(...words: (string | number)[]): Promise<unknown>;
+  pcatVersions(...words: (string | number)[]): Promise<unknown>;
+};
+
+/** How ioredis rejects a command not answered within `commandTimeout`. */
+const COMMAND_TIMED_OUT = 'Command timed out';
+
+/**
+ * The calls' outcome as the round trip takes it: a call that timed out is slow, unless nothing at
+ * all was heard for `lostAfterMs`, when Redis is lost and the connections are made anew (one that
+ * carries nothing, as a partition leaves it, never recovers by itself).
+ */
+class SilenceWatch {
+  private lastHeard = performance.now();
+
+  constructor(
+    readonly client: ScriptClient,
+    private readonly lostAfterMs: number,
+  ) {}
+
+  async call(sent: Promise<unknown>): Promise<unknown> {
+    const at = performance.now();
+    try {
+      const reply = await sent;
+      this.lastHeard = performance.now();
+      return reply;
+    } catch (error) {
+      if (!(error instanceof Error) || error.message !== COMMAND_TIMED_OUT) throw error;
+      if (performance.now() - Math.max(at, this.lastHeard) <= this.lostAfterMs) throw new SlowReplyError(`Redis did not answer within the timeout`);
+      this.client.disconnect(true);
+      throw new Error(`Redis answered nothing for ${this.lostAfterMs} ms`);
+    }
+  }
+
+  close(): void {
+    this.client.disconnect();
+  }
+}
+
+/** The count script whole, on a Sentinel's primary. */
+class WholeCountCalls implements CountCalls {
+  constructor(private readonly calls: SilenceWatch) {}
+
+  run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    return this.calls.call(this.calls.client.pcatCount(keys.length, ...keys, ...args));
+  }
+
+  close(): void {
+    this.calls.close();
+  }
+}
+
+/**
+ * The count script's work on a Cluster, where one call's keys must share a slot: the instances in a
+ * call of their own (only when this instance tells Redis it is there), the version tokens in one
+ * (they share their prefix's hash tag), and the counters in one a slot; all sent in the same turn,
+ * so ioredis writes each node's in one pipeline. The replies are put together as the whole script's.
+ * The replication id is the tokens' node's: a switch there may lose announcements, where one
+ * elsewhere loses only counts.
+ */
+class ClusterCountCalls implements CountCalls {
+  constructor(
+    private readonly calls: SilenceWatch,
+    private readonly withVersions: boolean,
+  ) {}
+
+  async run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const [window, instanceId, ttl, firstText, countText, fresh] = args as [string, string, string, string, string, string | undefined];
+    const first = Number(firstText) - 1;
+    const counters = keys.slice(first, first + Number(countText));
+    const client = this.calls.client;
+    const instances = instanceId === '' ? Promise.resolve(-1) : this.calls.call(client.pcatInstances(keys[0]!, window, instanceId, ttl));
+    const versions = this.withVersions ? this.calls.call(client.pcatVersions(1 + keys.length - first - counters.length, keys[1]!, ...keys.slice(first + counters.length), fresh!)) : Promise.resolve([]);
+    const bySlot = new Map<number, number[]>();
+    counters.forEach((key, at) => {
+      const slot = calculateSlot(key);
+      const group = bySlot.get(slot);
+      if (group === undefined) bySlot.set(slot, [at]);
+      else group.push(at);
+    });
+    const groups = [...bySlot.values()];
+    const counted = groups.map((group) => this.calls.call(client.pcatCounters(group.length, ...group.map((at) => counters[at]!), window)));
+    const [instancesReply, versionsReply, ...countedReplies] = await Promise.all([instances, versions, ...counted]);
+    return wholeReply(instancesReply, versionsReply, groups, countedReplies, counters.length, this.withVersions);
+  }
+
+  close(): void {
+    this.calls.close();
+  }
+}
+
+/** The split calls' replies as the count script would give them: `{instances, [key-set token], count, msLeft, ..., [catalog tokens, id]}`. */
+function wholeReply(instances: unknown, versions: unknown, groups: readonly number[][], counted: readonly unknown[], counters: number, withVersions: boolean): unknown {
+  if (!Array.isArray(versions)) return versions;
+  const pairs: unknown[] = new Array<unknown>(2 * counters);
+  for (let g = 0; g < groups.length; g += 1) {
+    const reply = counted[g];
+    if (!Array.isArray(reply)) return reply;
+    groups[g]!.forEach((at, i) => {
+      pairs[2 * at] = reply[2 * i];
+      pairs[2 * at + 1] = reply[2 * i + 1];
+    });
+  }
+  if (!withVersions) return [instances, ...pairs];
+  const tokens = versions as unknown[];
+  return [instances, tokens[0], ...pairs, ...tokens.slice(1)];
+}
