@@ -139,6 +139,7 @@ describe('Redis rate limiter across a switch of Redis (a failover, a Redis resta
     const said = (pattern: RegExp): number => lines.filter((line) => pattern.test(String(line.msg))).length;
     expect(said(/Redis unavailable/), 'the loss said once').to.equal(1);
     expect(said(/Redis is back/), 'never back while it refuses to count').to.equal(0);
+    expect(lines.find((line) => /Redis unavailable/.test(String(line.msg)))?.fix).to.match(/^Redis is a replica: point REDIS_URL at the primary/);
     expect(limiter.usingFallback()).to.equal(true);
 
     // Promoted: the next probe counts, and the instance is back, once.

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -100,10 +100,37 @@ async function startRedisServerOn(port: number, extraArgs: readonly string[]): P
   // A directory of its own: a replica writes the data it is sent to dump.rdb there, and a server
   // started in the test's directory would load one left by another.
   const dir = mkdtempSync(join(tmpdir(), 'pcat-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await untilReady(child);
+  return startRedisProcess(port, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], 'Ready to accept connections');
+}
+
+/**
+ * A sentinel on `port` (one nothing listens on, when not given), watching the primary at
+ * `primaryPort` as `name`, with a quorum of 2: it takes the primary as down after 1 s without an
+ * answer. Its configuration file is its own, since a sentinel rewrites it.
+ */
+export async function startSentinel(primaryPort: number, name: string, port?: number): Promise<RedisServerProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    const chosen = port ?? await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'pcat-sentinel-'));
+    const file = join(dir, 'sentinel.conf');
+    writeFileSync(file, [
+      `port ${chosen}`, 'bind 127.0.0.1', `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 2`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 5000`,
+      '',
+    ].join('\n'));
+    try {
+      return await startRedisProcess(chosen, [file, '--sentinel'], '+monitor master');
+    } catch (error) {
+      if (port !== undefined || attempt === 5 || !(error instanceof PortTaken)) throw error;
+    }
+  }
+}
+
+async function startRedisProcess(port: number, args: readonly string[], readyLine: string): Promise<RedisServerProcess> {
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  await untilReady(child, readyLine);
   const exited = once(child, 'exit');
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -117,12 +144,12 @@ async function startRedisServerOn(port: number, extraArgs: readonly string[]): P
   };
 }
 
-function untilReady(child: ChildProcess): Promise<void> {
+function untilReady(child: ChildProcess, readyLine: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
     const onOutput = (chunk: Buffer): void => {
       output += chunk.toString();
-      if (output.includes('Ready to accept connections')) settle();
+      if (output.includes(readyLine)) settle();
     };
     const onError = (error: Error): void => settle(error);
     const onExit = (code: number | null): void => {

@@ -333,7 +333,20 @@ export class RedisRequestRoundTrip {
    */
   async ready(timeoutMs = 5_000): Promise<void> {
     await this.clientReady(timeoutMs);
+    await this.countingConnected(timeoutMs);
     await this.countingLoggedIn();
+  }
+
+  /**
+   * Waits, at most `timeoutMs`, until the counting calls can be sent: on Sentinel and Cluster their
+   * client learns the primary or the slots first, and a count sent before would fail as a loss.
+   */
+  private async countingConnected(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.counting.whenConnected(), new Promise((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    })]);
+    clearTimeout(timer);
   }
 
   private clientReady(timeoutMs: number): Promise<void> {
@@ -428,7 +441,9 @@ export class RedisRequestRoundTrip {
     const told = this.lossTold;
     this.lossTold = false;
     if (wasClosed && !told) {
-      this.logger?.warn({ reason: reasonOf(error) }, 'rate limiter: Redis unavailable; limiting on this instance\'s share until it returns');
+      const reason = reasonOf(error);
+      const fix = refusalFix(reason);
+      this.logger?.warn({ reason, ...(fix === undefined ? {} : { fix }) }, 'rate limiter: Redis unavailable; limiting on this instance\'s share until it returns');
     }
   }
 
@@ -472,4 +487,14 @@ function isCountReply(reply: unknown, countsAt: number, tokensAt: number, string
 
 function isToken(item: unknown): item is string {
   return typeof item === 'string' && item !== '';
+}
+
+/**
+ * What to do about a Redis that answers and will not count, by its reply: it stays so until someone
+ * acts, where a lost Redis comes back by itself.
+ */
+function refusalFix(reason: string): string | undefined {
+  if (/^(MOVED|ASK|CROSSSLOT|CLUSTERDOWN)\b/.test(reason)) return 'Redis is a Cluster: name its nodes in REDIS_CLUSTER_NODES instead of one in REDIS_URL';
+  if (/^READONLY\b/.test(reason)) return 'Redis is a replica: point REDIS_URL at the primary, or name the sentinels in REDIS_SENTINELS so the primary is followed';
+  return undefined;
 }

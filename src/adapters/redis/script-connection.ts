@@ -105,6 +105,11 @@ export class ScriptConnection {
     });
   }
 
+  /** At once: the connection opens with the first call, which waits for it. */
+  whenConnected(): Promise<void> {
+    return Promise.resolve();
+  }
+
   close(): void {
     this.closed = true;
     this.fail(new Error('Redis connection closed'));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis } from 'ioredis';
 import { COUNT_AND_VERSIONS_SCRIPT, COUNT_SCRIPT, COUNTERS_SCRIPT, INSTANCES_SCRIPT, VERSIONS_SCRIPT } from './count-scripts.js';
@@ -11,6 +12,8 @@ import { ScriptConnection, SlowReplyError } from './script-connection.js';
  */
 export interface CountCalls {
   run(keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** Resolves once calls can be sent (never rejects: a failure to connect is a failed call's to report). */
+  whenConnected(): Promise<void>;
   close(): void;
 }
 
@@ -41,24 +44,40 @@ export function countCallsFor(target: RedisTarget, options: CountCallsOptions): 
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, options.maxReconnectDelayMs),
     // On a Cluster the calls of one turn to one node go in one write.
+    // On a Cluster the calls of one turn to one node go in one write.
     enableAutoPipelining: target.kind === 'cluster',
   });
   client.on('error', () => undefined);
-  client.defineCommand('pcatCount', { lua: script });
-  client.defineCommand('pcatInstances', { numberOfKeys: 1, lua: INSTANCES_SCRIPT });
-  client.defineCommand('pcatCounters', { lua: COUNTERS_SCRIPT });
-  client.defineCommand('pcatVersions', { lua: VERSIONS_SCRIPT });
-  const calls = new SilenceWatch(client as ScriptClient, options.lostAfterMs);
-  return target.kind === 'cluster' ? new ClusterCountCalls(calls, options.withVersions) : new WholeCountCalls(calls);
+  const calls = new SilenceWatch(client, options.lostAfterMs);
+  return target.kind === 'cluster' ? new ClusterCountCalls(calls, options.withVersions) : new WholeCountCalls(calls, script);
 }
 
-/** ioredis adds the scripts as methods at run time (EVALSHA, EVAL once where Redis lacks the script). */
-type ScriptClient = (Redis | Cluster) & {
-  pcatCount(...words: (string | number)[]): Promise<unknown>;
-  pcatInstances(instancesKey: string, window: string, instanceId: string, ttl: string): Promise<unknown>;
-  pcatCounters(...words: (string | number)[]): Promise<unknown>;
-  pcatVersions(...words: (string | number)[]): Promise<unknown>;
-};
+/**
+ * A Lua script run by its SHA1, and sent whole once where Redis lacks it (a new primary, a flushed
+ * script cache). Sent as EVALSHA, not as a command of ioredis's `defineCommand`: ioredis groups a
+ * Cluster's calls by the first key of a command it knows, and of one it does not, by its first
+ * argument, which for a script of many keys is their number.
+ */
+class Script {
+  private readonly sha: string;
+
+  constructor(private readonly lua: string) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  async run(client: Redis | Cluster, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    try {
+      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      return client.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+const INSTANCES = new Script(INSTANCES_SCRIPT);
+const COUNTERS = new Script(COUNTERS_SCRIPT);
+const VERSIONS = new Script(VERSIONS_SCRIPT);
 
 /** How ioredis rejects a command not answered within `commandTimeout`. */
 const COMMAND_TIMED_OUT = 'Command timed out';
@@ -72,14 +91,14 @@ class SilenceWatch {
   private lastHeard = performance.now();
 
   constructor(
-    readonly client: ScriptClient,
+    private readonly client: Redis | Cluster,
     private readonly lostAfterMs: number,
   ) {}
 
-  async call(sent: Promise<unknown>): Promise<unknown> {
+  async call(script: Script, keys: readonly string[], args: readonly string[]): Promise<unknown> {
     const at = performance.now();
     try {
-      const reply = await sent;
+      const reply = await script.run(this.client, keys, args);
       this.lastHeard = performance.now();
       return reply;
     } catch (error) {
@@ -90,6 +109,11 @@ class SilenceWatch {
     }
   }
 
+  whenConnected(): Promise<void> {
+    if (this.client.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => this.client.once('ready', () => resolve()));
+  }
+
   close(): void {
     this.client.disconnect();
   }
@@ -97,10 +121,21 @@ class SilenceWatch {
 
 /** The count script whole, on a Sentinel's primary. */
 class WholeCountCalls implements CountCalls {
-  constructor(private readonly calls: SilenceWatch) {}
+  private readonly script: Script;
+
+  constructor(
+    private readonly calls: SilenceWatch,
+    lua: string,
+  ) {
+    this.script = new Script(lua);
+  }
 
   run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    return this.calls.call(this.calls.client.pcatCount(keys.length, ...keys, ...args));
+    return this.calls.call(this.script, keys, args);
+  }
+
+  whenConnected(): Promise<void> {
+    return this.calls.whenConnected();
   }
 
   close(): void {
@@ -126,9 +161,8 @@ class ClusterCountCalls implements CountCalls {
     const [window, instanceId, ttl, firstText, countText, fresh] = args as [string, string, string, string, string, string | undefined];
     const first = Number(firstText) - 1;
     const counters = keys.slice(first, first + Number(countText));
-    const client = this.calls.client;
-    const instances = instanceId === '' ? Promise.resolve(-1) : this.calls.call(client.pcatInstances(keys[0]!, window, instanceId, ttl));
-    const versions = this.withVersions ? this.calls.call(client.pcatVersions(1 + keys.length - first - counters.length, keys[1]!, ...keys.slice(first + counters.length), fresh!)) : Promise.resolve([]);
+    const instances = instanceId === '' ? Promise.resolve(-1) : this.calls.call(INSTANCES, [keys[0]!], [window, instanceId, ttl]);
+    const versions = this.withVersions ? this.calls.call(VERSIONS, [keys[1]!, ...keys.slice(first + counters.length)], [fresh!]) : Promise.resolve([]);
     const bySlot = new Map<number, number[]>();
     counters.forEach((key, at) => {
       const slot = calculateSlot(key);
@@ -137,9 +171,13 @@ class ClusterCountCalls implements CountCalls {
       else group.push(at);
     });
     const groups = [...bySlot.values()];
-    const counted = groups.map((group) => this.calls.call(client.pcatCounters(group.length, ...group.map((at) => counters[at]!), window)));
+    const counted = groups.map((group) => this.calls.call(COUNTERS, group.map((at) => counters[at]!), [window]));
     const [instancesReply, versionsReply, ...countedReplies] = await Promise.all([instances, versions, ...counted]);
     return wholeReply(instancesReply, versionsReply, groups, countedReplies, counters.length, this.withVersions);
+  }
+
+  whenConnected(): Promise<void> {
+    return this.calls.whenConnected();
   }
 
   close(): void {

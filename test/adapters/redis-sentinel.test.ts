@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { RedisChangeVersions } from '../../src/adapters/redis/redis-change-versions.js';
+import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import type { RedisTarget } from '../../src/adapters/redis/redis-target.js';
+import { RedisRequestRoundTrip } from '../../src/adapters/redis/request-round-trip.js';
+import { catalogVersionKey, DEFAULT_VERSION_PREFIX } from '../../src/adapters/redis/version-keys.js';
+import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
+import { capturedLogger } from '../support/captured-logger.js';
+import { requireRedis } from '../support/redis.js';
+import { startSentinelTopology, until, type SentinelTopology } from '../support/redis-topologies.js';
+
+const ACME_TOKEN = catalogVersionKey(DEFAULT_VERSION_PREFIX, 'acme');
+
+describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name, followed through a failover', function () {
+  this.timeout(60_000);
+  let topology: SentinelTopology | undefined;
+  const closing: (() => Promise<unknown>)[] = [];
+
+  before(async function () {
+    await requireRedis(this);
+    topology = await startSentinelTopology();
+  });
+  afterEach(async function () {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+  after(async function () {
+    await topology?.close();
+  });
+
+  const target = (): RedisTarget => ({
+    kind: 'sentinel', sentinels: topology!.sentinels, name: topology!.name, username: null, password: null, sentinelPassword: null, tls: false,
+  });
+  const primary = async (): Promise<Redis> => {
+    const client = new Redis({ host: '127.0.0.1', port: await topology!.primaryPort() });
+    closing.push(() => client.quit());
+    return client;
+  };
+  const instance = async (options: { logger?: ReturnType<typeof capturedLogger>['logger'] } = {}): Promise<{ limiter: RedisRateLimiter; watch: ChangesElsewhere }> => {
+    const watch = new ChangesElsewhere();
+    const roundTrip = new RedisRequestRoundTrip({ target: target(), watch, coolDownMs: 50, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    const limiter = new RedisRateLimiter(roundTrip, { limit: 100, keyPrefix: 'pcat:rl:failover:' }, true);
+    closing.push(() => limiter.close());
+    await roundTrip.ready();
+    return { limiter, watch };
+  };
+
+  it('shares one limit between two instances in the primary, and hands them the announcements the operator commands make there', async function () {
+    const keyPrefix = `pcat:rl:shared:${process.pid}:`;
+    const open = async (): Promise<{ limiter: RedisRateLimiter; watch: ChangesElsewhere }> => {
+      const watch = new ChangesElsewhere();
+      const roundTrip = new RedisRequestRoundTrip({ target: target(), watch });
+      const limiter = new RedisRateLimiter(roundTrip, { limit: 10, keyPrefix }, true);
+      closing.push(() => limiter.close());
+      await roundTrip.ready();
+      return { limiter, watch };
+    };
+    const [a, b] = [await open(), await open()];
+    const admitted = [];
+    for (let i = 0; i < 8; i += 1) {
+      admitted.push((await a.limiter.consume('key-a', 'acme')).allowed, (await b.limiter.consume('key-a', 'acme')).allowed);
+    }
+    expect(admitted.filter(Boolean)).to.have.length(10);
+    expect(Number(await (await primary()).get(`${keyPrefix}key-a`))).to.equal(16);
+
+    const versions = new RedisChangeVersions({ target: target() });
+    closing.push(() => versions.close());
+    await versions.catalogsChanged(['acme']);
+    await a.limiter.consume('key-b', 'acme');
+    expect(a.watch.catalogToken('acme')).to.equal(await (await primary()).get(ACME_TOKEN));
+  });
+
+  it('follows the sentinels to the promoted replica after the primary dies, and forgets what it held though the announcement never reached the replica', async function () {
+    const topo = topology!;
+    const { logger, lines } = capturedLogger();
+    const { limiter, watch } = await instance({ logger });
+    await limiter.consume('key-a', 'acme');
+    const before = watch.catalogToken('acme');
+    const oldPrimaryPort = await topo.primaryPort();
+    const replicaPort = [...topo.servers.keys()].find((port) => port !== oldPrimaryPort)!;
+    const replica = new Redis({ host: '127.0.0.1', port: replicaPort });
+    closing.push(() => replica.quit());
+    await until('the replica holds the token', async () => (await replica.get(ACME_TOKEN)) === before);
+
+    // An import's announcement the replica never gets: its path to the primary carries nothing from here.
+    topo.replication.blackHole();
+    const versions = new RedisChangeVersions({ target: target() });
+    closing.push(() => versions.close());
+    await versions.catalogsChanged(['acme']);
+    await limiter.consume('key-a', 'acme');
+    const announced = watch.catalogToken('acme');
+    expect(announced, 'the instance saw the announcement').to.not.equal(before);
+    const epochAtAnnouncement = watch.epoch;
+
+    await topo.servers.get(oldPrimaryPort)!.kill();
+    await until('the sentinels promote the replica', async () => (await topo.primaryPort()) === replicaPort);
+    expect(await replica.get(ACME_TOKEN), 'the announcement is lost').to.equal(before);
+
+    // Requests keep coming: counted on the instance's share until the new primary counts them (it
+    // holds the first count, replicated before the path went dark).
+    await until('counting in the new primary', async () => {
+      await limiter.consume('key-a', 'acme');
+      return !limiter.usingFallback() && Number(await replica.get('pcat:rl:failover:key-a')) >= 2;
+    });
+    expect(watch.epoch, 'keys and answers held before the switch forgotten').to.be.above(epochAtAnnouncement);
+    expect(watch.catalogToken('acme'), 'the token the new primary holds').to.equal(before);
+    const said = (pattern: RegExp): number => lines.filter((line) => pattern.test(String(line.msg))).length;
+    expect(said(/Redis unavailable|Redis switched/), 'the loss said once').to.equal(1);
+    expect(said(/Redis is back|Redis switched/)).to.equal(1);
+  });
+});

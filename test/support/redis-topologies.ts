@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { startRedisServer, startSentinel, type RedisServerProcess } from './redis.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+
+const run = promisify(execFile);
+
+/** A server as the settings name it. */
+export interface Server {
+  readonly host: string;
+  readonly port: number;
+}
+
+export const portOf = (server: RedisServerProcess): number => Number(new URL(server.url).port);
+
+/** Polls a state (never a fixed wait for an event): a sentinel's view, a cluster's slots. */
+export async function until(what: string, holds: () => Promise<boolean> | boolean, tries = 3_000): Promise<void> {
+  for (let i = 0; i < tries; i += 1) {
+    if (await holds()) return;
+    await sleep(10);
+  }
+  throw new Error(`never came: ${what}`);
+}
+
+/** Asks a server one command on a connection of its own. */
+export async function ask(server: Server, ...command: string[]): Promise<unknown> {
+  const client = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.call(command[0]!, ...command.slice(1));
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** A primary, its replica and three sentinels watching them, as Sentinel runs in production. */
+export interface SentinelTopology {
+  readonly name: string;
+  readonly sentinels: readonly Server[];
+  /** The data servers by port, the primary's first; their processes, to kill or pause. */
+  readonly servers: ReadonlyMap<number, RedisServerProcess>;
+  /** The replica's path to the primary: black-holed, the replica misses what the primary is sent meanwhile. */
+  readonly replication: TcpProxy;
+  /** The port of the primary the sentinels name now. */
+  primaryPort(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the topology and resolves once every sentinel knows the other two and the replica, and
+ * the replica holds the primary's data: a failover can then happen.
+ */
+export async function startSentinelTopology(name = 'mymaster'): Promise<SentinelTopology> {
+  const stops: (() => Promise<void>)[] = [];
+  const close = async (): Promise<void> => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
+  try {
+    // Replicas sync at once (diskless, no delay), not 5 s after they ask.
+    const fast = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
+    const primary = await startRedisServer(undefined, fast);
+    stops.push(() => primary.kill());
+    const replication = await startTcpProxy({ host: '127.0.0.1', port: portOf(primary) });
+    stops.push(() => replication.close());
+    const replica = await startRedisServer(undefined, [...fast, '--replicaof', '127.0.0.1', String(replication.port)]);
+    stops.push(() => replica.kill());
+    const sentinelProcesses = await Promise.all([0, 1, 2].map(() => startSentinel(portOf(primary), name)));
+    for (const sentinel of sentinelProcesses) stops.push(() => sentinel.kill());
+    const sentinels = sentinelProcesses.map((sentinel) => ({ host: '127.0.0.1', port: portOf(sentinel) }));
+    await until('the replica in sync', async () => /master_link_status:up/.test(String(await ask({ host: '127.0.0.1', port: portOf(replica) }, 'INFO', 'replication'))));
+    for (const sentinel of sentinels) {
+      await until('each sentinel knowing the others and the replica', async () => {
+        const others = await ask(sentinel, 'SENTINEL', 'SENTINELS', name) as unknown[];
+        const replicas = await ask(sentinel, 'SENTINEL', 'REPLICAS', name) as unknown[];
+        return others.length === 2 && replicas.length === 1;
+      });
+    }
+    return {
+      name,
+      sentinels,
+      servers: new Map([[portOf(primary), primary], [portOf(replica), replica]]),
+      replication,
+      primaryPort: async () => Number((await ask(sentinels[0]!, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name) as string[])[1]),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** A Redis Cluster of three primaries and no replicas. */
+export interface ClusterTopology {
+  readonly nodes: readonly Server[];
+  readonly processes: readonly RedisServerProcess[];
+  close(): Promise<void>;
+}
+
+/** Starts three cluster-enabled servers, joins them with `redis-cli --cluster create`, and resolves once every node says the cluster is ok. */
+export async function startCluster(): Promise<ClusterTopology> {
+  const processes: RedisServerProcess[] = [];
+  try {
+    for (let i = 0; i < 3; i += 1) {
+      processes.push(await startRedisServer(undefined, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']));
+    }
+    const nodes = processes.map((process) => ({ host: '127.0.0.1', port: portOf(process) }));
+    await run('redis-cli', ['--cluster', 'create', ...nodes.map(({ host, port }) => `${host}:${port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    for (const node of nodes) {
+      await until('every node seeing the cluster ok', async () => /cluster_state:ok/.test(String(await ask(node, 'CLUSTER', 'INFO'))));
+    }
+    return {
+      nodes,
+      processes,
+      close: async () => {
+        for (const process of processes) await process.kill();
+      },
+    };
+  } catch (error) {
+    for (const process of processes) await process.kill();
+    throw error;
+  }
+}
