@@ -5,14 +5,17 @@
  * runs with its metrics on, as in production; the memory row runs again with them off
  * (METRICS_PORT=0), and the ratio of the two, same rounds, is what counting costs. With the
  * production row (MySQL + Redis, needs both), the database queries per request after the table
- * (queries-per-request.ts). Then the attacks (attacks.ts): a made-up-key flood and a non-reading
+ * (queries-per-request.ts). The production row runs again with Redis as Sentinel (a primary, a
+ * replica, three sentinels) and as a Cluster of three primaries (bench-topologies.ts), each set
+ * against the one-Redis row. Then the attacks (attacks.ts): a made-up-key flood and a non-reading
  * pipeline attack.
  *
  * Options: --duration <s> (per run, default 8), --rounds <n> (default 3), --products <n> (default 10000),
  * --keys <n> (default 1000), --load wrk|autocannon (default: wrk when installed),
  * --only <text,...> (only rows whose name contains one of these, besides the bare reference; the
  * attacks with `attacks`, `flood` or `pipeline`; `--only "MySQL + Redis"` runs just the bare
- * reference and the production row, then the database queries per request, quickly),
+ * reference and the production rows, then the database queries per request, quickly;
+ * `--only "Redis, production"` the one-Redis row alone),
  * --flood-connections <n> (the made-up-key flood's, default 256), --attack-seconds <s> (the
  * pipeline attack, default 20),
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
@@ -47,7 +50,7 @@ import { median } from './percentile.js';
 import { printQueriesPerRequest } from './queries-per-request.js';
 import { cores, cpuMicros, peakRssMb, pinned, withServer } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
-import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW, productionBaselineRow } from './targets-mysql.js';
+import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW, productionBaselineRow, topologyRow } from './targets-mysql.js';
 import { anyWebhookRow, chooseWebhookRows, runWebhookRows } from './webhook-rows.js';
 import { reasonOf } from '../src/domain/failure-reason.js';
 
@@ -247,6 +250,12 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
   if (memory !== undefined && metricsOff !== undefined) {
     const rounds = samples.get(memory)!.map((s, round) => (s.rps / samples.get(metricsOff)![round]!.rps).toFixed(3));
     process.stdout.write(`\nservice on memory storage, metrics on against off (same rounds): ${against(memory, metricsOff).toFixed(3)} (rounds ${rounds.join(', ')}; target >= 0.97)\n`);
+  }
+  for (const topology of ['Sentinel', 'Cluster'] as const) {
+    const row = targets.find((t) => t.name === topologyRow(topology));
+    if (row === undefined || production === undefined) continue;
+    process.stdout.write(`\nservice on MySQL + Redis ${topology} against one Redis (same rounds): ${against(row, production).toFixed(3)}; ` +
+      `server CPU per answer ${cpuAgainst(row, production).toFixed(3)} of one Redis's (median of rounds)\n`);
   }
   if (production !== undefined) {
     const checks = [`against bare ${ratioOf(production).toFixed(2)} (target >= 0.35)`];

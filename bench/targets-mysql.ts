@@ -8,6 +8,7 @@ import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
 import { ImportCatalog } from '../src/application/catalog-import/import-catalog.js';
 import { systemClock } from '../src/application/common/clock.js';
 import { openBenchRedis } from './bench-redis.js';
+import { openBenchTopologies } from './bench-topologies.js';
 import type { BenchContext, Target } from './target.js';
 
 export const SERVER_URL = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
@@ -16,6 +17,8 @@ export const CACHE_ON_ROW = 'service, MySQL, response cache on';
 export const PRODUCTION_ROW = 'service, MySQL + Redis, production settings';
 /** The production row run from a --baseline-dir checkout, on the same database and Redis. */
 export const productionBaselineRow = (dir: string): string => `${PRODUCTION_ROW}, baseline ${basename(resolve(dir))}`;
+/** The production row with Redis run as Sentinel or Cluster instead of one server. */
+export const topologyRow = (topology: 'Sentinel' | 'Cluster'): string => `service, MySQL + Redis ${topology}, production settings`;
 
 /** A database of the bench's own holding the bench catalog: the service's environment for it, and how to drop it. */
 export interface MysqlBenchDatabase {
@@ -60,6 +63,7 @@ export async function mysqlTargets(context: BenchContext, baselineDirs: readonly
   if (database === null) return [];
   const { env } = database;
   const redis = await openBenchRedis('production row');
+  const topologies = redis === null ? [] : await openBenchTopologies();
   return [
     { name: CACHE_ON_ROW, script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '30000' } },
     { name: 'service, MySQL, response cache off', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '0' }, cleanup: () => database.drop() },
@@ -67,5 +71,6 @@ export async function mysqlTargets(context: BenchContext, baselineDirs: readonly
       ...baselineDirs.map((dir) => ({ name: productionBaselineRow(dir), script: resolve(dir, 'src/main.ts'), env: { ...env, ...redis.env } })),
       { name: PRODUCTION_ROW, script: context.serviceScript, env: { ...env, ...redis.env }, cleanup: () => redis.cleanup() },
     ]),
+    ...topologies.map((topology) => ({ name: topologyRow(topology.name), script: context.serviceScript, env: { ...env, ...topology.env }, cleanup: () => topology.cleanup() })),
   ];
 }

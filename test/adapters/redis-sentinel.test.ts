@@ -38,7 +38,8 @@ describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name,
   };
   const instance = async (options: { logger?: ReturnType<typeof capturedLogger>['logger'] } = {}): Promise<{ limiter: RedisRateLimiter; watch: ChangesElsewhere }> => {
     const watch = new ChangesElsewhere();
-    const roundTrip = new RedisRequestRoundTrip({ target: target(), watch, coolDownMs: 50, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    // Instances of their own: the first test's are still in \`pcat:instances\` for a window.
+    const roundTrip = new RedisRequestRoundTrip({ target: target(), watch, coolDownMs: 50, instancesKey: 'pcat:instances:failover', ...(options.logger === undefined ? {} : { logger: options.logger }) });
     const limiter = new RedisRateLimiter(roundTrip, { limit: 100, keyPrefix: 'pcat:rl:failover:' }, true);
     closing.push(() => limiter.close());
     await roundTrip.ready();
@@ -70,17 +71,30 @@ describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name,
     expect(a.watch.catalogToken('acme')).to.equal(await (await primary()).get(ACME_TOKEN));
   });
 
-  it('follows the sentinels to the promoted replica after the primary dies, and forgets what it held though the announcement never reached the replica', async function () {
+  it('follows the sentinels to the promoted replica after the primary dies, forgets what it held though the announcement never reached the replica, and admits at most 1.2 times a limit through it', async function () {
     const topo = topology!;
     const { logger, lines } = capturedLogger();
     const { limiter, watch } = await instance({ logger });
+    const { limiter: other } = await instance();
     await limiter.consume('key-a', 'acme');
+    // Both instances have told Redis they are there, and the key whose limit is measured is half used.
+    await until('each instance counting the other', async () => {
+      await Promise.all([limiter.consume('warm-up'), other.consume('warm-up')]);
+      return limiter.instancesSeen() === 2 && other.instancesSeen() === 2;
+    });
+    let admitted = 0;
+    let sent = 0;
+    const send = async (): Promise<void> => {
+      if ((await [limiter, other][sent % 2]!.consume('key-h')).allowed) admitted += 1;
+      sent += 1;
+    };
+    for (let i = 0; i < 50; i += 1) await send();
     const before = watch.catalogToken('acme');
     const oldPrimaryPort = await topo.primaryPort();
     const replicaPort = [...topo.servers.keys()].find((port) => port !== oldPrimaryPort)!;
     const replica = new Redis({ host: '127.0.0.1', port: replicaPort });
     closing.push(() => replica.quit());
-    await until('the replica holds the token', async () => (await replica.get(ACME_TOKEN)) === before);
+    await until('the replica holds the token and the count', async () => (await replica.get(ACME_TOKEN)) === before && (await replica.get('pcat:rl:failover:key-h')) === '50');
 
     // An import's announcement the replica never gets: its path to the primary carries nothing from here.
     topo.replication.blackHole();
@@ -100,8 +114,12 @@ describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name,
     // holds the first count, replicated before the path went dark).
     await until('counting in the new primary', async () => {
       await limiter.consume('key-a', 'acme');
-      return !limiter.usingFallback() && Number(await replica.get('pcat:rl:failover:key-a')) >= 2;
+      await send();
+      await send();
+      return !limiter.usingFallback() && !other.usingFallback() && Number(await replica.get('pcat:rl:failover:key-a')) >= 2;
     });
+    for (let i = 0; i < 500; i += 1) await send();
+    expect(admitted, `admitted of ${sent} in the window, limit 100`).to.be.within(100, 120);
     expect(watch.epoch, 'keys and answers held before the switch forgotten').to.be.above(epochAtAnnouncement);
     expect(watch.catalogToken('acme'), 'the token the new primary holds').to.equal(before);
     const said = (pattern: RegExp): number => lines.filter((line) => pattern.test(String(line.msg))).length;

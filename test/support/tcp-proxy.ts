@@ -12,6 +12,11 @@ export interface TcpProxy {
   restore(): void;
   /** From now on, what the server sends reaches the client this much later, in order: a slow path or a slow server. */
   delay(ms: number): void;
+  /**
+   * Another server behind the same address, as a managed service's failover leaves it: the open
+   * connections are reset, and new ones reach `target`.
+   */
+  switchTo(target: { host: string; port: number }): void;
   /** With `capture`, the bytes each connection sent towards the server while it was forwarded. */
   sent(): readonly (readonly Buffer[])[];
   /** Bytes of the server's that have reached the clients so far (held ones not yet). */
@@ -37,8 +42,9 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
   let delayMs = 0;
   let delivered = 0;
   const listeners: ((chunk: Buffer) => void)[] = [];
+  let behind = target;
   const server = createServer((client) => {
-    const upstream = blackHoled ? null : new Socket().connect(target.port, target.host);
+    const upstream = blackHoled ? null : new Socket().connect(behind.port, behind.host);
     const pair: Pair = { client, upstream, sent: [], lost: blackHoled, held: [] };
     pairs.add(pair);
     if (options.capture === true) captured.push(pair.sent);
@@ -96,6 +102,14 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
     },
     delay: (ms) => {
       delayMs = ms;
+    },
+    switchTo: (next) => {
+      behind = next;
+      for (const pair of pairs) {
+        pair.client.resetAndDestroy();
+        pair.upstream?.destroy();
+      }
+      pairs.clear();
     },
     sent: () => captured,
     delivered: () => delivered,

@@ -6,7 +6,9 @@ const REPLICATION_ID_LUA = `string.match(redis.call('INFO', 'replication'), 'mas
 /**
  * The counts of the requests gathered in one loop turn, in one atomic step, so concurrent instances
  * never read-then-write. ARGV[1] is the counters' window in ms, ARGV[4] the index in KEYS of the
- * first counter and ARGV[5] how many there are. Each counter's window starts with its first count;
+ * first counter and ARGV[5] how many there are; from ARGV[7] on, what each counter is to be
+ * counted up by, in order: 1 for a request, more for a request that also brings the requests
+ * its instance admitted on its share while Redis was away. Each counter's window starts with its first count;
  * the key's expiry ends it. A counter found without an expiry (written by hand, say) gets one, so
  * it can never block a key for good. The reply holds each counter's count and ms left, in order.
  *
@@ -28,11 +30,13 @@ end
 const COUNT_LUA = `${INSTANCES_LUA}local reply = {instances}
 local first = tonumber(ARGV[4])
 local last = first + tonumber(ARGV[5]) - 1
+local step = 7 - first
 `;
 const COUNTERS_LUA = `
 for i = first, last do
-  local count = redis.call('INCR', KEYS[i])
-  if count == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+  local by = tonumber(ARGV[i + step])
+  local count = redis.call('INCRBY', KEYS[i], by)
+  if count == by then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
   local msLeft = redis.call('PTTL', KEYS[i])
   if msLeft < 0 then
     redis.call('PEXPIRE', KEYS[i], ARGV[1])
@@ -42,7 +46,7 @@ for i = first, last do
   reply[#reply + 1] = msLeft
 end
 `;
-/** KEYS[1] the instances, then the counters: the reply is `{instances, count, msLeft, count, msLeft, ...}`. */
+/** KEYS[1] the instances, then the counters (ARGV[6] unread): the reply is `{instances, count, msLeft, count, msLeft, ...}`. */
 export const COUNT_SCRIPT = `${COUNT_LUA}${COUNTERS_LUA}return reply`;
 /**
  * The same counts, and in the same step the key-set token (KEYS[2]) and the catalog token of each
@@ -67,10 +71,11 @@ return reply`;
 /** KEYS[1] the instances, with ARGV[2] and ARGV[3] as above (ARGV[1] unread): how many instances are left. */
 export const INSTANCES_SCRIPT = `${INSTANCES_LUA}return instances`;
 
-/** The counters KEYS[1..], each counted in a window of ARGV[1] ms: `{count, msLeft, ...}`. */
+/** The counters KEYS[1..], each counted up by ARGV[2..] in a window of ARGV[1] ms: `{count, msLeft, ...}`. */
 export const COUNTERS_SCRIPT = `local reply = {}
 local first = 1
 local last = #KEYS
+local step = 1
 ${COUNTERS_LUA}return reply`;
 
 /**

@@ -1,14 +1,17 @@
 import type { Cluster, Redis } from 'ioredis';
 import { describeTarget, placeSetting, type RedisTarget } from './redis-target.js';
 
-/** Closes politely when connected; if Redis went away meanwhile, dropping the connection is all that is left. */
+/**
+ * Closes politely when connected; if Redis went away meanwhile, dropping the connection is all that
+ * is left. Dropped after a QUIT too: with Sentinel, only that closes the connections ioredis keeps
+ * to the sentinels to hear of a failover, which would otherwise report every sentinel that stops.
+ */
 export async function quitOrDrop(client: Redis | Cluster): Promise<void> {
   if (client.status === 'ready') {
     try {
       await client.quit();
-      return;
     } catch {
-      // Fall through to dropping it.
+      // Dropping it is all that is left.
     }
   }
   client.disconnect();

@@ -36,6 +36,14 @@ interface KeyState extends SharedCount {
    * last answer did not see them, and each takes one of what it said was left.
    */
   inFlight: number;
+  /**
+   * The key's requests counted on this instance's share (Redis lost, or slow) that Redis has not yet
+   * been told of: the next count adds them to Redis's counter, so the window's count there is that of
+   * every instance's requests, those made while Redis was away included. Without it, a Redis back
+   * within the window would admit the whole of what it last said was left on top of what the
+   * instances admitted on their shares meanwhile.
+   */
+  owed: number;
 }
 
 /**
@@ -74,9 +82,18 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
     // Before the round trip, which may end at once (`notCounted`, Redis lost). `peek`: every request
     // comes here, and the answer's `get` makes the key recent anyway.
     const state = this.keys.peek(keyId);
-    if (state === undefined) this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: undefined, inFlight: 1 });
-    else state.inFlight += 1;
-    return this.roundTrip.count(this.keyPrefix + keyId, keyId, partnerId, this);
+    let increment = 1;
+    if (state === undefined) {
+      this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: undefined, inFlight: 1, owed: 0 });
+    } else {
+      state.inFlight += 1;
+      if (state.owed > 0) {
+        // Requests of a share window that has ended belong to a window Redis has ended too.
+        if (state.local === undefined || state.local.endsAt > this.clock.now()) increment += state.owed;
+        state.owed = 0;
+      }
+    }
+    return this.roundTrip.count(this.keyPrefix + keyId, keyId, partnerId, this, increment);
   }
 
   /** Resolves once connected to Redis; rejects if that takes longer than `timeoutMs`. */
@@ -133,7 +150,7 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
       // Forgotten while it was counted, more keys than `maxKeys` in use since: how many of its counts
       // are still in flight is lost (see `ended`). Redis's answer is kept as it is: it is what this
       // instance's share is worked out from should Redis be lost.
-      this.keys.set(keyId, { remaining, endsAt, local: undefined, inFlight: 0 });
+      this.keys.set(keyId, { remaining, endsAt, local: undefined, inFlight: 0, owed: 0 });
     } else {
       state.remaining = remaining;
       state.endsAt = endsAt;
@@ -143,14 +160,18 @@ export class RedisRateLimiter implements RateLimiter, CountTaker<RateLimitStatus
     return rateLimitStatus(count, this.limit, msLeft);
   }
 
-  /** No answer from Redis: the request is counted on this instance's share of what the key had left (domain/rate-limit.ts). */
-  notCounted(keyId: string): RateLimitStatus {
+  /**
+   * No answer from Redis: the request is counted on this instance's share of what the key had left
+   * (domain/rate-limit.ts), and what its count carried and Redis did not get is owed to it again.
+   */
+  notCounted(keyId: string, carried: number): RateLimitStatus {
     const state = this.keys.get(keyId);
     const { window, status } = countOnShare(state?.local, state, this.clock.now(), this.limit, this.windowMs, this.instances);
     if (state === undefined) {
-      this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: window, inFlight: 0 });
+      this.keys.set(keyId, { remaining: 0, endsAt: -Infinity, local: window, inFlight: 0, owed: carried });
     } else {
       state.local = window;
+      state.owed += carried;
       ended(state);
     }
     return status;

@@ -51,7 +51,11 @@ const COMMAND_TIMED_OUT = 'Command timed out';
  */
 export interface CountTaker<T> {
   counted(keyId: string, count: number, msLeft: number, instances: number): T;
-  notCounted(keyId: string): T;
+  /**
+   * `carried`: what the count was to add to Redis's counter (1, and the requests it brought) and
+   * Redis did not get; 0 for a reply that was only late, since Redis most likely ran the count.
+   */
+  notCounted(keyId: string, carried: number): T;
 }
 
 /** A request's count, waiting for the loop turn's end to go to Redis with the others of the turn. */
@@ -60,6 +64,8 @@ interface GatheredCount {
   readonly keyId: string;
   readonly partnerId: string | undefined;
   readonly taker: CountTaker<unknown>;
+  /** What Redis adds to the counter: 1, and the requests admitted on this instance's share it brings. */
+  readonly increment: number;
   readonly resolve: (value: unknown) => void;
 }
 
@@ -190,10 +196,10 @@ export class RedisRequestRoundTrip {
    * load: each write and read on the connection cost more CPU than the overlap with Redis gained;
    * docs/performance.md.)
    */
-  count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>): Promise<T> {
-    if (!this.inUse()) return Promise.resolve(taker.notCounted(keyId));
+  count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>, increment = 1): Promise<T> {
+    if (!this.inUse()) return Promise.resolve(taker.notCounted(keyId, increment));
     return new Promise<T>((resolve) => {
-      const gathered = this.gathered.push({ counterKey, keyId, partnerId, taker, resolve: resolve as (value: unknown) => void });
+      const gathered = this.gathered.push({ counterKey, keyId, partnerId, taker, increment, resolve: resolve as (value: unknown) => void });
       if (gathered === 1) setImmediate(this.sendGathered);
       else if (gathered === EARLY_CALL_COUNTS && this.callsWaiting === 0 && !this.answeredThisTurn) this.sendGathered();
     });
@@ -227,8 +233,8 @@ export class RedisRequestRoundTrip {
       if (watch !== undefined && count.partnerId !== undefined && !partners.includes(count.partnerId)) partners.push(count.partnerId);
     }
     for (const partner of partners) keys.push(catalogVersionKey(this.versionPrefix, partner));
-    const args = [this.window, this.instanceToRefresh(), this.window, String(first), String(counts.length)];
-    if (watch !== undefined) args.push(this.freshToken());
+    const args = [this.window, this.instanceToRefresh(), this.window, String(first), String(counts.length), watch === undefined ? '' : this.freshToken()];
+    for (const count of counts) args.push(count.increment === 1 ? '1' : String(count.increment));
     this.callsWaiting += 1;
     this.counting.run(keys, args).then(
       (reply) => {
@@ -250,7 +256,7 @@ export class RedisRequestRoundTrip {
         } else {
           this.lost(error);
         }
-        this.notCounted(counts);
+        this.notCounted(counts, error instanceof SlowReplyError);
       },
     );
   }
@@ -294,8 +300,8 @@ export class RedisRequestRoundTrip {
     this.server = server;
   }
 
-  private notCounted(counts: readonly GatheredCount[]): void {
-    for (const count of counts) count.resolve(count.taker.notCounted(count.keyId));
+  private notCounted(counts: readonly GatheredCount[], late = false): void {
+    for (const count of counts) count.resolve(count.taker.notCounted(count.keyId, late ? 0 : count.increment));
   }
 
   /** The key-set token, reported to the watch; null when Redis cannot be asked now. */
@@ -453,8 +459,7 @@ export class RedisRequestRoundTrip {
    */
   private emptyCount(): [string[], string[]] {
     const keys = this.watch === undefined ? [this.instancesKey] : [this.instancesKey, this.keysVersionKey];
-    const args = [this.window, this.instanceId, this.window, String(keys.length + 1), '0'];
-    if (this.watch !== undefined) args.push(this.freshToken());
+    const args = [this.window, this.instanceId, this.window, String(keys.length + 1), '0', this.watch === undefined ? '' : this.freshToken()];
     return [keys, args];
   }
 

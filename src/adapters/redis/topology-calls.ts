@@ -158,11 +158,12 @@ class ClusterCountCalls implements CountCalls {
   ) {}
 
   async run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    const [window, instanceId, ttl, firstText, countText, fresh] = args as [string, string, string, string, string, string | undefined];
+    const [window, instanceId, ttl, firstText, countText, fresh] = args as [string, string, string, string, string, string];
     const first = Number(firstText) - 1;
     const counters = keys.slice(first, first + Number(countText));
+    const increments = args.slice(6);
     const instances = instanceId === '' ? Promise.resolve(-1) : this.calls.call(INSTANCES, [keys[0]!], [window, instanceId, ttl]);
-    const versions = this.withVersions ? this.calls.call(VERSIONS, [keys[1]!, ...keys.slice(first + counters.length)], [fresh!]) : Promise.resolve([]);
+    const versions = this.withVersions ? this.calls.call(VERSIONS, [keys[1]!, ...keys.slice(first + counters.length)], [fresh]) : Promise.resolve([]);
     const bySlot = new Map<number, number[]>();
     counters.forEach((key, at) => {
       const slot = calculateSlot(key);
@@ -171,7 +172,7 @@ class ClusterCountCalls implements CountCalls {
       else group.push(at);
     });
     const groups = [...bySlot.values()];
-    const counted = groups.map((group) => this.calls.call(COUNTERS, group.map((at) => counters[at]!), [window]));
+    const counted = groups.map((group) => this.calls.call(COUNTERS, group.map((at) => counters[at]!), [window, ...group.map((at) => increments[at]!)]));
     const [instancesReply, versionsReply, ...countedReplies] = await Promise.all([instances, versions, ...counted]);
     return wholeReply(instancesReply, versionsReply, groups, countedReplies, counters.length, this.withVersions);
   }
