@@ -181,7 +181,7 @@ describe('what an operator is told when something is wrong: the setting at fault
       expect(none.code).to.equal(1);
       expect(none.stderr).to.match(new RegExp(`^partner-catalog-api: failed to start: ${refusedLogin(guarded, 'NOAUTH ',
         'it asks for a password, and REDIS_URL gives none: write it in REDIS_URL, as redis://:password@host:6379')}\n$`));
-      // ioredis lets this one pass with a warning of its own; the counting connection's AUTH is refused, and every count with it.
+      // ioredis lets this one pass with a warning of its own; the start logs in once more itself, and stops.
       const needless = await started(withLogin(open, `:${password}@`));
       expect(needless.code).to.equal(1);
       expect(needless.stderr.trimEnd().split('\n').at(-1)).to.match(new RegExp(`^partner-catalog-api: failed to start: ${refusedLogin(open, 'ERR AUTH ',

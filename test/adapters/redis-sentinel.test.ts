@@ -19,7 +19,7 @@ describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name,
 
   before(async function () {
     await requireRedis(this);
-    topology = await startSentinelTopology();
+    topology = await startSentinelTopology({ cuttable: true });
   });
   afterEach(async function () {
     for (const close of closing.splice(0).reverse()) await close();
@@ -97,7 +97,7 @@ describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name,
     await until('the replica holds the token and the count', async () => (await replica.get(ACME_TOKEN)) === before && (await replica.get('pcat:rl:failover:key-h')) === '50');
 
     // An import's announcement the replica never gets: its path to the primary carries nothing from here.
-    topo.replication.blackHole();
+    topo.cutReplication();
     const versions = new RedisChangeVersions({ target: target() });
     closing.push(() => versions.close());
     await versions.catalogsChanged(['acme']);
@@ -106,6 +106,8 @@ describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name,
     expect(announced, 'the instance saw the announcement').to.not.equal(before);
     const epochAtAnnouncement = watch.epoch;
 
+    expect(await replica.get(ACME_TOKEN), 'the replica, still a replica, without the announcement').to.equal(before);
+    expect(await replica.info('replication')).to.match(/role:slave/);
     await topo.servers.get(oldPrimaryPort)!.kill();
     await until('the sentinels promote the replica', async () => (await topo.primaryPort()) === replicaPort);
     expect(await replica.get(ACME_TOKEN), 'the announcement is lost').to.equal(before);

@@ -40,10 +40,14 @@ export async function ask(server: Server, ...command: string[]): Promise<unknown
 export interface SentinelTopology {
   readonly name: string;
   readonly sentinels: readonly Server[];
-  /** The data servers by port, the primary's first; their processes, to kill or pause. */
+  /** The data servers by the port they are known at (the primary's proxy's, then the replica's own); their processes, to kill or pause. */
   readonly servers: ReadonlyMap<number, RedisServerProcess>;
-  /** The replica's path to the primary: black-holed, the replica misses what the primary is sent meanwhile. */
-  readonly replication: TcpProxy;
+  /**
+   * The primary's address as everyone knows it (the sentinels, the replica, the clients): a proxy,
+   * whose replication connection can be cut alone, so the replica misses what the primary is sent
+   * from then on (`cutReplication`). Sentinel sees the replica follow the address it knows.
+   */
+  cutReplication(): void;
   /** The port of the primary the sentinels name now. */
   primaryPort(): Promise<number>;
   close(): Promise<void>;
@@ -51,9 +55,11 @@ export interface SentinelTopology {
 
 /**
  * Starts the topology and resolves once every sentinel knows the other two and the replica, and
- * the replica holds the primary's data: a failover can then happen.
+ * the replica holds the primary's data: a failover can then happen. With `cuttable`, the primary
+ * is known at a proxy's address (see `cutReplication`); without, at its own.
  */
-export async function startSentinelTopology(name = 'mymaster'): Promise<SentinelTopology> {
+export async function startSentinelTopology(options: { name?: string; cuttable?: boolean } = {}): Promise<SentinelTopology> {
+  const name = options.name ?? 'mymaster';
   const stops: (() => Promise<void>)[] = [];
   const close = async (): Promise<void> => {
     for (const stop of stops.splice(0).reverse()) await stop();
@@ -63,11 +69,15 @@ export async function startSentinelTopology(name = 'mymaster'): Promise<Sentinel
     const fast = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
     const primary = await startRedisServer(undefined, fast);
     stops.push(() => primary.kill());
-    const replication = await startTcpProxy({ host: '127.0.0.1', port: portOf(primary) });
-    stops.push(() => replication.close());
-    const replica = await startRedisServer(undefined, [...fast, '--replicaof', '127.0.0.1', String(replication.port)]);
+    let proxy: TcpProxy | undefined;
+    if (options.cuttable === true) {
+      proxy = await startTcpProxy({ host: '127.0.0.1', port: portOf(primary) }, { capture: true });
+      stops.push(() => proxy!.close());
+    }
+    const primaryPort = proxy?.port ?? portOf(primary);
+    const replica = await startRedisServer(undefined, [...fast, '--replicaof', '127.0.0.1', String(primaryPort)]);
     stops.push(() => replica.kill());
-    const sentinelProcesses = await Promise.all([0, 1, 2].map(() => startSentinel(portOf(primary), name)));
+    const sentinelProcesses = await Promise.all([0, 1, 2].map(() => startSentinel(primaryPort, name)));
     for (const sentinel of sentinelProcesses) stops.push(() => sentinel.kill());
     const sentinels = sentinelProcesses.map((sentinel) => ({ host: '127.0.0.1', port: portOf(sentinel) }));
     await until('the replica in sync', async () => /master_link_status:up/.test(String(await ask({ host: '127.0.0.1', port: portOf(replica) }, 'INFO', 'replication'))));
@@ -81,8 +91,12 @@ export async function startSentinelTopology(name = 'mymaster'): Promise<Sentinel
     return {
       name,
       sentinels,
-      servers: new Map([[portOf(primary), primary], [portOf(replica), replica]]),
-      replication,
+      servers: new Map([[primaryPort, primary], [portOf(replica), replica]]),
+      // The replica's connection is the one that asked the primary for its data.
+      cutReplication: () => {
+        if (proxy === undefined) throw new Error('a topology started without cuttable: true has no replication to cut');
+        proxy.blackHoleWhere((sent) => sent.includes('PSYNC'));
+      },
       primaryPort: async () => Number((await ask(sentinels[0]!, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name) as string[])[1]),
       close,
     };

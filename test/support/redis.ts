@@ -105,8 +105,9 @@ async function startRedisServerOn(port: number, extraArgs: readonly string[]): P
 
 /**
  * A sentinel on `port` (one nothing listens on, when not given), watching the primary at
- * `primaryPort` as `name`, with a quorum of 2: it takes the primary as down after 1 s without an
- * answer. Its configuration file is its own, since a sentinel rewrites it.
+ * `primaryPort` as `name`, with a quorum of 2: it takes the primary as down after 3 s without an
+ * answer (1 s failed over a primary that was only slow on a loaded machine). Its configuration file
+ * is its own, since a sentinel rewrites it.
  */
 export async function startSentinel(primaryPort: number, name: string, port?: number): Promise<RedisServerProcess> {
   for (let attempt = 1; ; attempt += 1) {
@@ -116,7 +117,7 @@ export async function startSentinel(primaryPort: number, name: string, port?: nu
     writeFileSync(file, [
       `port ${chosen}`, 'bind 127.0.0.1', `dir ${dir}`,
       `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 2`,
-      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel down-after-milliseconds ${name} 3000`,
       `sentinel failover-timeout ${name} 5000`,
       '',
     ].join('\n'));

@@ -8,6 +8,11 @@ export interface TcpProxy {
    * ones already open stay open with nothing forwarded either way, for good (their bytes are lost).
    */
   blackHole(): void;
+  /**
+   * The open connections whose bytes sent so far (with `capture`) satisfy `test` go dark as in
+   * `blackHole`, for good; the others and new ones are forwarded as before.
+   */
+  blackHoleWhere(test: (sent: string) => boolean): void;
   /** New connections are forwarded again; the ones lost in the black hole stay silent. */
   restore(): void;
   /** From now on, what the server sends reaches the client this much later, in order: a slow path or a slow server. */
@@ -96,6 +101,9 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
     blackHole: () => {
       blackHoled = true;
       for (const pair of pairs) pair.lost = true;
+    },
+    blackHoleWhere: (test) => {
+      for (const pair of pairs) if (test(Buffer.concat(pair.sent).toString('latin1'))) pair.lost = true;
     },
     restore: () => {
       blackHoled = false;

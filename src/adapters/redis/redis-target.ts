@@ -36,6 +36,14 @@ export function placeSetting(target: RedisTarget): string {
   return target.kind === 'sentinel' ? 'REDIS_SENTINELS' : 'REDIS_CLUSTER_NODES';
 }
 
+/** The user name and password the target logs in with; null without a password. */
+export function loginOf(target: RedisTarget): { readonly username: string | null; readonly password: string } | null {
+  if (target.kind !== 'single') return target.password === null ? null : { username: target.username, password: target.password };
+  if (!URL.canParse(target.url)) return null;
+  const { username, password } = new URL(target.url);
+  return password === '' ? null : { username: username === '' ? null : decodeURIComponent(username), password: decodeURIComponent(password) };
+}
+
 /** Where the target points, for messages: hosts and ports, never a password. */
 export function describeTarget(target: RedisTarget): string {
   if (target.kind === 'single') return `Redis at ${redisServer(target.url)}`;

@@ -7,9 +7,8 @@ import { reasonOf } from '../../domain/failure-reason.js';
 import { RATE_LIMIT_WINDOW_MS } from '../../domain/rate-limit.js';
 import { TIMEOUTS } from '../timeouts.js';
 import { isRedisRefusal, quitOrDrop, redisFailure, redisUnreachable } from './redis-client.js';
-import { ioredisClient, type RedisTarget } from './redis-target.js';
-import { SlowReplyError } from './script-connection.js';
-import { countCallsFor, type CountCalls } from './topology-calls.js';
+import { ioredisClient, loginOf, type RedisTarget } from './redis-target.js';
+import { countCallsFor, SlowReplyError, type CountCalls } from './topology-calls.js';
 import {
   catalogVersionKey, CURRENT_TOKEN_SCRIPT, DEFAULT_VERSION_PREFIX, KEY_CHANGES_MARK_SCRIPT, KEY_CHANGES_SINCE_SCRIPT, keyChangesFrom, keyChangesKey, keysVersionKey, tokenFrom,
 } from './version-keys.js';
@@ -333,14 +332,27 @@ export class RedisRequestRoundTrip {
 
   /**
    * Resolves once connected to Redis; rejects if that takes longer than `timeoutMs`, and at once with
-   * a RedisRefusedError when Redis refuses the user REDIS_URL names, which no wait mends. Both
-   * connections log in: ioredis lets a password Redis does not ask for pass with a warning, where the
-   * counting connection's AUTH fails, and with it every count.
+   * a RedisRefusedError when Redis refuses the user the settings name, which no wait mends.
    */
   async ready(timeoutMs = 5_000): Promise<void> {
     await this.clientReady(timeoutMs);
+    await this.passwordAskedFor();
     await this.countingConnected(timeoutMs);
     await this.countingLoggedIn();
+  }
+
+  /**
+   * Logs in once more, in words: ioredis lets a password that Redis does not ask for pass with a
+   * warning on stderr, and such a Redis is likely not the one meant. Its refusal stops the start.
+   */
+  private async passwordAskedFor(): Promise<void> {
+    const login = loginOf(this.target);
+    if (login === null) return;
+    try {
+      await (login.username === null ? this.client.call('AUTH', login.password) : this.client.call('AUTH', login.username, login.password));
+    } catch (error) {
+      if (isRedisRefusal(reasonOf(error))) throw redisFailure(this.target, reasonOf(error));
+    }
   }
 
   /**

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis } from 'ioredis';
 import { COUNT_AND_VERSIONS_SCRIPT, COUNT_SCRIPT, COUNTERS_SCRIPT, INSTANCES_SCRIPT, VERSIONS_SCRIPT } from './count-scripts.js';
-import { ioredisClient, redisTls, type RedisTarget } from './redis-target.js';
-import { ScriptConnection, SlowReplyError } from './script-connection.js';
+import { ioredisClient, type RedisTarget } from './redis-target.js';
 
 /**
  * The request path's per-turn call: the count script (count-scripts.ts) run with its keys and
@@ -27,30 +26,39 @@ export interface CountCallsOptions {
 }
 
 /**
- * The calls for a target. One Redis gets a lean connection of our own (script-connection.ts): its
- * address never changes under it. A Sentinel primary and a Cluster's nodes move, so ioredis, which
- * follows them, carries those calls; on a Cluster each call is split by slot (ClusterCountCalls).
+ * The calls for a target, on an ioredis client of their own: it follows a Sentinel primary and a
+ * Cluster's slots, and, for one Redis, costs some 6 µs of CPU a call more than the connection of
+ * our own it replaced (21 against 27 µs a call of 35 counts: under 0.2 µs an answer, 0.6 % of a
+ * production answer; docs/performance.md). On a Cluster each call is split by slot (ClusterCountCalls).
  */
 export function countCallsFor(target: RedisTarget, options: CountCallsOptions): CountCalls {
   const script = options.withVersions ? COUNT_AND_VERSIONS_SCRIPT : COUNT_SCRIPT;
-  if (target.kind === 'single') {
-    return new ScriptConnection({ url: target.url, tls: redisTls(target.url, target.tlsCa), script, timeoutMs: options.timeoutMs, lostAfterMs: options.lostAfterMs });
-  }
+  if (target.kind === 'cluster') return new ClusterCountCalls(silenceWatch(target, options), options.withVersions);
+  return scriptCalls(target, script, options);
+}
+
+/** One Lua script run whole with each call's keys and arguments, on one Redis or a Sentinel primary. */
+export function scriptCalls(target: RedisTarget, lua: string, options: Omit<CountCallsOptions, 'withVersions'>): CountCalls {
+  return new WholeCountCalls(silenceWatch(target, options), lua);
+}
+
+function silenceWatch(target: RedisTarget, options: Omit<CountCallsOptions, 'withVersions'>): SilenceWatch {
   const client = ioredisClient(target, {
     // Without a connection (a failover under way) a call fails at once: the breaker counts on shares.
     enableOfflineQueue: false,
     connectTimeout: options.timeoutMs,
-    commandTimeout: options.timeoutMs,
+    // No commandTimeout: the calls time themselves (SilenceWatch), and a late reply still counts.
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, options.maxReconnectDelayMs),
-    // On a Cluster the calls of one turn to one node go in one write.
     // On a Cluster the calls of one turn to one node go in one write.
     enableAutoPipelining: target.kind === 'cluster',
   });
   client.on('error', () => undefined);
-  const calls = new SilenceWatch(client, options.lostAfterMs);
-  return target.kind === 'cluster' ? new ClusterCountCalls(calls, options.withVersions) : new WholeCountCalls(calls, script);
+  return new SilenceWatch(client, options.timeoutMs, options.lostAfterMs);
 }
+
+/** A call given up after `timeoutMs` with nothing wrong seen: Redis may only be slow. */
+export class SlowReplyError extends Error {}
 
 /**
  * A Lua script run by its SHA1, and sent whole once where Redis lacks it (a new primary, a flushed
@@ -79,38 +87,69 @@ const INSTANCES = new Script(INSTANCES_SCRIPT);
 const COUNTERS = new Script(COUNTERS_SCRIPT);
 const VERSIONS = new Script(VERSIONS_SCRIPT);
 
-/** How ioredis rejects a command not answered within `commandTimeout`. */
-const COMMAND_TIMED_OUT = 'Command timed out';
-
 /**
- * The calls' outcome as the round trip takes it: a call that timed out is slow, unless nothing at
- * all was heard for `lostAfterMs`, when Redis is lost and the connections are made anew (one that
+ * The calls' outcome as the round trip takes it: a call not answered within `timeoutMs` is given up
+ * as slow (its reply, when it comes, still shows Redis alive), unless nothing at all was heard for
+ * `lostAfterMs` while calls waited: then Redis is lost, and the connections are made anew (one that
  * carries nothing, as a partition leaves it, never recovers by itself).
+ *
+ * The timer's end waits for the turn's end: timers run before the loop reads its sockets, so after
+ * a turn this process was held up, the reply may be waiting unread, and it is taken if it comes.
  */
 class SilenceWatch {
-  private lastHeard = performance.now();
+  /** When the first call sent since the last reply was sent; null while none waits. */
+  private waitingSince: number | null = null;
+  /** The connection was dropped as silent: its status says ready until its close is seen. */
+  private dropped = false;
 
   constructor(
     private readonly client: Redis | Cluster,
+    private readonly timeoutMs: number,
     private readonly lostAfterMs: number,
   ) {}
 
-  async call(script: Script, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    const at = performance.now();
-    try {
-      const reply = await script.run(this.client, keys, args);
-      this.lastHeard = performance.now();
-      return reply;
-    } catch (error) {
-      if (!(error instanceof Error) || error.message !== COMMAND_TIMED_OUT) throw error;
-      if (performance.now() - Math.max(at, this.lastHeard) <= this.lostAfterMs) throw new SlowReplyError(`Redis did not answer within the timeout`);
-      this.client.disconnect(true);
-      throw new Error(`Redis answered nothing for ${this.lostAfterMs} ms`);
+  call(script: Script, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    this.waitingSince ??= performance.now();
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(this.silence());
+      }), this.timeoutMs);
+      script.run(this.client, keys, args).then((reply) => {
+        this.waitingSince = null;
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(reply);
+      }, (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+  }
+
+  /** A call given up: slow, or, after `lostAfterMs` without a word, lost. */
+  private silence(): Error {
+    if (this.waitingSince === null || performance.now() - this.waitingSince <= this.lostAfterMs) {
+      return new SlowReplyError(`Redis did not answer within ${this.timeoutMs} ms`);
     }
+    this.waitingSince = null;
+    if (!this.dropped) {
+      this.dropped = true;
+      this.client.once('ready', () => {
+        this.dropped = false;
+      });
+      this.client.disconnect(true);
+    }
+    return new Error(`Redis answered nothing for ${this.lostAfterMs} ms`);
   }
 
   whenConnected(): Promise<void> {
-    if (this.client.status === 'ready') return Promise.resolve();
+    if (this.client.status === 'ready' && !this.dropped) return Promise.resolve();
     return new Promise((resolve) => this.client.once('ready', () => resolve()));
   }
 
@@ -119,7 +158,7 @@ class SilenceWatch {
   }
 }
 
-/** The count script whole, on a Sentinel's primary. */
+/** A script whole, on one Redis or a Sentinel's primary. */
 class WholeCountCalls implements CountCalls {
   private readonly script: Script;
 
