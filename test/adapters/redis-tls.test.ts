@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RedisChangeVersions } from '../../src/adapters/redis/redis-change-versions.js';
@@ -9,21 +8,9 @@ import { RedisRequestRoundTrip } from '../../src/adapters/redis/request-round-tr
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import { readConfig } from '../../src/adapters/config/config.js';
 import { freePort, requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
-import { redisAt } from '../../src/adapters/redis/redis-target.js';
-
-/** A certificate authority of the test's own and a server certificate it signed, for localhost and 127.0.0.1. */
-function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
-  const files = { ca: join(dir, 'ca.pem'), caKey: join(dir, 'ca.key'), cert: join(dir, 'server.pem'), key: join(dir, 'server.key'), csr: join(dir, 'server.csr'), ext: join(dir, 'san.ext') };
-  const openssl = (...args: string[]): void => {
-    const run = spawnSync('openssl', args, { encoding: 'utf8' });
-    if (run.status !== 0) throw new Error(`openssl ${args[0]}: ${run.stderr}`);
-  };
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', files.caKey, '-out', files.ca, '-days', '1', '-subj', '/CN=pcat test CA');
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', files.key, '-out', files.csr, '-subj', '/CN=localhost');
-  writeFileSync(files.ext, 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  openssl('x509', '-req', '-in', files.csr, '-CA', files.ca, '-CAkey', files.caKey, '-CAcreateserial', '-out', files.cert, '-days', '1', '-extfile', files.ext);
-  return { ca: files.ca, cert: files.cert, key: files.key };
-}
+import { redisAt, type RedisTarget } from '../../src/adapters/redis/redis-target.js';
+import { startCluster, type ClusterTopology } from '../support/redis-topologies.js';
+import { makeCertificates } from '../support/tls-certificates.js';
 
 describe('Redis over TLS (rediss://)', function () {
   this.timeout(30_000);
@@ -89,5 +76,58 @@ describe('Redis over TLS (rediss://)', function () {
   it('takes rediss:// in REDIS_URL, and REDIS_TLS_CA_FILE', function () {
     const config = readConfig({ RATE_LIMIT_STORE: 'redis', REDIS_URL: `rediss://localhost:${tlsPort}`, REDIS_TLS_CA_FILE: caFile });
     expect(config.redis).to.deep.equal({ kind: 'single', url: `rediss://localhost:${tlsPort}`, tlsCaFile: caFile });
+  });
+});
+
+describe('a Redis Cluster over TLS (REDIS_CLUSTER_NODES with REDIS_TLS=true)', function () {
+  this.timeout(60_000);
+  let cluster: ClusterTopology | undefined;
+  let ca: Buffer;
+  const closing: (() => Promise<unknown>)[] = [];
+
+  before(async function () {
+    await requireRedis(this);
+    const certificates = makeCertificates(mkdtempSync(join(tmpdir(), 'pcat-cluster-tls-')));
+    ca = readFileSync(certificates.ca);
+    cluster = await startCluster({ tls: certificates });
+  });
+  afterEach(async function () {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+  after(async function () {
+    await cluster?.close();
+  });
+
+  const target = (tlsCa: Buffer | undefined): RedisTarget => ({ kind: 'cluster', nodes: [cluster!.nodes[0]!], username: null, password: null, tls: true, tlsCa });
+
+  it('counts and hands out the tokens across the nodes, the certificates verified against REDIS_TLS_CA_FILE, and takes the operator commands\' announcements', async function () {
+    const watch = new ChangesElsewhere();
+    const roundTrip = new RedisRequestRoundTrip({ target: target(ca), watch });
+    const limiter = new RedisRateLimiter(roundTrip, { limit: 3 }, true);
+    closing.push(() => limiter.close());
+    await roundTrip.ready();
+    const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => limiter.consume(`tls-cluster-${i}`, 'acme')));
+    expect(statuses.every((status) => status.allowed && status.remaining === 2)).to.equal(true);
+    expect(limiter.usingFallback()).to.equal(false);
+    const versions = new RedisChangeVersions({ target: target(ca) });
+    closing.push(() => versions.close());
+    const before = watch.catalogToken('acme');
+    await versions.catalogsChanged(['acme']);
+    await limiter.consume('tls-cluster-0', 'acme');
+    expect(watch.catalogToken('acme')).to.be.a('string').and.not.equal(before);
+  });
+
+  it('counts nothing in a Cluster whose certificates no trusted authority signed: not ready at start, and on its share', async function () {
+    // ioredis reports a Cluster node's TLS failure as a closed connection: the start waits, and warns.
+    const roundTrip = new RedisRequestRoundTrip({ target: target(undefined), watch: new ChangesElsewhere(), timeoutMs: 500 });
+    const limiter = new RedisRateLimiter(roundTrip, { limit: 3 }, true);
+    closing.push(() => limiter.close());
+    let failure = '';
+    await roundTrip.ready(2_000).catch((error: unknown) => {
+      failure = (error as Error).message;
+    });
+    expect(failure).to.match(/^REDIS_CLUSTER_NODES: the Redis Cluster at 127\.0\.0\.1:\d+ did not answer/);
+    expect((await limiter.consume('tls-cluster-untrusted', 'acme')).allowed).to.equal(true);
+    expect(limiter.usingFallback()).to.equal(true);
   });
 });

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { startRedisServer, startSentinel, type RedisServerProcess } from './redis.js';
+import { createServer } from 'node:net';
+import { freePort, startRedisServer, startSentinel, type RedisServerProcess } from './redis.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const run = promisify(execFile);
@@ -113,17 +114,46 @@ export interface ClusterTopology {
   close(): Promise<void>;
 }
 
-/** Starts three cluster-enabled servers, joins them with `redis-cli --cluster create`, and resolves once every node says the cluster is ok. */
-export async function startCluster(): Promise<ClusterTopology> {
+/** A server certificate and the authority that signed it, as PEM files. */
+export interface TlsFiles {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/**
+ * Starts three cluster-enabled servers, joins them with `redis-cli --cluster create`, and resolves
+ * once every node says the cluster is ok. With `tls`, the nodes speak TLS only, to clients and to
+ * each other.
+ */
+export async function startCluster(options: { tls?: TlsFiles } = {}): Promise<ClusterTopology> {
   const processes: RedisServerProcess[] = [];
+  const nodes: Server[] = [];
+  const { tls } = options;
   try {
     for (let i = 0; i < 3; i += 1) {
-      processes.push(await startRedisServer(undefined, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']));
+      const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'];
+      if (tls === undefined) {
+        const process = await startRedisServer(undefined, args);
+        processes.push(process);
+        nodes.push({ host: '127.0.0.1', port: portOf(process) });
+        continue;
+      }
+      // The cluster bus listens 10000 above the TLS port: both must be free.
+      const port = await freeClusterPort();
+      processes.push(await startRedisServer(undefined, [
+        ...args, '--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes',
+        '--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no',
+      ]));
+      nodes.push({ host: '127.0.0.1', port });
     }
-    const nodes = processes.map((process) => ({ host: '127.0.0.1', port: portOf(process) }));
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map(({ host, port }) => `${host}:${port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    const cliTls = tls === undefined ? [] : ['--tls', '--cacert', tls.ca];
+    await run('redis-cli', [...cliTls, '--cluster', 'create', ...nodes.map(({ host, port }) => `${host}:${port}`), '--cluster-replicas', '0', '--cluster-yes']);
     for (const node of nodes) {
-      await until('every node seeing the cluster ok', async () => /cluster_state:ok/.test(String(await ask(node, 'CLUSTER', 'INFO'))));
+      await until('every node seeing the cluster ok', async () => {
+        const { stdout } = await run('redis-cli', [...cliTls, '-h', node.host, '-p', String(node.port), 'CLUSTER', 'INFO']);
+        return /cluster_state:ok/.test(stdout);
+      });
     }
     return {
       nodes,
@@ -136,4 +166,20 @@ export async function startCluster(): Promise<ClusterTopology> {
     for (const process of processes) await process.kill();
     throw error;
   }
+}
+
+/** A port nothing listens on, below 55536, whose port 10000 above nothing listens on either. */
+async function freeClusterPort(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port < 55_536 && await isFree(port + 10_000)) return port;
+  }
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
