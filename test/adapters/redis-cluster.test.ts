@@ -6,7 +6,11 @@ import { redisAt, type RedisTarget } from '../../src/adapters/redis/redis-target
 import { RedisRequestRoundTrip } from '../../src/adapters/redis/request-round-trip.js';
 import { catalogVersionKey, DEFAULT_VERSION_PREFIX } from '../../src/adapters/redis/version-keys.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { capturedLogger } from '../support/captured-logger.js';
+import { cli } from '../support/cli-process.js';
+import { importCatalog } from '../support/import.js';
+import { useTestDatabase } from '../support/mariadb.js';
 import { requireRedis } from '../support/redis.js';
 import { ask, startCluster, until, type ClusterTopology } from '../support/redis-topologies.js';
 
@@ -84,6 +88,29 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES): every call in one slot', function
     PARTNERS.forEach((partner, i) => expect(watch.catalogToken(partner)).to.be.a('string').and.not.equal(before[i]));
     expect(watch.keysSeq).to.equal(keysSeq + 1);
     expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod']), added: new Set(['acme-new']) });
+  });
+
+  describe('the operator commands, on the same settings', function () {
+    const testDb = useTestDatabase();
+    before(async function () {
+      await importCatalog(testDb.db, fixtureCatalog());
+    });
+
+    it('issue and revoke a key through the CLI with REDIS_CLUSTER_NODES, exiting 0, and every instance hears of both', async function () {
+      const { limiter, roundTrip, watch } = await open('pcat:rl:cli:');
+      await limiter.consume('key-a', 'acme');
+      const env = { DATABASE_URL: testDb.url, REDIS_CLUSTER_NODES: cluster!.nodes.map(({ host, port }) => `${host}:${port}`).join(',') };
+      const mark = await roundTrip.keyChangesMark();
+      const issued = await cli(['keys', 'issue', '--partner', 'acme', '--json'], env);
+      expect(issued.code, issued.stderr).to.equal(0);
+      const { id } = issued.json() as { id: string };
+      const revoked = await cli(['keys', 'revoke', id], env);
+      expect([revoked.code, revoked.stderr]).to.deep.equal([0, '']);
+      const keysSeq = watch.keysSeq;
+      await limiter.consume('key-a', 'acme');
+      expect(watch.keysSeq).to.equal(keysSeq + 1);
+      expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set([id]), added: new Set([id]) });
+    });
   });
 
   it('counts on its share against one node named by REDIS_URL, which refuses the keys of other slots, warning once and never saying Redis is back', async function () {
