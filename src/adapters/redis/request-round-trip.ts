@@ -110,7 +110,8 @@ export interface RequestRoundTripOptions {
  *
  * A circuit breaker keeps a lost Redis off the request path: when Redis is lost (its connection
  * refused or closed, or nothing answered for `lostAfterMs`) no call is made for `coolDownMs`, then
- * one background PING decides whether to go back; the watch is told of both. A call that is only
+ * one background probe (a count of nothing, and a PING) decides whether to go back; the watch is
+ * told of both. A call that is only
  * slow (`timeoutMs`) is given up for that request alone, and the watch told what it missed.
  */
 export class RedisRequestRoundTrip {
@@ -272,9 +273,10 @@ export class RedisRequestRoundTrip {
     }
     if (watch !== undefined) {
       this.sawServer(reply[reply.length - 1] as string, watch);
-      // On this one connection replies come back in the order Redis ran the scripts, so a partner's
-      // token the watch holds only moves forward. (The key-set token is also read on the ioredis
-      // connection: a reply from there seen out of order only costs one more read of the key set.)
+      // The tokens are read on one connection (to one node, on a Cluster), whose replies come back in
+      // the order Redis ran the scripts, so a partner's token the watch holds only moves forward.
+      // (The key-set token is also read on the other client: a reply from there seen out of order
+      // only costs one more read of the key set.)
       watch.keysSeen(reply[1] as string);
       for (let i = 0; i < partners.length; i += 1) watch.catalogSeen(partners[i]!, reply[tokensAt + i] as string);
     }
