@@ -87,8 +87,9 @@ export class ChangesElsewhere {
   }
 
   /**
-   * The key set is read again once; the last key-set token is kept, since a token never comes back:
-   * the same token after the outage means no write was announced meanwhile.
+   * The key set is read again once, whatever the key-set token says next: a Redis that switched may
+   * hand back a token seen before the change it lost. The last token is kept; a different one after
+   * the return only reads the set once more.
    */
   private forgetAll(): void {
     this.epochCount += 1;
