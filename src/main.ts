@@ -4,7 +4,7 @@ import { warnOfWeakeningSettings } from './adapters/config/weakening-settings.js
 import { createLogger } from './adapters/logging/logger.js';
 import { checkDatabaseAtStart } from './adapters/mysql/database-at-start.js';
 import { TIMEOUTS } from './adapters/timeouts.js';
-import { openDeployment } from './composition/deployment.js';
+import { databaseTls, openDeployment } from './composition/deployment.js';
 import { startService } from './composition/service.js';
 import { reasonOf } from './domain/failure-reason.js';
 
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   warnOfWeakeningSettings(config, logger);
   warnOfCollectorThreadsOnOneCore(logger);
-  if (config.storage === 'mysql' && config.databaseUrl !== null) await checkDatabaseAtStart(config.databaseUrl, logger);
+  if (config.storage === 'mysql' && config.databaseUrl !== null) await checkDatabaseAtStart(config.databaseUrl, databaseTls(config), logger);
   const deployment = await openDeployment(config, logger);
   const { reloadCatalog } = deployment;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));

@@ -72,7 +72,7 @@ describe('what an operator is told when something is wrong: the setting at fault
       const wrong = `Wrong-${randomBytes(6).toString('hex')}`;
       const run = await cli(['migrate'], { DATABASE_URL: urlOf(missing, user, wrong) });
       expect([run.code, run.stderr]).to.deep.equal([1, `error: DATABASE_URL: the server at ${server} refused user "${user}" (ER_ACCESS_DENIED_ERROR): ` +
-        'the user or the password in DATABASE_URL is wrong, or the user may not connect from this machine\n']);
+        'the user or the password in DATABASE_URL is wrong, or the user may not connect from this machine, or the server takes TLS connections only: set DATABASE_TLS=true\n']);
       expect(run.stderr).to.not.include(wrong);
     });
 

@@ -16,6 +16,7 @@ import { MemoryWebhookEndpoints } from '../adapters/memory/memory-webhook-endpoi
 import { MemoryWebhookOutbox } from '../adapters/memory/memory-webhook-outbox.js';
 import { processCursorKeys } from '../adapters/memory/process-cursor-keys.js';
 import { PrometheusMetrics } from '../adapters/metrics/prometheus-metrics.js';
+import type { MysqlTls } from '../adapters/mysql/mysql-database.js';
 import { openMysqlStorage } from '../adapters/mysql/mysql-storage.js';
 import { RedisChangeVersions } from '../adapters/redis/redis-change-versions.js';
 import { RedisRefusedError } from '../adapters/redis/redis-client.js';
@@ -117,7 +118,9 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
 
 async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined, redis: RedisTarget | null): Promise<Storage> {
   if (config.databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
-  const storage = await openMysqlStorage({ url: config.databaseUrl, logger, cursorSecret: config.cursorSecret, connectionLimit: config.databasePoolSize });
+  const storage = await openMysqlStorage({
+    url: config.databaseUrl, logger, cursorSecret: config.cursorSecret, connectionLimit: config.databasePoolSize, tls: databaseTls(config),
+  });
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
   await storage.cursorKeys.cursorKey().catch((error: unknown) => {
     logger.warn({ reason: reasonOf(error) }, 'changes feed: cursor key not read at start; the first page will read it');
@@ -203,18 +206,29 @@ function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: Prometh
 export function redisTarget(config: Config): RedisTarget | null {
   const { redis } = config;
   if (redis === null) return null;
-  const tlsCa = redis.tlsCaFile === null ? undefined : caFile(redis.tlsCaFile);
+  const tlsCa = redis.tlsCaFile === null ? undefined : caFile('REDIS_TLS_CA_FILE', redis.tlsCaFile);
   if (redis.kind === 'single') return { kind: 'single', url: redis.url, tlsCa };
   const login = { username: redis.username, password: redis.password, tls: redis.tls, tlsCa };
   if (redis.kind === 'cluster') return { ...login, kind: 'cluster', nodes: redis.nodes };
   return { ...login, kind: 'sentinel', sentinels: redis.sentinels, name: redis.name, sentinelPassword: redis.sentinelPassword };
 }
 
-function caFile(path: string): Buffer {
+/**
+ * TLS to the database with DATABASE_TLS=true, DATABASE_TLS_CA_FILE's certificate authorities read now
+ * (the system's without it), once for every connection the pool opens; undefined without TLS.
+ */
+export function databaseTls(config: Config): MysqlTls | undefined {
+  const { enabled, caFile: file } = config.databaseTls;
+  if (!enabled) return undefined;
+  return file === null ? {} : { ca: caFile('DATABASE_TLS_CA_FILE', file) };
+}
+
+/** The PEM file a setting names; one that cannot be read stops the start or the command, naming the setting. */
+function caFile(setting: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new Error(`REDIS_TLS_CA_FILE: cannot read ${path} (${reasonOf(error)}): name a PEM file of the certificate authorities to trust`);
+    throw new Error(`${setting}: cannot read ${path} (${reasonOf(error)}): name a PEM file of the certificate authorities to trust`);
   }
 }
 

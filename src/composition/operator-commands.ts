@@ -1,6 +1,6 @@
 import { announceImports } from '../adapters/cli/announced-imports.js';
 import type { Config } from '../adapters/config/config.js';
-import { redisTarget } from './deployment.js';
+import { databaseTls, redisTarget } from './deployment.js';
 import { migrateToLatest } from '../adapters/mysql/migrate.js';
 import { mysqlAdminStore } from '../adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from '../adapters/mysql/mysql-api-key-admin.js';
@@ -22,7 +22,7 @@ import { createContainer, nobodyToTell, TOKENS } from './container.js';
 export function openOperatorCommands(config: Config): Promise<OperatorCommands> {
   const { databaseUrl, webhookAllowPrivateTargets, cursorSecret } = config;
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
-  const db = createMysqlDatabase(databaseUrl, TIMEOUTS.operatorDatabase);
+  const db = createMysqlDatabase(databaseUrl, { ...TIMEOUTS.operatorDatabase, tls: databaseTls(config) });
   const redis = redisTarget(config);
   const versions = redis === null ? null : new RedisChangeVersions({ target: redis });
   const announcer = versions ?? nobodyToTell;

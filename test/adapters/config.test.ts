@@ -16,6 +16,7 @@ describe('configuration', function () {
   it('has the documented defaults (docs/decisions.md, configuration)', function () {
     expect(readConfig({})).to.deep.equal({
       port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null, databasePoolSize: 10,
+      databaseTls: { enabled: false, caFile: null },
       rateLimitStore: 'memory', redis: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 200_000, cacheMaxBytes: 536_870_912, logLevel: 'info',
       maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
@@ -191,6 +192,26 @@ describe('configuration', function () {
       // The query string is decoded leniently by both drivers: a lone % there stops nothing.
       expect(readConfig({ DATABASE_URL: 'mysql://catalog@db/catalog?charset=100%' }).databaseUrl).to.equal('mysql://catalog@db/catalog?charset=100%');
     });
+  });
+
+  describe('TLS to the database', function () {
+    it('reads DATABASE_TLS and DATABASE_TLS_CA_FILE, with MySQL storage and without (the CLI reads them too)', function () {
+      expect(readConfig({ STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c', DATABASE_TLS: 'true', DATABASE_TLS_CA_FILE: ' /etc/db-ca.pem ' }).databaseTls)
+        .to.deep.equal({ enabled: true, caFile: '/etc/db-ca.pem' });
+      expect(readConfig({ DATABASE_TLS: 'true' }).databaseTls).to.deep.equal({ enabled: true, caFile: null });
+      expect(readConfig({ DATABASE_TLS: 'false' }).databaseTls).to.deep.equal({ enabled: false, caFile: null });
+    });
+
+    const refusals: [string, Record<string, string>, string][] = [
+      ['a CA file with TLS off', { DATABASE_TLS_CA_FILE: '/ca.pem' }, 'DATABASE_TLS_CA_FILE: names the authorities TLS trusts, and TLS is off: set DATABASE_TLS=true, or remove DATABASE_TLS_CA_FILE'],
+      ['a CA file with TLS set false', { DATABASE_TLS: 'false', DATABASE_TLS_CA_FILE: '/ca.pem' }, 'DATABASE_TLS_CA_FILE: names the authorities TLS trusts, and TLS is off: set DATABASE_TLS=true, or remove DATABASE_TLS_CA_FILE'],
+      ['DATABASE_TLS neither true nor false', { DATABASE_TLS: 'required' }, 'DATABASE_TLS: must be one of true, false; got "required"'],
+    ];
+    for (const [what, env, message] of refusals) {
+      it(`refuses ${what}, naming the setting`, function () {
+        expect(errorOf(env).message).to.equal(message);
+      });
+    }
   });
 
   describe('where Redis is: one server, a Sentinel primary or a Cluster', function () {

@@ -15,6 +15,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** Connections the serving pool opens to the database at most (DATABASE_POOL_SIZE). */
   readonly databasePoolSize: number;
+  /** TLS to the database (DATABASE_TLS), and the PEM file of the authorities it trusts (DATABASE_TLS_CA_FILE; null: the system's). */
+  readonly databaseTls: { readonly enabled: boolean; readonly caFile: string | null };
   readonly rateLimitStore: 'memory' | 'redis';
   /** Where Redis is and how to log in, from REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES; null without any. */
   readonly redis: RedisSettings | null;
@@ -136,6 +138,7 @@ export function readConfig(env: Env): Config {
     // 10 served cold lookups best on a 2-core host (docs/performance.md); MariaDB's default
     // max_connections is 151, which a handful of instances at the largest size still fit under.
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 100),
+    databaseTls: databaseTls(env),
     rateLimitStore,
     redis: redisSettings(env, rateLimitStore),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1, 1_000_000_000),
@@ -300,6 +303,17 @@ function escapeProblem(part: string): string | null {
   } catch {
     return 'holds percent-escapes that do not decode to UTF-8 text (such as %ff alone): encode it as encodeURIComponent does, a literal % as %25';
   }
+}
+
+/**
+ * DATABASE_TLS and the authorities it trusts. A CA file without TLS is refused rather than left
+ * unread: an operator who named one expects the connections to be verified against it.
+ */
+function databaseTls(env: Env): Config['databaseTls'] {
+  const enabled = oneOf(env, 'DATABASE_TLS', ['true', 'false'] as const, 'false') === 'true';
+  const caFile = text(env, 'DATABASE_TLS_CA_FILE');
+  if (caFile !== null && !enabled) throw new ConfigError('DATABASE_TLS_CA_FILE', 'names the authorities TLS trusts, and TLS is off: set DATABASE_TLS=true, or remove DATABASE_TLS_CA_FILE');
+  return { enabled, caFile };
 }
 
 /** The settings that name where Redis is: exactly one may be set. */

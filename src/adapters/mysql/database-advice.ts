@@ -1,4 +1,4 @@
-import { DatabaseError } from './database-error.js';
+import { DatabaseError, isCertificateRefusal } from './database-error.js';
 
 /** How an operator brings the schema up to date (README, running on MySQL). */
 export const MIGRATE_COMMAND = 'npm run cli -- migrate';
@@ -43,18 +43,20 @@ export function databaseErrorIn(error: unknown): DatabaseError | null {
 /** Failures that do not pass: a start or a command that meets one stops, saying what to change. */
 const LASTING = new Set([
   'ER_BAD_DB_ERROR', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_HOST_NOT_PRIVILEGED', 'ER_NO_SUCH_TABLE', 'ER_BAD_FIELD_ERROR',
+  'ER_SECURE_TRANSPORT_REQUIRED', 'HANDSHAKE_NO_SSL_SUPPORT',
 ]);
 
 export function isLastingDatabaseFailure(error: DatabaseError): boolean {
-  return error.code !== undefined && LASTING.has(error.code);
+  return isCertificateRefusal(error) || (error.code !== undefined && LASTING.has(error.code));
 }
 
 /**
  * What an operator reads when the database DATABASE_URL names fails a command or the start: what is
  * wrong, naming the database, the server and the setting, and what to do; never the password. Null
- * when the error is none the MySQL adapter let out, or one with nothing to add.
+ * when the error is none the MySQL adapter let out, or one with nothing to add. `overTls`: whether
+ * the connections used TLS (DATABASE_TLS).
  */
-export function databaseAdvice(error: unknown, url: string | null | undefined): string | null {
+export function databaseAdvice(error: unknown, url: string | null | undefined, overTls: boolean): string | null {
   const failure = databaseErrorIn(error);
   if (failure === null) return null;
   const target = url === null || url === undefined ? null : databaseTarget(url);
@@ -63,13 +65,26 @@ export function databaseAdvice(error: unknown, url: string | null | undefined): 
   const server = `${host.includes(':') ? `[${host}]` : host}:${target.port}`;
   const named = `database \`${database}\` on ${server}`;
   const code = failure.code ?? failure.failure;
+  const tlsCause = `${code}${failure.tlsReason === undefined ? '' : `: ${failure.tlsReason}`}`;
   switch (code) {
     case 'ER_BAD_DB_ERROR':
       return `DATABASE_URL names ${named}, which does not exist (${code}). Create it, then create its tables:\n` +
         `  CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;\n  ${MIGRATE_COMMAND}`;
     case 'ER_ACCESS_DENIED_ERROR':
+      // MariaDB refuses a login without TLS in these very words when it requires secure transport (MySQL says so: below).
       return `DATABASE_URL: the server at ${server} refused user "${user}" (${code}): the user or the password in DATABASE_URL is wrong, ` +
-        'or the user may not connect from this machine';
+        `or the user may not connect from this machine${overTls ? '' : ', or the server takes TLS connections only: set DATABASE_TLS=true'}`;
+    case 'ER_SECURE_TRANSPORT_REQUIRED':
+      return `DATABASE_TLS: the server at ${server} takes TLS connections only (${code}): set DATABASE_TLS=true, ` +
+        'and DATABASE_TLS_CA_FILE if a private authority signed its certificate';
+    case 'HANDSHAKE_NO_SSL_SUPPORT':
+      return `DATABASE_TLS: the server at ${server} does not offer TLS (${code}): turn TLS on at the server (ssl_cert, ssl_key), ` +
+        'or correct the host and port in DATABASE_URL if they name another server';
+    case 'HANDSHAKE_SSL_ERROR':
+      return isCertificateRefusal(failure)
+        ? `DATABASE_URL: the certificate of the server at ${server} does not verify (${tlsCause}): no authority this instance ` +
+          'trusts signed it, or it is not for this host: name the PEM file of the authority that signed it in DATABASE_TLS_CA_FILE, or correct the host in DATABASE_URL'
+        : `DATABASE_URL: the TLS connection to ${server} failed (${tlsCause}): run the command again once the server answers`;
     case 'ER_DBACCESS_DENIED_ERROR':
       return `DATABASE_URL: user "${user}" may not use ${named} (${code}). Grant it, or name a database the user may use:\n` +
         `  GRANT ALL PRIVILEGES ON \`${database}\`.* TO '${user}'@'<the host it connects from>';`;

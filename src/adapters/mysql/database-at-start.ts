@@ -2,20 +2,22 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { TIMEOUTS } from '../timeouts.js';
 import { databaseAdvice, databaseErrorIn, databaseTarget, isLastingDatabaseFailure, MIGRATE_COMMAND } from './database-advice.js';
-import { createMysqlDatabase } from './mysql-database.js';
+import { createMysqlDatabase, type MysqlTls } from './mysql-database.js';
 import { migrationProvider } from './migrations.js';
 
 /** Kysely's own record of the migrations applied. */
 const MIGRATION_TABLE = 'kysely_migration';
 
 /**
- * Looks at the database once before an instance serves from it. One that does not exist, refuses
- * the credentials, or lacks migrations this version needs stops the start, saying what to do: it
- * would not come right by itself, and an instance on it would answer every partner 503 or 500 while
- * looking alive. One out of reach is only logged: it may come back, and `/readyz` tells meanwhile.
+ * Looks at the database once before an instance serves from it, over TLS when `tls` is given. One
+ * that does not exist, refuses the credentials, takes TLS connections only while TLS is off, shows
+ * a certificate that does not verify, or lacks migrations this version needs stops the start,
+ * saying what to do: it would not come right by itself, and an instance on it would answer every
+ * partner 503 or 500 while looking alive. One out of reach is only logged: it may come back, and
+ * `/readyz` tells meanwhile.
  */
-export async function checkDatabaseAtStart(url: string, logger: Logger): Promise<void> {
-  const db = createMysqlDatabase(url, { ...TIMEOUTS.servingDatabase, connectionLimit: 1 });
+export async function checkDatabaseAtStart(url: string, tls: MysqlTls | undefined, logger: Logger): Promise<void> {
+  const db = createMysqlDatabase(url, { ...TIMEOUTS.servingDatabase, connectionLimit: 1, tls });
   try {
     const { rows } = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
     const applied = new Set(rows.map((row) => row.name));
@@ -34,7 +36,7 @@ export async function checkDatabaseAtStart(url: string, logger: Logger): Promise
   } catch (error) {
     const failure = databaseErrorIn(error);
     if (failure === null) throw error;
-    const advice = databaseAdvice(failure, url) ?? failure.message;
+    const advice = databaseAdvice(failure, url, tls !== undefined) ?? failure.message;
     // No table of migrations at all (ER_NO_SUCH_TABLE) is a database that was never migrated.
     if (isLastingDatabaseFailure(failure)) throw new Error(advice);
     if (failure.storageUnavailable) logger.warn({ reason: advice }, 'database: not reachable at start; /readyz answers 503 until it is');
