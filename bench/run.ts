@@ -14,8 +14,8 @@
  * --keys <n> (default 1000), --load wrk|autocannon (default: wrk when installed),
  * --only <text,...> (only rows whose name contains one of these, besides the bare reference; the
  * attacks with `attacks`, `flood` or `pipeline`; `--only "MySQL + Redis"` runs just the bare
- * reference and the production rows, then the database queries per request, quickly;
- * `--only "Redis, production"` the one-Redis row alone),
+ * reference and the production rows (one Redis, Sentinel, Cluster), then the database queries
+ * per request, quickly),
  * --flood-connections <n> (the made-up-key flood's, default 256), --attack-seconds <s> (the
  * pipeline attack, default 20),
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
