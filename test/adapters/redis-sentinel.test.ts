@@ -129,3 +129,54 @@ describe('Redis with Sentinel (REDIS_SENTINELS): the primary the sentinels name,
     expect(said(/Redis is back|Redis switched/)).to.equal(1);
   });
 });
+
+describe('Redis with Sentinel, behind passwords (REDIS_PASSWORD, REDIS_SENTINEL_PASSWORD)', function () {
+  this.timeout(60_000);
+  const passwords = { data: 'data-s3cret', sentinels: 'sentinel-s3cret' };
+  let topology: SentinelTopology | undefined;
+  const closing: (() => Promise<unknown>)[] = [];
+
+  before(async function () {
+    await requireRedis(this);
+    topology = await startSentinelTopology({ passwords });
+  });
+  afterEach(async function () {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+  after(async function () {
+    await topology?.close();
+  });
+
+  const target = (password: string, sentinelPassword: string): RedisTarget => ({
+    kind: 'sentinel', sentinels: topology!.sentinels.map(({ host, port }) => ({ host, port })), name: topology!.name, username: null, password, sentinelPassword, tls: false,
+  });
+
+  it('asks the sentinels with their password, counts in the primary with its own, and announces there', async function () {
+    const watch = new ChangesElsewhere();
+    const roundTrip = new RedisRequestRoundTrip({ target: target(passwords.data, passwords.sentinels), watch });
+    const limiter = new RedisRateLimiter(roundTrip, { limit: 2 }, true);
+    closing.push(() => limiter.close());
+    await roundTrip.ready();
+    const statuses = [];
+    for (let i = 0; i < 3; i += 1) statuses.push((await limiter.consume('key-p', 'acme')).allowed);
+    expect(statuses).to.deep.equal([true, true, false]);
+    expect(limiter.usingFallback()).to.equal(false);
+    const versions = new RedisChangeVersions({ target: target(passwords.data, passwords.sentinels) });
+    closing.push(() => versions.close());
+    const before = watch.catalogToken('acme');
+    await versions.catalogsChanged(['acme']);
+    await limiter.consume('key-p', 'acme');
+    expect(watch.catalogToken('acme')).to.be.a('string').and.not.equal(before);
+  });
+
+  it('stops the start on a wrong data password, naming REDIS_SENTINELS and REDIS_PASSWORD, never the password', async function () {
+    const roundTrip = new RedisRequestRoundTrip({ target: target('wrong-s3cret', passwords.sentinels), watch: new ChangesElsewhere() });
+    closing.push(() => roundTrip.close());
+    let failure = '';
+    await roundTrip.ready(20_000).catch((error: unknown) => {
+      failure = (error as Error).message;
+    });
+    expect(failure).to.match(/^REDIS_SENTINELS: the primary "mymaster" of the sentinels at .* refused the login \(WRONGPASS.*\): the user name or password in REDIS_USERNAME\/REDIS_PASSWORD is wrong$/);
+    expect(failure).to.not.include('s3cret');
+  });
+});

@@ -8,10 +8,11 @@ import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const run = promisify(execFile);
 
-/** A server as the settings name it. */
+/** A server as the settings name it; `password` when it asks for one. */
 export interface Server {
   readonly host: string;
   readonly port: number;
+  readonly password?: string;
 }
 
 export const portOf = (server: RedisServerProcess): number => Number(new URL(server.url).port);
@@ -27,7 +28,7 @@ export async function until(what: string, holds: () => Promise<boolean> | boolea
 
 /** Asks a server one command on a connection of its own. */
 export async function ask(server: Server, ...command: string[]): Promise<unknown> {
-  const client = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  const client = new Redis({ host: server.host, port: server.port, password: server.password, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -57,17 +58,20 @@ export interface SentinelTopology {
 /**
  * Starts the topology and resolves once every sentinel knows the other two and the replica, and
  * the replica holds the primary's data: a failover can then happen. With `cuttable`, the primary
- * is known at a proxy's address (see `cutReplication`); without, at its own.
+ * is known at a proxy's address (see `cutReplication`); without, at its own. With `passwords`, the
+ * data servers ask for `data` (and the replica logs in to the primary with it), the sentinels for
+ * `sentinels`.
  */
-export async function startSentinelTopology(options: { name?: string; cuttable?: boolean } = {}): Promise<SentinelTopology> {
+export async function startSentinelTopology(options: { name?: string; cuttable?: boolean; passwords?: { data: string; sentinels: string } } = {}): Promise<SentinelTopology> {
   const name = options.name ?? 'mymaster';
+  const { passwords } = options;
   const stops: (() => Promise<void>)[] = [];
   const close = async (): Promise<void> => {
     for (const stop of stops.splice(0).reverse()) await stop();
   };
   try {
     // Replicas sync at once (diskless, no delay), not 5 s after they ask.
-    const fast = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
+    const fast = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0', ...(passwords === undefined ? [] : ['--requirepass', passwords.data, '--masterauth', passwords.data])];
     const primary = await startRedisServer(undefined, fast);
     stops.push(() => primary.kill());
     let proxy: TcpProxy | undefined;
@@ -78,10 +82,11 @@ export async function startSentinelTopology(options: { name?: string; cuttable?:
     const primaryPort = proxy?.port ?? portOf(primary);
     const replica = await startRedisServer(undefined, [...fast, '--replicaof', '127.0.0.1', String(primaryPort)]);
     stops.push(() => replica.kill());
-    const sentinelProcesses = await Promise.all([0, 1, 2].map(() => startSentinel(primaryPort, name)));
+    const sentinelProcesses = await Promise.all([0, 1, 2].map(() => startSentinel(primaryPort, name, { data: passwords?.data, own: passwords?.sentinels })));
     for (const sentinel of sentinelProcesses) stops.push(() => sentinel.kill());
-    const sentinels = sentinelProcesses.map((sentinel) => ({ host: '127.0.0.1', port: portOf(sentinel) }));
-    await until('the replica in sync', async () => /master_link_status:up/.test(String(await ask({ host: '127.0.0.1', port: portOf(replica) }, 'INFO', 'replication'))));
+    const sentinels = sentinelProcesses.map((sentinel) => ({ host: '127.0.0.1', port: portOf(sentinel), ...(passwords === undefined ? {} : { password: passwords.sentinels }) }));
+    const replicaServer = { host: '127.0.0.1', port: portOf(replica), ...(passwords === undefined ? {} : { password: passwords.data }) };
+    await until('the replica in sync', async () => /master_link_status:up/.test(String(await ask(replicaServer, 'INFO', 'replication'))));
     for (const sentinel of sentinels) {
       await until('each sentinel knowing the others and the replica', async () => {
         const others = await ask(sentinel, 'SENTINEL', 'SENTINELS', name) as unknown[];

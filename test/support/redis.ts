@@ -106,12 +106,13 @@ async function startRedisServerOn(port: number, extraArgs: readonly string[]): P
 /**
  * A sentinel on `port` (one nothing listens on, when not given), watching the primary at
  * `primaryPort` as `name`, with a quorum of 2: it takes the primary as down after 3 s without an
- * answer (1 s failed over a primary that was only slow on a loaded machine). Its configuration file
- * is its own, since a sentinel rewrites it.
+ * answer (1 s failed over a primary that was only slow on a loaded machine). With passwords, it logs
+ * in to the data servers with `data` and asks its own clients (other sentinels too) for `own`. Its
+ * configuration file is its own, since a sentinel rewrites it.
  */
-export async function startSentinel(primaryPort: number, name: string, port?: number): Promise<RedisServerProcess> {
+export async function startSentinel(primaryPort: number, name: string, passwords: { data?: string | undefined; own?: string | undefined } = {}): Promise<RedisServerProcess> {
   for (let attempt = 1; ; attempt += 1) {
-    const chosen = port ?? await freePort();
+    const chosen = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'pcat-sentinel-'));
     const file = join(dir, 'sentinel.conf');
     writeFileSync(file, [
@@ -119,12 +120,14 @@ export async function startSentinel(primaryPort: number, name: string, port?: nu
       `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 2`,
       `sentinel down-after-milliseconds ${name} 3000`,
       `sentinel failover-timeout ${name} 5000`,
+      ...(passwords.data === undefined ? [] : [`sentinel auth-pass ${name} ${passwords.data}`]),
+      ...(passwords.own === undefined ? [] : [`requirepass ${passwords.own}`, `sentinel sentinel-pass ${passwords.own}`]),
       '',
     ].join('\n'));
     try {
       return await startRedisProcess(chosen, [file, '--sentinel'], '+monitor master');
     } catch (error) {
-      if (port !== undefined || attempt === 5 || !(error instanceof PortTaken)) throw error;
+      if (attempt === 5 || !(error instanceof PortTaken)) throw error;
     }
   }
 }
