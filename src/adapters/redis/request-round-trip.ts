@@ -449,7 +449,10 @@ export class RedisRequestRoundTrip {
         this.breaker = { state: 'open', until: performance.now() + this.coolDownMs };
         // A connection that looks open but carries nothing (a partition drops packets without a
         // reset) never recovers by itself: start a new one, which ioredis retries until it connects.
-        if (this.client.status === 'ready') this.client.disconnect(true);
+        // One made during the partition may be stuck after its TCP handshake, waiting for an answer
+        // to its ready check that will never come: ioredis times out neither.
+        if (isHungOrOpen(this.client.status)) this.client.disconnect(true);
+        this.counting.renewIfHung();
       },
     );
   }
@@ -516,4 +519,9 @@ function refusalFix(reason: string): string | undefined {
   if (/^(MOVED|ASK|CROSSSLOT|CLUSTERDOWN)\b/.test(reason)) return 'Redis is a Cluster: name its nodes in REDIS_CLUSTER_NODES instead of one in REDIS_URL';
   if (/^READONLY\b/.test(reason)) return 'Redis is a replica: point REDIS_URL at the primary, or name the sentinels in REDIS_SENTINELS so the primary is followed';
   return undefined;
+}
+
+/** ioredis's status of a connection that is open, or has connected and waits for its ready check. */
+function isHungOrOpen(status: string): boolean {
+  return status === 'ready' || status === 'connect';
 }

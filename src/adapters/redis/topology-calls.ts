@@ -13,6 +13,11 @@ export interface CountCalls {
   run(keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Resolves once calls can be sent (never rejects: a failure to connect is a failed call's to report). */
   whenConnected(): Promise<void>;
+  /**
+   * Opens the connection anew if it has connected but never became ready: one opened during a
+   * partition waits for its ready check's answer for good.
+   */
+  renewIfHung(): void;
   close(): void;
 }
 
@@ -138,14 +143,23 @@ class SilenceWatch {
       return new SlowReplyError(`Redis did not answer within ${this.timeoutMs} ms`);
     }
     this.waitingSince = null;
+    this.renew();
+    return new Error(`Redis answered nothing for ${this.lostAfterMs} ms`);
+  }
+
+  renewIfHung(): void {
+    if (this.client.status === 'connect') this.renew();
+  }
+
+  /** A new connection in place of this one; until it is ready, calls are refused at once. */
+  private renew(): void {
     if (!this.dropped) {
       this.dropped = true;
       this.client.once('ready', () => {
         this.dropped = false;
       });
-      this.client.disconnect(true);
     }
-    return new Error(`Redis answered nothing for ${this.lostAfterMs} ms`);
+    this.client.disconnect(true);
   }
 
   whenConnected(): Promise<void> {
@@ -175,6 +189,10 @@ class WholeCountCalls implements CountCalls {
 
   whenConnected(): Promise<void> {
     return this.calls.whenConnected();
+  }
+
+  renewIfHung(): void {
+    this.calls.renewIfHung();
   }
 
   close(): void {
@@ -218,6 +236,10 @@ class ClusterCountCalls implements CountCalls {
 
   whenConnected(): Promise<void> {
     return this.calls.whenConnected();
+  }
+
+  renewIfHung(): void {
+    this.calls.renewIfHung();
   }
 
   close(): void {
