@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { hashApiKey } from '../src/domain/api-key.js';
 
 export interface BenchCatalog {
@@ -39,19 +39,27 @@ export function benchProduct(sku: string, i: number, title = `Bench product ${i}
   };
 }
 
-/** One partner with `products` products (`benchProduct`) and `keys` keys. */
+/**
+ * One partner with `products` products (`benchProduct`) and `keys` keys, written a megabyte at a
+ * time: a million products make a file of about 2 GB, more than one string can hold.
+ */
 export function writeBenchCatalog(file: string, products: number, keys: number): BenchCatalog {
   const keyList = Array.from({ length: keys }, (_, i) => benchKey(i));
   const skus = Array.from({ length: products }, (_, i) => `BENCH-${i}`);
-  const document = {
-    format: 'partner-catalog/v1',
-    partners: [{
-      id: 'bench',
-      name: 'Bench Outdoor Co.',
-      api_keys: keyList.map((key, i) => ({ id: `bench-${i}`, sha256: hashApiKey(key) })),
-      products: skus.map((sku, i) => benchProduct(sku, i)),
-    }],
-  };
-  writeFileSync(file, JSON.stringify(document));
+  const partner = { id: 'bench', name: 'Bench Outdoor Co.', api_keys: keyList.map((key, i) => ({ id: `bench-${i}`, sha256: hashApiKey(key) })) };
+  const fd = openSync(file, 'w');
+  try {
+    let pending = `{"format":"partner-catalog/v1","partners":[${JSON.stringify(partner).slice(0, -1)},"products":[`;
+    skus.forEach((sku, i) => {
+      pending += `${i === 0 ? '' : ','}${JSON.stringify(benchProduct(sku, i))}`;
+      if (pending.length >= 1_000_000) {
+        writeSync(fd, pending);
+        pending = '';
+      }
+    });
+    writeSync(fd, `${pending}]}]}`);
+  } finally {
+    closeSync(fd);
+  }
   return { file, keys: keyList, skus };
 }

@@ -4,8 +4,10 @@
  * counted from the process's spawn, and the longest wait between two.
  *
  *   npx tsx bench/cli-progress.ts [products] [--prod]   (DATABASE_URL's server, default root@127.0.0.1:3306)
+ *   npx tsx bench/cli-progress.ts [products] --write <file>
  *
- * --prod runs `npm run cli:prod`'s command (dist/, built) instead.
+ * --prod runs `npm run cli:prod`'s command (dist/, built) instead. --write only writes the catalog
+ * file, to time `import` and `check` on it by hand (docs/performance.md, a million products).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -16,6 +18,7 @@ import { createPool } from 'mysql2/promise';
 import { writeBenchCatalog } from './bench-catalog.js';
 
 const products = Number(process.argv.slice(2).find((arg) => /^[0-9]+$/.test(arg)) ?? 20_000);
+const writeTo = process.argv.includes('--write') ? process.argv[process.argv.indexOf('--write') + 1] : undefined;
 const program = process.argv.includes('--prod') ? ['dist/cli.js'] : ['--import', 'tsx', 'src/cli.ts'];
 const server = new URL(process.env.DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/');
 const database = `pcat_progress_${process.pid}`;
@@ -61,6 +64,12 @@ function report(name: string, run: Run): void {
     `first at ${((times[0] ?? Number.NaN) / 1000).toFixed(2)} s after spawn, longest gap ${(Math.max(0, ...gaps) / 1000).toFixed(2)} s; ` +
     `stdout ${run.stdout.length} bytes, ${JSON.parse(run.stdout) === null ? 'null' : 'parsed as JSON'}`);
   for (const line of run.lines) print(`  ${(line.at / 1000).toFixed(2).padStart(6)} s  ${line.text}`);
+}
+
+if (writeTo !== undefined) {
+  writeBenchCatalog(writeTo, products, 2);
+  print(`${products.toLocaleString('en-US')} products, ${((await stat(writeTo)).size / 1_000_000).toFixed(1)} MB: ${writeTo}`);
+  process.exit(0);
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'pcat-progress-'));

@@ -3,6 +3,7 @@ import { runCli } from './adapters/cli/run-command.js';
 import { loadDotEnv, readConfig, type Config } from './adapters/config/config.js';
 import { databaseAdvice } from './adapters/mysql/database-advice.js';
 import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js';
+import { rememberedByShape } from './adapters/structured-data/findings-by-shape.js';
 import { checkStructuredData } from './adapters/structured-data/google-rules.js';
 import { openOperatorCommands } from './composition/operator-commands.js';
 
@@ -18,7 +19,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
     return openOperatorCommands(opened);
   },
   catalogPieces: catalogFilePieces,
-  checkStructuredData,
+  checkStructuredData: rememberedByShape(checkStructuredData),
   invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env)), token),
   explainFailure: (error) => databaseAdvice(error, opened?.databaseUrl, opened?.databaseTls.enabled === true),
 });

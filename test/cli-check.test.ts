@@ -2,9 +2,13 @@ import { expect } from 'chai';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkStructuredData } from '../src/adapters/structured-data/google-rules.js';
+import { parseCatalogSource } from '../src/domain/catalog-source.js';
+import { jsonLdOutcome } from '../src/domain/json-ld.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
 import { catalogWithBom, defectiveCatalogs } from './fixtures/defective-catalogs.js';
-import { cli } from './support/cli-process.js';
+import { variedCatalogDocument } from './fixtures/varied-catalog.js';
+import { cli, type CliRun } from './support/cli-process.js';
 
 interface EntryJson {
   partner: string;
@@ -14,6 +18,81 @@ interface EntryJson {
   reason: string | null;
   errors: { path: string; message: string; fields: string[] }[];
   warnings: { path: string; message: string; fields: string[] }[];
+}
+
+interface FindingJson {
+  severity: 'error' | 'warning';
+  path: string;
+  message: string;
+  fields: string[];
+  entries: number;
+  first_entries: { partner: string; sku: string; pdp_url: string }[];
+}
+
+interface SummaryJson {
+  findings: FindingJson[];
+  no_json_ld: { reason: string; entries: number; first_entries: { partner: string; sku: string; pdp_url: string }[] }[];
+  totals: { pdp_entries: number; with_json_ld: number; with_no_error_on_video_object: number; without_json_ld: number };
+}
+
+/** `check --json --entries`: a JSON object a line. */
+function entriesOf(run: CliRun): EntryJson[] {
+  expect(run.stdout.endsWith('\n'), run.stdout.slice(-200)).to.equal(true);
+  return run.stdout.slice(0, -1).split('\n').map((line) => JSON.parse(line) as EntryJson);
+}
+
+/** Each entry of a catalog document with the validator run on its JSON-LD alone, in file order. */
+async function entryByEntry(document: unknown): Promise<EntryJson[]> {
+  const entries: EntryJson[] = [];
+  for (const partner of parseCatalogSource(document).partners) {
+    for (const product of partner.products) {
+      for (const entry of product.pdpUrls) {
+        const { jsonLd, reason } = jsonLdOutcome(entry, product, partner.name);
+        const findings = jsonLd === null ? { errors: [], warnings: [] } : await checkStructuredData(jsonLd);
+        entries.push({
+          partner: partner.id, sku: product.sku, pdp_url: entry.pdpUrl, json_ld: jsonLd === null ? 'null' : 'generated', reason,
+          errors: findings.errors.map((f) => ({ ...f, fields: [...f.fields] })), warnings: findings.warnings.map((f) => ({ ...f, fields: [...f.fields] })),
+        });
+      }
+    }
+  }
+  return entries;
+}
+
+/** The summary entries make, as the report by finding states it; the findings' order aside. */
+function summaryOf(entries: readonly EntryJson[]): SummaryJson {
+  const findings = new Map<string, FindingJson>();
+  const reasons = new Map<string, SummaryJson['no_json_ld'][number]>();
+  const named = ({ partner, sku, pdp_url }: EntryJson) => ({ partner, sku, pdp_url });
+  for (const entry of entries) {
+    const seen = new Set<string>();
+    for (const [severity, list] of [['error', entry.errors], ['warning', entry.warnings]] as const) {
+      for (const { path, message, fields } of list) {
+        const key = JSON.stringify([severity, path, message, fields]);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const group = findings.get(key) ?? { severity, path, message, fields, entries: 0, first_entries: [] };
+        findings.set(key, group);
+        group.entries += 1;
+        if (group.first_entries.length < 3) group.first_entries.push(named(entry));
+      }
+    }
+    if (entry.reason !== null) {
+      const group = reasons.get(entry.reason) ?? { reason: entry.reason, entries: 0, first_entries: [] };
+      reasons.set(entry.reason, group);
+      group.entries += 1;
+      if (group.first_entries.length < 3) group.first_entries.push(named(entry));
+    }
+  }
+  const generated = entries.filter((e) => e.json_ld === 'generated');
+  return {
+    findings: [...findings.values()].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    no_json_ld: [...reasons.values()],
+    totals: {
+      pdp_entries: entries.length, with_json_ld: generated.length, without_json_ld: entries.length - generated.length,
+      with_no_error_on_video_object: generated.filter((e) => e.errors.every((f) => f.path !== '')).length,
+    },
+  };
 }
 
 type Doc = { partners: { products: { sku: string; videos?: Record<string, unknown>[] }[] }[] };
@@ -42,12 +121,12 @@ describe('operator CLI: check', function () {
     return file;
   }
 
-  it('reports every entry of a valid file, with the reason of each null and Google\'s findings, needing no database', async function () {
+  it('reports every entry of a valid file with --entries, with the reason of each null and Google\'s findings, needing no database', async function () {
     const file = await write('good.json', catalogWithOneRichVideo());
-    const run = await cli(['check', file, '--json', '--quiet'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });
+    const run = await cli(['check', file, '--json', '--entries', '--quiet'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });
     expect(run.stderr).to.equal('');
     expect(run.code).to.equal(0);
-    const entries = run.json() as EntryJson[];
+    const entries = entriesOf(run);
     const at = (url: string): EntryJson => entries.find((e) => e.pdp_url === url)!;
     expect(entries.map((e) => Object.keys(e))).to.deep.equal(entries.map(() => ['partner', 'sku', 'pdp_url', 'json_ld', 'reason', 'errors', 'warnings']));
     expect(entries).to.have.length(7);
@@ -73,23 +152,104 @@ describe('operator CLI: check', function () {
     expect(exact.warnings.some((w) => w.fields.includes('duration'))).to.equal(true);
   });
 
-  it('prints a line per entry and a summary in text', async function () {
+  it('prints a summary by finding by default: each finding once, with its entries counted and the first named, then the totals', async function () {
+    const file = await write('good-summary.json', catalogWithOneRichVideo());
+    const run = await cli(['check', file, '--quiet']);
+    expect([run.code, run.stderr]).to.deep.equal([0, '']);
+    const blocks = run.stdout.slice(0, -1).split('\n\n').map((block) => block.split('\n'));
+    // The findings every object has, under the three entries with JSON-LD; those of the two spec-exact objects under them.
+    const [everywhere, specExact, ...rest] = blocks;
+    expect(everywhere!.slice(0, 4)).to.deep.equal([
+      'Found in 3 entries:', '  acme TENT-2P https://shop.example/p/123', '  acme TENT-2P https://outlet.example/tent?id=9', '  globex SHARED-1 https://globex.example/shared',
+    ]);
+    expect(everywhere).to.include('error: about: Required attribute "offers" is missing');
+    expect(specExact!.slice(0, 3)).to.deep.equal(['Found in 2 entries:', '  acme TENT-2P https://outlet.example/tent?id=9', '  globex SHARED-1 https://globex.example/shared']);
+    expect(specExact).to.include.members(['error: Required attribute "thumbnailUrl" is missing', 'error: Required attribute "uploadDate" is missing']);
+    // Each finding once, errors before warnings within a block.
+    for (const block of [everywhere!, specExact!]) {
+      const findings = block.slice(block.findIndex((line) => !line.startsWith(' ') && !line.startsWith('Found')));
+      expect(new Set(findings).size).to.equal(findings.length);
+      expect(findings.every((line) => /^(error|warning): /.test(line))).to.equal(true);
+      expect(findings.map((line) => line.split(':')[0])).to.deep.equal(findings.map((line) => line.split(':')[0]).sort());
+    }
+    expect(rest).to.deep.equal([
+      ['No JSON-LD (no_transcript) in 1 entry:', '  acme TENT-2P https://shop.example/p/124'],
+      ['No JSON-LD (video_unpublished) in 1 entry:', '  acme TENT-2P https://shop.example/p/125'],
+      ['No JSON-LD (no_video_file_url) in 1 entry:', '  acme TENT-2P https://shop.example/p/126'],
+      ['No JSON-LD (no_video_ref) in 1 entry:', '  acme TENT-2P https://shop.example/p/127'],
+      ['7 PDP entries: 3 with JSON-LD (1 with no error on the VideoObject itself), 4 without (no_transcript 1, video_unpublished 1, no_video_file_url 1, no_video_ref 1)'],
+    ]);
+  });
+
+  it('names the first 3 entries of a finding found in more', async function () {
+    const document = catalogWithOneRichVideo();
+    const tent = document.partners[0]!.products[0] as unknown as { pdp_urls: { pdp_url: string }[] };
+    tent.pdp_urls.push(...['a', 'b'].map((page) => ({ ...tent.pdp_urls[0]!, pdp_url: `https://shop.example/p/123${page}` })));
+    const run = await cli(['check', await write('more.json', document), '--quiet']);
+    expect(run.stdout.split('\n').slice(0, 4)).to.deep.equal([
+      'Found in 5 entries, the first 3:', '  acme TENT-2P https://shop.example/p/123', '  acme TENT-2P https://outlet.example/tent?id=9', '  acme TENT-2P https://shop.example/p/123a',
+    ]);
+  });
+
+  it('--json prints the summary as one document: each finding with its severity, path, message, fields, entries and the first 3', async function () {
+    const document = catalogWithOneRichVideo();
+    // The spec-exact entry first: its own findings (2 entries) are met before those every object has (3).
+    const pages = (document.partners[0]!.products[0] as unknown as { pdp_urls: unknown[] }).pdp_urls;
+    pages.unshift(...pages.splice(1, 1));
+    const run = await cli(['check', await write('good-json.json', document), '--json', '--quiet']);
+    expect([run.code, run.stderr]).to.deep.equal([0, '']);
+    const summary = run.json() as SummaryJson;
+    expect(summary.findings.filter((f) => f.severity === 'error').map((f) => f.entries)).to.deep.equal([3, 3, 2, 2, 2, 2]);
+    expect(Object.keys(summary)).to.deep.equal(['findings', 'no_json_ld', 'totals']);
+    expect(summary.totals).to.deep.equal({ pdp_entries: 7, with_json_ld: 3, with_no_error_on_video_object: 1, without_json_ld: 4 });
+    // Errors first, then warnings, each the most common first.
+    const severities = summary.findings.map((f) => f.severity);
+    expect(severities).to.deep.equal([...severities].sort());
+    for (const severity of ['error', 'warning']) {
+      const counts = summary.findings.filter((f) => f.severity === severity).map((f) => f.entries);
+      expect(counts).to.deep.equal([...counts].sort((a, b) => b - a));
+    }
+    expect(summary.no_json_ld.map((r) => [r.reason, r.entries])).to.deep.equal([['no_transcript', 1], ['video_unpublished', 1], ['no_video_file_url', 1], ['no_video_ref', 1]]);
+  });
+
+  it('on a catalog varied in shapes and values, finds for each entry what the validator finds on it alone, and sums them up exactly', async function () {
+    const document = variedCatalogDocument();
+    const file = await write('varied.json', document);
+    const [entries, summary, expected] = await Promise.all([
+      cli(['check', file, '--json', '--entries', '--quiet']), cli(['check', file, '--json', '--quiet']), entryByEntry(document),
+    ]);
+    expect([entries.code, entries.stderr, summary.code, summary.stderr]).to.deep.equal([0, '', 0, '']);
+    const checked = entriesOf(entries);
+    expect(checked).to.have.length(expected.length);
+    checked.forEach((entry, i) => expect(entry, `entry ${i}: ${expected[i]!.partner} ${expected[i]!.pdp_url}`).to.deep.equal(expected[i]));
+    // Shapes repeat with other values, and some entries have none.
+    expect(new Set(expected.map((e) => JSON.stringify([e.errors, e.warnings]))).size).to.be.within(3, expected.length / 10);
+    const reported = summary.json() as SummaryJson;
+    expect({ ...reported, findings: [...reported.findings].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) }).to.deep.equal(summaryOf(expected));
+    // Errors first, then warnings, each the most common first.
+    const order = reported.findings.map((f) => [f.severity === 'error' ? 0 : 1, -f.entries]);
+    expect(order).to.deep.equal([...order].sort(([s1, n1], [s2, n2]) => s1! - s2! || n1! - n2!));
+  });
+
+  it('prints a line per entry and the totals in text with --entries', async function () {
     const file = await write('good-text.json', catalogWithOneRichVideo());
-    const run = await cli(['check', file]);
+    const run = await cli(['check', file, '--entries']);
     expect(run.code).to.equal(0);
     expect(run.stdout).to.include('acme TENT-2P https://shop.example/p/127: no JSON-LD (no_video_ref)');
     expect(run.stdout).to.match(/acme TENT-2P https:\/\/shop\.example\/p\/123: generated, \d+ errors?, \d+ warnings?\n {2}error: about: /);
     expect(run.stdout).to.include('7 PDP entries: 3 with JSON-LD (1 with no error on the VideoObject itself), 4 without (no_transcript 1, video_unpublished 1, no_video_file_url 1, no_video_ref 1)');
   });
 
-  it('refuses a bad file with every problem named by JSON path, and exits non-zero', async function () {
+  it('refuses a bad file with every problem named by JSON path, and exits non-zero, whatever the report asked for', async function () {
     const doc = catalogWithOneRichVideo();
     Object.assign(doc.partners[0]!.products[0]!.videos![0]!, { thumbnail_url: 'not a url', upload_date: '2026-02-30' });
-    const run = await cli(['check', await write('bad.json', doc)]);
-    expect(run.code).to.equal(1);
-    expect(run.stdout).to.equal('');
-    expect(run.stderr).to.include('partners[0].products[0].videos[0].thumbnail_url');
-    expect(run.stderr).to.include('partners[0].products[0].videos[0].upload_date');
+    const file = await write('bad.json', doc);
+    for (const report of [[], ['--json'], ['--entries'], ['--json', '--entries']]) {
+      const run = await cli(['check', file, ...report]);
+      expect([run.code, run.stdout], report.join(' ')).to.deep.equal([1, '']);
+      expect(run.stderr).to.include('partners[0].products[0].videos[0].thumbnail_url');
+      expect(run.stderr).to.include('partners[0].products[0].videos[0].upload_date');
+    }
   });
 
   for (const { defect, bytes, problem } of defectiveCatalogs()) {
@@ -109,9 +269,11 @@ describe('operator CLI: check', function () {
     expect(withBom.stdout).to.equal(without.stdout);
   });
 
-  it('needs exactly one file', async function () {
+  it('needs exactly one file; --entries is check\'s alone', async function () {
     const run = await cli(['check']);
     expect(run.code).to.equal(2);
     expect(run.stderr).to.include('check needs exactly one <file>');
+    const imported = await cli(['import', 'catalogs/demo-catalog.json', '--entries']);
+    expect([imported.code, imported.stderr.split('\n')[0]]).to.deep.equal([2, 'error: import takes no --entries']);
   });
 });

@@ -8,7 +8,7 @@ import { fixtureDocument } from './fixtures/catalog-fixture.js';
 import { useTestDatabase } from './support/mariadb.js';
 import { ROOT, scriptCommand } from './support/script-command.js';
 
-/** More than one batch of 1,000 products, so some line shows a batch written and the next one still open. */
+/** More than one batch of 500 products, so some line shows a batch written and the next one still open. */
 const PRODUCTS = 1_200;
 /** A line at every step of the work: the tests wait for the command to end, never for time. */
 const EVERY_STEP = { PROGRESS_INTERVAL_MS: '0' };
@@ -33,6 +33,8 @@ const IMPORT_DONE = /^import: done in [0-9.]+ s: 1,200 products read, 1,200 writ
 const CHECK_VALIDATING = /^check: validating: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read(?:; [0-9,]+ products\/s)?$/;
 const CHECK_REPORTING = /^check: reporting: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) of 1,200 products checked(?:; [0-9,]+ products\/s)?$/;
 const CHECK_DONE = /^check: done in [0-9.]+ s: 1,200 products validated, 1,200 checked, from a file of [0-9.]+ MB$/;
+const CHECK_CHECKING = /^check: checking: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products checked(?:; [0-9,]+ products\/s)?$/;
+const CHECK_SUMMARY_DONE = /^check: done in [0-9.]+ s: 1,200 products checked, from a file of [0-9.]+ MB$/;
 
 /** The numbers a kind of line carries, in order, each line's at most the next's. */
 function climbing(lines: readonly string[], pattern: RegExp): number[][] {
@@ -119,15 +121,28 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     for (const line of lines.slice(0, -1)) expect(line).to.match(new RegExp(`${IMPORT_LINE.source}|${IMPORT_FINISHING.source}`));
     const reading = climbing(lines, IMPORT_LINE);
     // The first batch written while the file is still being read: the line follows the work, not its end.
-    expect(reading.some(([, read, written]) => written === 1_000 && read! > 1_000)).to.equal(true);
+    expect(reading.some(([, read, written]) => written === 500 && read! > 500)).to.equal(true);
     expect(reading.at(-1)).to.deep.equal([100, PRODUCTS, PRODUCTS]);
     expect(lines.filter((line) => IMPORT_FINISHING.test(line))).to.have.length.at.least(1);
   });
 
-  it('check in a pipe: the file validated, then each product checked, then one line for the whole; stdout holds only the JSON report', async function () {
+  it('check in a pipe: one read of the file, each product checked, then one line for the whole; stdout holds only the JSON summary', async function () {
     const run = await cli(['check', file, '--json'], EVERY_STEP);
     expect(run.code, run.stderr).to.equal(0);
-    expect(run.json()).to.have.length(PRODUCTS);
+    expect((run.json() as { totals: { pdp_entries: number } }).totals.pdp_entries).to.equal(PRODUCTS);
+    expect(run.stderr).to.not.include('\r').and.not.include('\x1b');
+    const lines = run.stderr.slice(0, -1).split('\n');
+    expect(lines.at(-1)).to.match(CHECK_SUMMARY_DONE);
+    for (const line of lines.slice(0, -1)) expect(line).to.match(CHECK_CHECKING);
+    const checked = climbing(lines, CHECK_CHECKING).map(([n]) => n!);
+    expect(checked[0]).to.equal(0);
+    expect(checked.at(-1)).to.be.within(PRODUCTS / 2, PRODUCTS);
+  });
+
+  it('check --entries in a pipe: the file validated, then each product checked, then one line for the whole; stdout holds only the report', async function () {
+    const run = await cli(['check', file, '--json', '--entries'], EVERY_STEP);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout.slice(0, -1).split('\n')).to.have.length(PRODUCTS);
     expect(run.stderr).to.not.include('\r').and.not.include('\x1b');
     const lines = run.stderr.slice(0, -1).split('\n');
     expect(lines.at(-1)).to.match(CHECK_DONE);
@@ -151,7 +166,7 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     expect((imported.json() as { products: object }).products).to.deep.equal({ created: 0, updated: 0, unchanged: PRODUCTS, deleted: 0 });
     const checked = await cli(['check', '-q', file], EVERY_STEP);
     expect([checked.code, checked.stderr]).to.deep.equal([0, '']);
-    expect(checked.stdout).to.match(/^1200 PDP entries: /m);
+    expect(checked.stdout).to.match(/^1,200 PDP entries: /m);
     const refused = await cli(['migrate', '--quiet']);
     expect([refused.code, refused.stderr.split('\n')[0]]).to.deep.equal([2, 'error: migrate takes no --quiet']);
   });
@@ -175,10 +190,10 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     }
   });
 
-  it('check on a terminal: the same, through both stages', async function () {
-    const run = await inTerminal(['check', file, '--json'], EVERY_STEP, dir);
+  it('check --entries on a terminal: the same, through both stages', async function () {
+    const run = await inTerminal(['check', file, '--json', '--entries'], EVERY_STEP, dir);
     expect(run.code, run.screen).to.equal(0);
-    expect(JSON.parse(run.stdout)).to.have.length(PRODUCTS);
+    expect(run.stdout.slice(0, -1).split('\n')).to.have.length(PRODUCTS);
     const { redraws, lines } = drawn(run.screen);
     expect(redraws).to.be.above(2);
     const shown = lines.filter((line) => line !== '');

@@ -9,7 +9,11 @@ import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { migrationProvider } from '../../src/adapters/mysql/migrations.js';
 import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.js';
 import { MysqlProductCatalog } from '../../src/adapters/mysql/mysql-product-catalog.js';
-import { parseCatalogSource } from '../../src/domain/catalog-source.js';
+import { parseCatalogSource, piecesOfDocument, type CatalogPiece } from '../../src/domain/catalog-source.js';
+import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
+import type { CatalogImportSession, CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
+import { systemClock } from '../../src/application/common/clock.js';
+import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { videoHash } from '../../src/domain/content-hashes.js';
@@ -205,6 +209,42 @@ describe('MySQL import', function () {
       const answer = await lookup('big', `P-${i}`);
       expect(answer.product.title).to.equal(`Second ${i}`);
       expect(seen.get(`P-${i}`), `P-${i}`).to.equal(etagOf(lookupBody(answer)));
+    }
+  });
+
+  it('keeps nothing when reading the file fails while a batch is being written', async function () {
+    const template = (fixtureDocument() as Doc).partners[0].products[2] as Record<string, unknown>;
+    const document = { format: 'partner-catalog/v1', partners: [{ id: 'big', name: 'Big', products: Array.from({ length: 1_000 }, (_, i) => ({ ...template, sku: `P-${i}` })) }] };
+    const mysql = new MysqlCatalogStore(db);
+    // The first batch's first statement waits until reading the file has failed: the batch is still being written then.
+    let writing = (): void => undefined;
+    const written = new Promise<void>((resolve) => (writing = resolve));
+    let failed = (): void => undefined;
+    const failure = new Promise<void>((resolve) => (failed = resolve));
+    const store: CatalogStore = {
+      importing: (work) => mysql.importing((session) => work(new Proxy(session, {
+        get: (target, name: keyof CatalogImportSession) => (name !== 'products' ? target[name].bind(target) : async (...args: Parameters<CatalogImportSession['products']>) => {
+          writing();
+          await failure;
+          return target.products(...args);
+        }),
+      }))),
+    };
+    async function* pieces(): AsyncGenerator<readonly CatalogPiece[]> {
+      for (const piece of piecesOfDocument(document)) {
+        if (piece.kind === 'product' && piece.index === 700) {
+          await written;
+          failed();
+          throw new Error('the disk is gone');
+        }
+        yield [piece];
+      }
+    }
+    const outcome = await new ImportCatalog(store, systemClock, processCursorKeys()).execute(pieces()).catch((error: unknown) => error);
+    expect(outcome).to.be.instanceOf(Error).with.property('message', 'the disk is gone');
+    for (const table of ['partners', 'products', 'videos', 'pdp_entries', 'product_lookups'] as const) {
+      const { n } = await db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+      expect(Number(n), table).to.equal(0);
     }
   });
 

@@ -80,6 +80,19 @@ describe('the progress line of import and check', function () {
     ]);
   });
 
+  it('check\'s summary: one stage, checking, its products counted as checked', function () {
+    const out = output(false);
+    const line = new ProgressLine('check', out, PROGRESS_POLICY, 2_000_000, clock);
+    line.startStage('checking');
+    for (let i = 0; i < 64; i++) line.product();
+    now = 1_000;
+    line.bytesRead(1_000_000);
+    now = 2_000;
+    line.finish();
+    expect(out.text).to.equal('check: checking: 1.0 of 2.0 MB (50%), about 1 s left; 64 products checked; 64 products/s\n' +
+      'check: done in 2.0 s: 64 products checked, from a file of 2.0 MB\n');
+  });
+
   it('takes its interval from PROGRESS_INTERVAL_MS, the first line never later than it, and refuses a bad one', function () {
     expect(progressPolicy({})).to.equal(PROGRESS_POLICY);
     expect(progressPolicy({ PROGRESS_INTERVAL_MS: '30000' })).to.deep.equal({ firstMs: 1_000, everyMs: 30_000, redrawMs: 250 });

@@ -4,7 +4,7 @@ export type Command =
   | { readonly name: 'help' }
   | { readonly name: 'migrate'; readonly json: boolean }
   | { readonly name: 'import'; readonly json: boolean; readonly file: string; readonly quiet: boolean }
-  | { readonly name: 'check'; readonly json: boolean; readonly file: string; readonly quiet: boolean }
+  | { readonly name: 'check'; readonly json: boolean; readonly file: string; readonly quiet: boolean; readonly entries: boolean }
   | { readonly name: 'keys issue'; readonly json: boolean; readonly partner: string; readonly label: string | null }
   | { readonly name: 'keys revoke'; readonly json: boolean; readonly keyId: string }
   | { readonly name: 'keys list'; readonly json: boolean; readonly partner: string }
@@ -27,8 +27,10 @@ export const USAGE = `Usage: npm run cli -- <command> [--json]
 Commands:
   migrate                                     bring the MySQL schema named by DATABASE_URL up to date
   import <file> [--quiet]                     validate a partner-catalog/v1 file and import it in one transaction
-  check <file> [--quiet]                      validate a catalog file as import does and, importing nothing, report
-                                              each PDP entry's JSON-LD: generated (with Google's findings) or why not
+  check <file> [--entries] [--quiet]          validate a catalog file as import does and, importing nothing, report
+                                              its PDP entries' JSON-LD: each of Google's findings with the number of
+                                              entries it applies to and the first 3, each reason for no JSON-LD the
+                                              same way, then the totals; --entries: each entry with its own findings
   keys issue --partner <id> [--label <text>]  create a key, print it once, store only its hash
   keys revoke <key-id>                        revoke a key from the next request on
   keys list --partner <id>                    list a partner's keys (never a key or a hash)
@@ -47,7 +49,7 @@ Commands:
   webhooks deliveries <endpoint-id>           the endpoint's last 100 attempts, newest first
   webhooks resend <endpoint-id> <message-id>  send the endpoint a message again, now, with the same webhook-id
 
---json prints one JSON document instead of text.
+--json prints one JSON document instead of text; check --json --entries prints a JSON object a line per entry.
 import and check show their progress on stderr: a line redrawn on a terminal, else a line every
 4 seconds, the first after 1 (PROGRESS_INTERVAL_MS sets the 4 seconds); --quiet shows none.
 `;
@@ -57,8 +59,8 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type Option = 'partner' | 'label' | 'email' | 'url' | 'description' | 'quiet';
-const OPTIONS: readonly Option[] = ['partner', 'label', 'email', 'url', 'description', 'quiet'];
+type Option = 'partner' | 'label' | 'email' | 'url' | 'description' | 'quiet' | 'entries';
+const OPTIONS: readonly Option[] = ['partner', 'label', 'email', 'url', 'description', 'quiet', 'entries'];
 
 export function parseCommand(argv: readonly string[]): Command {
   let parsed;
@@ -74,6 +76,7 @@ export function parseCommand(argv: readonly string[]): Command {
         url: { type: 'string' },
         description: { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
+        entries: { type: 'boolean' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -104,9 +107,11 @@ export function parseCommand(argv: readonly string[]): Command {
       allow([]);
       return { name, json };
     case 'import':
-    case 'check':
       allow(['quiet'], '<file>');
       return { name, json, file: operands[0]!, quiet: values.quiet === true };
+    case 'check':
+      allow(['quiet', 'entries'], '<file>');
+      return { name, json, file: operands[0]!, quiet: values.quiet === true, entries: values.entries === true };
     case 'keys issue':
       allow(['partner', 'label']);
       return { name, json, partner: partner(), label: values.label ?? null };

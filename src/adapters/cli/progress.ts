@@ -40,8 +40,11 @@ export interface ProgressOutput {
   readonly columns?: number;
 }
 
-/** The stages of the two commands: `import` reads and writes, then finishes its transaction; `check` reads the file twice. */
-export type ProgressStage = 'reading' | 'finishing' | 'validating' | 'reporting';
+/**
+ * The stages of the two commands: `import` reads and writes, then finishes its transaction; `check`
+ * reads the file once for its summary (checking), or twice for its report by entry (validating, then reporting).
+ */
+export type ProgressStage = 'reading' | 'finishing' | 'checking' | 'validating' | 'reporting';
 
 /**
  * The progress of an `import` or a `check`, on stderr so stdout holds only the command's output.
@@ -53,7 +56,7 @@ export class ProgressLine {
   private readonly started: number;
   private stage: ProgressStage;
   private stageStarted: number;
-  /** Products read in this stage (checked, in `check`'s second). */
+  /** Products read in this stage (checked, when `check` is checking or reporting). */
   private products = 0;
   /** Products `check` validated in its first stage: the second's whole. */
   private validated: number | null = null;
@@ -82,7 +85,7 @@ export class ProgressLine {
     this.schedule();
   }
 
-  /** A product read (checked, in `check`'s second stage). */
+  /** A product read (checked, when `check` is checking or reporting). */
   product(): void {
     this.products += 1;
     // A look at the clock every few products: work that keeps the event loop busy holds timers back.
@@ -177,6 +180,7 @@ export class ProgressLine {
   private figures(): string {
     if (this.command === 'import') return `${count(this.products)} products read, ${count(this.written)} written`;
     if (this.stage === 'reporting' && this.validated !== null) return `${count(this.products)} of ${count(this.validated)} products checked`;
+    if (this.stage === 'checking') return `${count(this.products)} products checked`;
     return `${count(this.products)} products read`;
   }
 
@@ -190,7 +194,8 @@ export class ProgressLine {
     if (this.command === 'import') {
       return `import: done in ${seconds.toFixed(1)} s: ${count(this.products)} products read, ${count(this.written)} written, from a file${size}`;
     }
-    return `check: done in ${seconds.toFixed(1)} s: ${count(this.validated ?? this.products)} products validated, ${count(this.products)} checked, from a file${size}`;
+    if (this.validated === null) return `check: done in ${seconds.toFixed(1)} s: ${count(this.products)} products checked, from a file${size}`;
+    return `check: done in ${seconds.toFixed(1)} s: ${count(this.validated)} products validated, ${count(this.products)} checked, from a file${size}`;
   }
 }
 

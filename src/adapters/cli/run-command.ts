@@ -84,7 +84,7 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
         pieces: () => io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }),
         checkStructuredData: (jsonLd) => io.checkStructuredData(jsonLd),
         ...(progress === undefined ? {} : { progress }),
-      }, command.json));
+      }, { json: command.json, entries: command.entries }));
       return '';
     case 'migrate': {
       const applied = await withCommands(io, (commands) => commands.migrate());
