@@ -56,7 +56,7 @@ function serverList(servers: readonly RedisServer[]): string {
 }
 
 /** Where a `redis://` URL points, for messages: host and port, never a password. */
-export function redisServer(url: string): string {
+function redisServer(url: string): string {
   if (!URL.canParse(url)) return 'the server REDIS_URL names';
   const { hostname, port } = new URL(url);
   return `${hostname}:${port === '' ? '6379' : port}`;
@@ -66,7 +66,7 @@ export function redisServer(url: string): string {
  * The TLS options for a Redis URL: none for `redis://`; for `rediss://`, the server's certificate
  * verified against `ca` (the system's authorities without one) and its name against the URL's host.
  */
-export function redisTls(url: string, ca: Buffer | undefined): ConnectionOptions | undefined {
+function redisTls(url: string, ca: Buffer | undefined): ConnectionOptions | undefined {
   const parsed = new URL(url);
   if (parsed.protocol !== 'rediss:') return undefined;
   return verifiedTls(parsed.hostname.replace(/^\[|\]$/g, ''), ca);

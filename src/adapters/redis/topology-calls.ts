@@ -172,20 +172,11 @@ class SilenceWatch {
   }
 }
 
-/** A script whole, on one Redis or a Sentinel's primary. */
-class WholeCountCalls implements CountCalls {
-  private readonly script: Script;
+/** The calls on one client: connecting, renewing and closing are its. */
+abstract class CallsOnClient implements CountCalls {
+  constructor(protected readonly calls: SilenceWatch) {}
 
-  constructor(
-    private readonly calls: SilenceWatch,
-    lua: string,
-  ) {
-    this.script = new Script(lua);
-  }
-
-  run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    return this.calls.call(this.script, keys, args);
-  }
+  abstract run(keys: readonly string[], args: readonly string[]): Promise<unknown>;
 
   whenConnected(): Promise<void> {
     return this.calls.whenConnected();
@@ -200,6 +191,20 @@ class WholeCountCalls implements CountCalls {
   }
 }
 
+/** A script whole, on one Redis or a Sentinel's primary. */
+class WholeCountCalls extends CallsOnClient {
+  private readonly script: Script;
+
+  constructor(calls: SilenceWatch, lua: string) {
+    super(calls);
+    this.script = new Script(lua);
+  }
+
+  run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    return this.calls.call(this.script, keys, args);
+  }
+}
+
 /**
  * The count script's work on a Cluster, where one call's keys must share a slot: the instances in a
  * call of their own (only when this instance tells Redis it is there), the version tokens in one
@@ -208,11 +213,13 @@ class WholeCountCalls implements CountCalls {
  * The replication id is the tokens' node's: a switch there may lose announcements, where one
  * elsewhere loses only counts.
  */
-class ClusterCountCalls implements CountCalls {
+class ClusterCountCalls extends CallsOnClient {
   constructor(
-    private readonly calls: SilenceWatch,
+    calls: SilenceWatch,
     private readonly withVersions: boolean,
-  ) {}
+  ) {
+    super(calls);
+  }
 
   async run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
     const [window, instanceId, ttl, firstText, countText, fresh] = args as [string, string, string, string, string, string];
@@ -232,18 +239,6 @@ class ClusterCountCalls implements CountCalls {
     const counted = groups.map((group) => this.calls.call(COUNTERS, group.map((at) => counters[at]!), [window, ...group.map((at) => increments[at]!)]));
     const [instancesReply, versionsReply, ...countedReplies] = await Promise.all([instances, versions, ...counted]);
     return wholeReply(instancesReply, versionsReply, groups, countedReplies, counters.length, this.withVersions);
-  }
-
-  whenConnected(): Promise<void> {
-    return this.calls.whenConnected();
-  }
-
-  renewIfHung(): void {
-    this.calls.renewIfHung();
-  }
-
-  close(): void {
-    this.calls.close();
   }
 }
 
