@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { createConnection } from 'mysql2/promise';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { freePort } from './redis.js';
 
 const run = promisify(execFile);
@@ -15,6 +15,8 @@ export interface MariadbServer {
   readonly port: number;
   /** Runs statements as root, over the server's Unix socket: a socket is secure transport, whatever the server asks of TCP. */
   admin(statements: readonly string[]): Promise<void>;
+  /** Runs one query as root over the Unix socket, `?` in `sql` filled from `values`, and gives its rows: for the state the server reports. */
+  query(sql: string, values?: readonly (string | number)[]): Promise<RowDataPacket[]>;
   /** SIGKILL by its PID, and its directory removed: a throwaway needs no clean shutdown. */
   close(): Promise<void>;
 }
@@ -36,27 +38,35 @@ export async function startMariadbServer(options: { bind?: readonly string[]; ar
   const user = userInfo().username;
   try {
     const datadir = join(dir, 'data');
-    await run('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, `--user=${user}`, '--auth-root-authentication-method=normal', '--skip-test-db']);
+    // A starting server (the install's too) deletes every #sql* file in its tmpdir, so in a shared /tmp it deletes the
+    // temporary tables of one starting beside it, which then fails ("Could not remove temporary table"): each has its own.
+    const ownTmpdir = join(dir, 'tmp');
+    mkdirSync(ownTmpdir);
+    await run('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, `--user=${user}`, '--auth-root-authentication-method=normal', '--skip-test-db', `--tmpdir=${ownTmpdir}`]);
     const socketPath = join(dir, 'mariadbd.sock');
     const logFile = join(dir, 'mariadbd.err');
     for (let attempt = 1; ; attempt += 1) {
       const port = await freePort();
       const child = spawn(mariadbd(), [
         '--no-defaults', `--user=${user}`, `--datadir=${datadir}`, `--socket=${socketPath}`, `--pid-file=${join(dir, 'mariadbd.pid')}`,
-        `--port=${port}`, `--bind-address=${(options.bind ?? ['127.0.0.1']).join(',')}`, `--log-error=${logFile}`, ...(options.args ?? []),
+        `--port=${port}`, `--bind-address=${(options.bind ?? ['127.0.0.1']).join(',')}`, `--log-error=${logFile}`, `--tmpdir=${ownTmpdir}`, ...(options.args ?? []),
       ], { stdio: 'ignore' });
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       if (await answered(child, socketPath)) {
+        const asRoot = async <T>(work: (connection: Connection) => Promise<T>): Promise<T> => {
+          const connection = await createConnection({ socketPath, user: 'root' });
+          try {
+            return await work(connection);
+          } finally {
+            await connection.end();
+          }
+        };
         return {
           port,
-          admin: async (statements) => {
-            const connection = await createConnection({ socketPath, user: 'root' });
-            try {
-              for (const statement of statements) await connection.query(statement);
-            } finally {
-              await connection.end();
-            }
-          },
+          admin: (statements) => asRoot(async (connection) => {
+            for (const statement of statements) await connection.query(statement);
+          }),
+          query: (sql, values = []) => asRoot(async (connection) => (await connection.query<RowDataPacket[]>(sql, [...values]))[0]),
           close: async () => {
             if (child.exitCode === null && child.signalCode === null) {
               child.kill('SIGKILL');
