@@ -2,7 +2,7 @@ import { loadDotEnv, readConfig } from './adapters/config/config.js';
 import { warnOfCollectorThreadsOnOneCore } from './adapters/config/one-core.js';
 import { warnOfWeakeningSettings } from './adapters/config/weakening-settings.js';
 import { createLogger } from './adapters/logging/logger.js';
-import { checkDatabaseAtStart } from './adapters/mysql/database-at-start.js';
+import { checkDatabaseAtStart, checkReplicasAtStart } from './adapters/mysql/database-at-start.js';
 import { TIMEOUTS } from './adapters/timeouts.js';
 import { databaseTls, openDeployment } from './composition/deployment.js';
 import { startService } from './composition/service.js';
@@ -15,7 +15,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   warnOfWeakeningSettings(config, logger);
   warnOfCollectorThreadsOnOneCore(logger);
-  if (config.storage === 'mysql' && config.databaseUrl !== null) await checkDatabaseAtStart(config.databaseUrl, databaseTls(config), logger);
+  if (config.storage === 'mysql' && config.databaseUrl !== null) {
+    const tls = databaseTls(config);
+    await checkDatabaseAtStart(config.databaseUrl, tls, logger);
+    await checkReplicasAtStart(config.databaseReplicas.urls, tls, logger);
+  }
   const deployment = await openDeployment(config, logger);
   const { reloadCatalog } = deployment;
   if (reloadCatalog) process.on('SIGHUP', () => void reloadCatalog('SIGHUP'));

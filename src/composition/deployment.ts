@@ -18,6 +18,7 @@ import { processCursorKeys } from '../adapters/memory/process-cursor-keys.js';
 import { PrometheusMetrics } from '../adapters/metrics/prometheus-metrics.js';
 import type { MysqlTls } from '../adapters/mysql/mysql-database.js';
 import { openMysqlStorage } from '../adapters/mysql/mysql-storage.js';
+import { ReadPositions } from '../adapters/mysql/replica-reads.js';
 import { RedisChangeVersions } from '../adapters/redis/redis-change-versions.js';
 import { RedisRefusedError } from '../adapters/redis/redis-client.js';
 import type { RedisTarget } from '../adapters/redis/redis-target.js';
@@ -80,11 +81,13 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   // reads its key from the database.
   // Its CA file read once, for the request path's connections and the announcer alike.
   const redis = redisTarget(config);
-  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0, redis);
+  // With replicas, the changes seen tell what each replica read must have applied.
+  const positions = config.databaseReplicas.urls.length > 0 ? new ReadPositions() : undefined;
+  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0, redis, positions);
   if (rateLimiting.usingFallback !== undefined) metrics?.watchRedisFallback(rateLimiting.usingFallback);
   if (rateLimiting.slowCounts !== undefined) metrics?.watchRedisSlowCounts(rateLimiting.slowCounts);
   const serviceMetrics = metrics ?? noMetrics;
-  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redis) : await openMemory(config, logger);
+  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redis, positions) : await openMemory(config, logger);
   const api: Infrastructure = {
     ...storage.api,
     limiter: rateLimiting.limiter,
@@ -116,19 +119,25 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   };
 }
 
-async function openMysql(config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined, redis: RedisTarget | null): Promise<Storage> {
+async function openMysql(
+  config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined, redis: RedisTarget | null, positions: ReadPositions | undefined,
+): Promise<Storage> {
   if (config.databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
+  const { changes } = rateLimiting;
   const storage = await openMysqlStorage({
     url: config.databaseUrl, logger, cursorSecret: config.cursorSecret, connectionLimit: config.databasePoolSize, tls: databaseTls(config),
+    ...(positions === undefined || changes === undefined
+      ? {}
+      : { replicas: { ...config.databaseReplicas, positions, isShared: () => changes.watch.isShared() } }),
   });
+  if (storage.replicas !== undefined) metrics?.watchReplicas(storage.replicas);
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
   await storage.cursorKeys.cursorKey().catch((error: unknown) => {
     logger.warn({ reason: reasonOf(error) }, 'changes feed: cursor key not read at start; the first page will read it');
   });
   metrics?.watchDatabasePool(storage.poolUse);
   // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
-  const announcer = redis === null ? undefined : new RedisChangeVersions({ target: redis });
-  const { changes } = rateLimiting;
+  const announcer = redis === null ? undefined : new RedisChangeVersions({ target: redis, position: storage.position });
   let keys: ApiKeyStore = storage.keys;
   if (changes !== undefined) {
     const held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
@@ -244,11 +253,11 @@ interface RateLimiting {
 }
 
 /** In-process, or shared through Redis with each instance counting on its share while Redis is away. */
-async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean, redis: RedisTarget | null): Promise<RateLimiting> {
+async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean, redis: RedisTarget | null, positions: ReadPositions | undefined): Promise<RateLimiting> {
   if (config.rateLimitStore === 'memory' || redis === null) {
     return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
   }
-  const watch = watchChanges ? new ChangesElsewhere() : undefined;
+  const watch = watchChanges ? new ChangesElsewhere(positions) : undefined;
   // The requests' one call to Redis, one a loop turn: the limiter takes its count, the watch the version tokens.
   const roundTrip = new RedisRequestRoundTrip({ target: redis, logger, watch });
   const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });

@@ -6,6 +6,7 @@ import { mysqlAdminStore } from '../adapters/mysql/mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from '../adapters/mysql/mysql-api-key-admin.js';
 import { MysqlCatalogStore } from '../adapters/mysql/mysql-catalog-store.js';
 import { MysqlCursorKeys } from '../adapters/mysql/mysql-cursor-keys.js';
+import { primaryPosition } from '../adapters/mysql/gtid-position.js';
 import { createMysqlDatabase } from '../adapters/mysql/mysql-database.js';
 import { MysqlWebhookEndpoints } from '../adapters/mysql/mysql-webhook-endpoints.js';
 import { MysqlWebhookOutbox } from '../adapters/mysql/mysql-webhook-outbox.js';
@@ -24,7 +25,8 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
   const db = createMysqlDatabase(databaseUrl, { ...TIMEOUTS.operatorDatabase, tls: databaseTls(config) });
   const redis = redisTarget(config);
-  const versions = redis === null ? null : new RedisChangeVersions({ target: redis });
+  // Each change's tokens carry the primary's position after it, for instances that read replicas.
+  const versions = redis === null ? null : new RedisChangeVersions({ target: redis, position: () => primaryPosition(db) });
   const announcer = versions ?? nobodyToTell;
   const container = createContainer({
     admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },

@@ -15,7 +15,7 @@ function errorOf(env: Record<string, string>): ConfigError {
 describe('configuration', function () {
   it('has the documented defaults (docs/decisions.md, configuration)', function () {
     expect(readConfig({})).to.deep.equal({
-      port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null, databasePoolSize: 10,
+      port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null, databasePoolSize: 10, databaseReplicas: { urls: [], waitMs: 1_000 },
       databaseTls: { enabled: false, caFile: null },
       rateLimitStore: 'memory', redis: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
       rateLimitMaxKeys: 100_000, cacheMaxEntries: 200_000, cacheMaxBytes: 536_870_912, logLevel: 'info',
@@ -192,6 +192,38 @@ describe('configuration', function () {
       // The query string is decoded leniently by both drivers: a lone % there stops nothing.
       expect(readConfig({ DATABASE_URL: 'mysql://catalog@db/catalog?charset=100%' }).databaseUrl).to.equal('mysql://catalog@db/catalog?charset=100%');
     });
+  });
+
+  describe('Read replicas', function () {
+    const served = { STORAGE: 'mysql', DATABASE_URL: 'mysql://u:pw@primary/c', RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379' };
+
+    it('reads DATABASE_REPLICA_URLS, trimmed, in order, and DATABASE_REPLICA_WAIT_MS (1000 unless set)', function () {
+      expect(readConfig({ ...served, DATABASE_REPLICA_URLS: ' mysql://u:pw@replica-1/c , mysql://u:pw@replica-2:3307/c' }).databaseReplicas)
+        .to.deep.equal({ urls: ['mysql://u:pw@replica-1/c', 'mysql://u:pw@replica-2:3307/c'], waitMs: 1_000 });
+      expect(readConfig({ ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c', DATABASE_REPLICA_WAIT_MS: '250' }).databaseReplicas).to.deep.equal({ urls: ['mysql://u@r/c'], waitMs: 250 });
+      expect(readConfig(served).databaseReplicas).to.deep.equal({ urls: [], waitMs: 1_000 });
+    });
+
+    const refusals: [string, Record<string, string>, string][] = [
+      ['replicas with memory storage', { DATABASE_REPLICA_URLS: 'mysql://u@r/c' }, 'DATABASE_REPLICA_URLS: replicas are read with STORAGE=mysql only: set STORAGE=mysql, or remove DATABASE_REPLICA_URLS'],
+      ['replicas without Redis', { ...served, RATE_LIMIT_STORE: 'memory', REDIS_URL: '', DATABASE_REPLICA_URLS: 'mysql://u@r/c' },
+        'DATABASE_REPLICA_URLS: an instance learns what a replica must have applied from the changes announced through Redis: set RATE_LIMIT_STORE=redis with Redis settings and a CACHE_TTL_MS above 0, or remove DATABASE_REPLICA_URLS'],
+      ['replicas with the cache off', { ...served, CACHE_TTL_MS: '0', DATABASE_REPLICA_URLS: 'mysql://u@r/c' },
+        'DATABASE_REPLICA_URLS: an instance learns what a replica must have applied from the changes announced through Redis: set RATE_LIMIT_STORE=redis with Redis settings and a CACHE_TTL_MS above 0, or remove DATABASE_REPLICA_URLS'],
+      ['an empty entry', { ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c,,mysql://u@s/c' }, 'DATABASE_REPLICA_URLS: replica 2 of 3 is empty: separate the URLs with single commas'],
+      ['an entry that is not a mysql URL, without echoing it', { ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c,postgres://u:secret@s/c' },
+        'DATABASE_REPLICA_URLS: replica 2 of 2: must be a mysql:// URL, as mysql://user:password@host:3306/database'],
+      ['a password that does not decode', { ...served, DATABASE_REPLICA_URLS: 'mysql://u:50%off@r/c' },
+        'DATABASE_REPLICA_URLS: replica 1 of 1: the password holds a % not followed by two hexadecimal digits: write a literal % as %25'],
+      ['a replica named twice', { ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c,mysql://u@s/c,mysql://u@r/c' }, 'DATABASE_REPLICA_URLS: replica 3 of 3 repeats replica 1: name each replica once'],
+      ['the primary named as a replica', { ...served, DATABASE_REPLICA_URLS: 'mysql://u:pw@primary/c' }, 'DATABASE_REPLICA_URLS: replica 1 of 1 is DATABASE_URL, the primary: name only replicas here'],
+      ['a wait past a minute', { ...served, DATABASE_REPLICA_WAIT_MS: '60001' }, 'DATABASE_REPLICA_WAIT_MS: must be a whole number from 0 to 60000; got "60001"'],
+    ];
+    for (const [what, env, message] of refusals) {
+      it(`refuses ${what}, naming the setting`, function () {
+        expect(errorOf(env).message).to.equal(message);
+      });
+    }
   });
 
   describe('TLS to the database', function () {

@@ -17,6 +17,11 @@ export interface Config {
   readonly databasePoolSize: number;
   /** TLS to the database (DATABASE_TLS), and the PEM file of the authorities it trusts (DATABASE_TLS_CA_FILE; null: the system's). */
   readonly databaseTls: { readonly enabled: boolean; readonly caFile: string | null };
+  /**
+   * Read replicas (DATABASE_REPLICA_URLS; none: every read goes to DATABASE_URL), and how long a read
+   * may wait for one to apply a change before it goes to the primary (DATABASE_REPLICA_WAIT_MS).
+   */
+  readonly databaseReplicas: { readonly urls: readonly string[]; readonly waitMs: number };
   readonly rateLimitStore: 'memory' | 'redis';
   /** Where Redis is and how to log in, from REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES; null without any. */
   readonly redis: RedisSettings | null;
@@ -139,6 +144,7 @@ export function readConfig(env: Env): Config {
     // max_connections is 151, which a handful of instances at the largest size still fit under.
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 100),
     databaseTls: databaseTls(env),
+    databaseReplicas: databaseReplicas(env, storage, rateLimitStore),
     rateLimitStore,
     redis: redisSettings(env, rateLimitStore),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', DEFAULT_RATE_LIMIT_PER_MINUTE, 1, 1_000_000_000),
@@ -314,6 +320,45 @@ function databaseTls(env: Env): Config['databaseTls'] {
   const caFile = text(env, 'DATABASE_TLS_CA_FILE');
   if (caFile !== null && !enabled) throw new ConfigError('DATABASE_TLS_CA_FILE', 'names the authorities TLS trusts, and TLS is off: set DATABASE_TLS=true, or remove DATABASE_TLS_CA_FILE');
   return { enabled, caFile };
+}
+
+/** The most replicas one instance reads: each has a pool of DATABASE_POOL_SIZE connections. */
+const MAX_REPLICAS = 16;
+
+/**
+ * DATABASE_REPLICA_URLS and DATABASE_REPLICA_WAIT_MS. An instance learns what a replica must have
+ * applied from the changes announced through Redis, so replicas need Redis and the cache that
+ * watches it; without them they are refused, never read blind. So is a replica named twice, or
+ * named as the primary: a primary never catches up with itself, and every wait on it would time out.
+ */
+function databaseReplicas(env: Env, storage: Config['storage'], rateLimitStore: Config['rateLimitStore']): Config['databaseReplicas'] {
+  const waitMs = integer(env, 'DATABASE_REPLICA_WAIT_MS', 1_000, 0, 60_000);
+  const list = text(env, 'DATABASE_REPLICA_URLS');
+  if (list === null) return { urls: [], waitMs };
+  const name = 'DATABASE_REPLICA_URLS';
+  if (storage !== 'mysql') throw new ConfigError(name, 'replicas are read with STORAGE=mysql only: set STORAGE=mysql, or remove DATABASE_REPLICA_URLS');
+  if (rateLimitStore !== 'redis' || text(env, 'CACHE_TTL_MS') === '0') {
+    throw new ConfigError(name, 'an instance learns what a replica must have applied from the changes announced through Redis: set RATE_LIMIT_STORE=redis with Redis settings and a CACHE_TTL_MS above 0, or remove DATABASE_REPLICA_URLS');
+  }
+  const entries = list.split(',').map((entry) => entry.trim());
+  if (entries.length > MAX_REPLICAS) throw new ConfigError(name, `names ${entries.length} replicas; at most ${MAX_REPLICAS}`);
+  const urls = entries.map((entry, index) => {
+    const which = `replica ${index + 1} of ${entries.length}`;
+    if (entry === '') throw new ConfigError(name, `${which} is empty: separate the URLs with single commas`);
+    try {
+      return optionalUrl({ [name]: entry }, name, 'mysql:')!;
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      throw new ConfigError(name, `${which}: ${error.message.slice(name.length + 2)}`);
+    }
+  });
+  const primary = text(env, 'DATABASE_URL');
+  urls.forEach((url, index) => {
+    const which = `replica ${index + 1} of ${urls.length}`;
+    if (urls.indexOf(url) !== index) throw new ConfigError(name, `${which} repeats replica ${urls.indexOf(url) + 1}: name each replica once`);
+    if (url === primary) throw new ConfigError(name, `${which} is DATABASE_URL, the primary: name only replicas here`);
+  });
+  return { urls, waitMs };
 }
 
 /** The settings that name where Redis is: exactly one may be set. */

@@ -25,6 +25,13 @@ export interface DatabasePoolUse {
   readonly waitedSeconds: number;
 }
 
+/** What the read replicas are doing now (the MySQL storage reports it). */
+export interface ReplicaReads {
+  readonly replicas: ReadonlyArray<{ readonly name: string; lagSeconds(): number }>;
+  /** Reads a replica could have taken that went to the primary, since the start, by why. */
+  readonly primaryReads: Readonly<Record<string, number>>;
+}
+
 /** How full the response cache is now, read at scrape time. */
 export interface ResponseCacheSize {
   /** Answers held, remembered misses included. */
@@ -187,6 +194,28 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
       collect() {
         this.reset();
         this.inc(use().waitedSeconds);
+      },
+    });
+  }
+
+  watchReplicas(reads: ReplicaReads): void {
+    new Gauge({
+      name: `${METRIC_PREFIX}db_replica_lag_seconds`,
+      help: 'Seconds since the oldest change this instance has seen that the replica was not yet seen to have applied; 0 when it has applied them all.',
+      labelNames: ['replica'],
+      registers: [this.registry],
+      collect() {
+        for (const replica of reads.replicas) this.set({ replica: replica.name }, replica.lagSeconds());
+      },
+    });
+    new Counter({
+      name: `${METRIC_PREFIX}db_primary_reads_total`,
+      help: 'Reads a replica could have taken that went to the primary, by reason: lagging (no replica had applied the changes seen in time), unreachable, or no_position (changes could not be seen, or the primary position not read).',
+      labelNames: ['reason'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(reads.primaryReads)) this.inc({ reason }, count);
       },
     });
   }

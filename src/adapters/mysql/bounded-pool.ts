@@ -15,6 +15,22 @@ export interface PoolBounds {
   readonly queryTimeoutMs: number;
   /** Statements each new connection runs once before it is first lent. */
   readonly sessionSetup: readonly string[];
+  /** A replica's pool: what each connection's server must have applied before the connection is lent. */
+  readonly catchUp?: CatchUp;
+}
+
+/**
+ * What a replica's connections must have applied before they are lent (replica-reads.ts). Each
+ * connection waits once a version, on its own server: behind a load balancer, connections may
+ * reach different replicas.
+ */
+export interface CatchUp {
+  /** Grows whenever the position connections must reach moves. */
+  version(): number;
+  /** The statement that waits for that version's position, answering `reached`, and how long the server may wait; null: nothing to wait for. */
+  statement(version: number): { readonly sql: string; readonly parameters: unknown[]; readonly waitMs: number } | null;
+  /** A connection's server reached that version's position. */
+  reached(version: number): void;
 }
 
 /** Statement texts sent as server-side prepared statements, so their values never enter the SQL text. */
@@ -65,6 +81,8 @@ interface Held {
   firstDeadline: number | null;
   /** The failure count when this connection last answered: one that sat idle through a failure is not trusted. */
   trustedAt: number;
+  /** The CatchUp version this connection's server was last seen to have reached. */
+  caughtUp: number;
 }
 
 /**
@@ -88,7 +106,8 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
 
   function fail(error: unknown): DatabaseError {
     const wrapped = databaseErrorFrom(error);
-    if (wrapped.failure === 'connection failed' || wrapped.failure === 'no answer in time') failures += 1;
+    // A server now read-only may be a former primary behind the same address: no idle connection is trusted either.
+    if (wrapped.failure === 'connection failed' || wrapped.failure === 'no answer in time' || wrapped.failure === 'read only') failures += 1;
     return wrapped;
   }
 
@@ -122,7 +141,7 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
     let state = held.get(raw);
     if (state === undefined) {
       // Kysely keys its per-connection state on the object it is given: one wrapper per raw connection.
-      state = { wrapper: wrapperOf(raw), lent: false, setUp: false, firstDeadline: null, trustedAt: failures };
+      state = { wrapper: wrapperOf(raw), lent: false, setUp: false, firstDeadline: null, trustedAt: failures, caughtUp: -1 };
       held.set(raw, state);
     }
     return state;
@@ -155,8 +174,9 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
         return;
       }
       const wrapped = fail(error);
-      // A fatal error closed the connection: it must not go back to the pool.
-      if (error.fatal) discard(raw, state);
+      // A fatal error closed the connection: it must not go back to the pool. Nor may one to a server
+      // that now refuses writes: it is opened anew, to where the address leads now.
+      if (error.fatal || wrapped.failure === 'read only') discard(raw, state);
       callback(wrapped, undefined as never);
     };
     if (preparedOnServer.has(sql)) raw.execute(sql, parameters as ExecuteValues[], answered);
@@ -169,7 +189,7 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
     state.firstDeadline = deadline;
     if (first === undefined) {
       state.setUp = true;
-      callback(null, state.wrapper);
+      lend(raw, state, callback);
       return;
     }
     run(raw, state, first, [], (error) => {
@@ -226,10 +246,38 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
       clearTimeout(timer);
       if (state.setUp) {
         state.firstDeadline = deadline;
-        callback(null, state.wrapper);
+        lend(raw, state, callback);
       } else {
         setUp(raw, state, bounds.sessionSetup, deadline, callback);
       }
+    });
+  }
+
+  /**
+   * Hands the connection on, once its server has applied what reads must see (CatchUp). A server
+   * that has not within the wait gets the connection back to the pool and the caller 'replica behind'.
+   */
+  function lend(raw: PoolConnection, state: Held, callback: Callback): void {
+    const { catchUp } = bounds;
+    const version = catchUp?.version() ?? 0;
+    const wait = catchUp === undefined || state.caughtUp >= version ? null : catchUp.statement(version);
+    if (wait === null) {
+      state.caughtUp = version;
+      callback(null, state.wrapper);
+      return;
+    }
+    state.firstDeadline = Date.now() + wait.waitMs + bounds.queryTimeoutMs;
+    run(raw, state, wait.sql, wait.parameters, (error, result) => {
+      if (error !== null || !reachedIn(result)) {
+        giveBack(raw, state);
+        callback(error ?? new DatabaseError('replica behind'), undefined as never);
+        return;
+      }
+      state.caughtUp = version;
+      catchUp!.reached(version);
+      // The caller's statement has a deadline of its own, the wait spent.
+      state.firstDeadline = Date.now() + bounds.queryTimeoutMs;
+      callback(null, state.wrapper);
     });
   }
 
@@ -292,6 +340,12 @@ export function boundedPool(pool: Pool, bounds: PoolBounds): MeasuredPool {
       });
     },
   };
+}
+
+/** Whether a wait statement's one row says `reached`. */
+function reachedIn(result: MysqlQueryResult | undefined): boolean {
+  const [row] = Array.isArray(result) ? (result as Array<{ reached?: unknown }>) : [];
+  return row?.reached === 1;
 }
 
 /**

@@ -17,6 +17,30 @@ const MIGRATION_TABLE = 'kysely_migration';
  * `/readyz` tells meanwhile.
  */
 export async function checkDatabaseAtStart(url: string, tls: MysqlTls | undefined, logger: Logger): Promise<void> {
+  await checkAtStart(url, tls, logger, PRIMARY);
+}
+
+/**
+ * Looks at each replica (DATABASE_REPLICA_URLS) as at the primary, naming that setting. One out of
+ * reach, or behind on migrations (it may still be applying them), is only logged: its reads go to
+ * the primary meanwhile.
+ */
+export async function checkReplicasAtStart(urls: readonly string[], tls: MysqlTls | undefined, logger: Logger): Promise<void> {
+  for (const [index, url] of urls.entries()) {
+    await checkAtStart(url, tls, logger, { setting: 'DATABASE_REPLICA_URLS', which: `replica ${index + 1} of ${urls.length}: `, lacking: 'warn' });
+  }
+}
+
+/** Which setting named the server, how the messages name it, and what lacking migrations does. */
+interface Role {
+  readonly setting: string;
+  readonly which: string;
+  readonly lacking: 'stop' | 'warn';
+}
+
+const PRIMARY: Role = { setting: 'DATABASE_URL', which: '', lacking: 'stop' };
+
+async function checkAtStart(url: string, tls: MysqlTls | undefined, logger: Logger, role: Role): Promise<void> {
   const db = createMysqlDatabase(url, { ...TIMEOUTS.servingDatabase, connectionLimit: 1, tls });
   try {
     const { rows } = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
@@ -25,7 +49,9 @@ export async function checkDatabaseAtStart(url: string, tls: MysqlTls | undefine
     const missing = known.filter((name) => !applied.has(name));
     const target = databaseTarget(url);
     const named = target === null ? 'the database' : `database \`${target.database}\` on ${target.host}:${target.port}`;
-    if (missing.length > 0) {
+    if (missing.length > 0 && role.lacking === 'warn') {
+      logger.warn({ migrations: missing }, `database: ${role.which}${named} lacks migrations the primary should have: it may still be applying them; its reads go to the primary if it is behind`);
+    } else if (missing.length > 0) {
       throw new Error(`${named} lacks ${missing.length} migration${missing.length === 1 ? '' : 's'} this version needs (${missing.join(', ')}). ` +
         `Bring it up to date with the same DATABASE_URL before starting:\n  ${MIGRATE_COMMAND}`);
     }
@@ -36,10 +62,12 @@ export async function checkDatabaseAtStart(url: string, tls: MysqlTls | undefine
   } catch (error) {
     const failure = databaseErrorIn(error);
     if (failure === null) throw error;
-    const advice = databaseAdvice(failure, url, tls !== undefined) ?? failure.message;
+    const advice = `${role.which}${databaseAdvice(failure, url, tls !== undefined, role.setting) ?? failure.message}`;
     // No table of migrations at all (ER_NO_SUCH_TABLE) is a database that was never migrated.
     if (isLastingDatabaseFailure(failure)) throw new Error(advice);
-    if (failure.storageUnavailable) logger.warn({ reason: advice }, 'database: not reachable at start; /readyz answers 503 until it is');
+    if (failure.storageUnavailable) {
+      logger.warn({ reason: advice }, role === PRIMARY ? 'database: not reachable at start; /readyz answers 503 until it is' : 'database replica: not reachable at start; its reads go to the primary until it is');
+    }
     // A user that may read only the service's own tables: the schema goes unchecked, and the start goes on.
     else logger.warn({ reason: advice }, 'database: its migrations could not be read at start, so the schema is not checked');
   } finally {

@@ -6,7 +6,11 @@ export type DatabaseFailure =
   | 'connection failed'
   | 'query interrupted'
   | 'statement failed'
-  | 'pool closed';
+  | 'pool closed'
+  /** The server refuses writes (read_only): a replica, or a former primary the address still leads to. */
+  | 'read only'
+  /** A replica had not applied a change's position within DATABASE_REPLICA_WAIT_MS: its read goes to the primary. */
+  | 'replica behind';
 
 /**
  * The only error the MySQL adapter lets out. A driver error carries the SQL as sent (with its
@@ -39,6 +43,9 @@ export function isCertificateRefusal(error: DatabaseError): boolean {
   return error.code === TLS_HANDSHAKE_FAILED && /certificate/i.test(error.tlsReason ?? '');
 }
 
+/** MariaDB's and MySQL's refusals of a write on a read-only server. */
+const READ_ONLY_CODES = new Set(['ER_OPTION_PREVENTS_STATEMENT', 'ER_READ_ONLY_MODE']);
+
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'PROTOCOL_CONNECTION_LOST']);
 
 /** A driver error as a DatabaseError: its kind and code only, and for a failed TLS handshake Node's reason. */
@@ -48,6 +55,7 @@ export function databaseErrorFrom(error: unknown): DatabaseError {
   // Only a code shaped like one: whatever else sits in `code` is not repeated.
   const code = typeof fields.code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(fields.code) ? fields.code : undefined;
   if (code === 'ER_QUERY_INTERRUPTED') return new DatabaseError('query interrupted', code);
+  if (code !== undefined && READ_ONLY_CODES.has(code)) return new DatabaseError('read only', code);
   if (code === TLS_HANDSHAKE_FAILED && typeof fields.message === 'string') return new DatabaseError('connection failed', code, fields.message);
   if (fields.fatal === true || (code !== undefined && CONNECTION_CODES.has(code))) return new DatabaseError('connection failed', code);
   return new DatabaseError('statement failed', code);

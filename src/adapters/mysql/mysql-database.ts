@@ -3,7 +3,7 @@ import { createPool, type PoolOptions } from 'mysql2';
 import { connect, type Socket } from 'node:net';
 import { TIMEOUTS } from '../timeouts.js';
 import type { Database } from './database.js';
-import { boundedPool, type PoolUse } from './bounded-pool.js';
+import { boundedPool, type CatchUp, type PoolUse } from './bounded-pool.js';
 
 export interface MysqlDatabaseOptions {
   /** How long opening a connection may take; a lost database fails fast instead of hanging. */
@@ -20,6 +20,8 @@ export interface MysqlDatabaseOptions {
   readonly onStatement?: Logger;
   /** TLS to the server; none: plain TCP. */
   readonly tls?: MysqlTls | undefined;
+  /** A replica's pool: what each connection must have applied before it is lent. */
+  readonly catchUp?: CatchUp;
 }
 
 /**
@@ -57,6 +59,7 @@ export function openMeasuredMysqlDatabase(url: string, options: MysqlDatabaseOpt
     queryTimeoutMs: options.queryTimeoutMs ?? TIMEOUTS.servingDatabase.queryTimeoutMs,
     // JSON_ARRAYAGG is built on GROUP_CONCAT in MariaDB and would be cut at the 1 MiB default.
     sessionSetup: ['set session group_concat_max_len = 67108864'],
+    ...(options.catchUp === undefined ? {} : { catchUp: options.catchUp }),
   });
   const dialect = new MysqlDialect({ pool: bounded });
   return { db: new Kysely<Database>(options.onStatement === undefined ? { dialect } : { dialect, log: options.onStatement }), poolUse: () => bounded.use() };

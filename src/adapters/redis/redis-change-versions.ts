@@ -1,7 +1,7 @@
 import { reasonOf } from '../../domain/failure-reason.js';
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import type { ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
+import { tokenAt, type ChangeVersions, type KeyChanges } from '../../application/instances/change-versions.js';
 import { TIMEOUTS } from '../timeouts.js';
 import { quitOrDrop, redisFailure } from './redis-client.js';
 import { ioredisClient, type RedisTarget } from './redis-target.js';
@@ -22,6 +22,11 @@ export interface RedisChangeVersionsOptions {
   /** Where Redis is; never logged, since it may carry a password. */
   readonly target: RedisTarget;
   readonly versionPrefix?: string;
+  /**
+   * The database's position now, read after a change commits and carried by its token, so instances
+   * reading replicas wait for the change to reach them; none, or null from it: tokens carry none.
+   */
+  readonly position?: () => Promise<string | null>;
 }
 
 /**
@@ -33,11 +38,13 @@ export class RedisChangeVersions implements ChangeVersions {
   private readonly client: TokenClient;
   private readonly prefix: string;
   private readonly target: RedisTarget;
+  private readonly position: (() => Promise<string | null>) | undefined;
   /** Why the connection last failed: the command's own error says only that it gave up. */
   private lastError: string | null = null;
 
   constructor(options: RedisChangeVersionsOptions) {
     this.target = options.target;
+    this.position = options.position;
     this.prefix = options.versionPrefix ?? DEFAULT_VERSION_PREFIX;
     const client = ioredisClient(options.target, {
       connectTimeout: TIMEOUT_MS,
@@ -55,13 +62,23 @@ export class RedisChangeVersions implements ChangeVersions {
   }
 
   async keysChanged(changes?: KeyChanges): Promise<void> {
-    const token = randomUUID();
+    const token = tokenAt(randomUUID(), await this.positionNow());
     await this.told(this.client.pcatAnnounceKeyChanges(keyChangesKey(this.prefix), keysVersionKey(this.prefix), token, KEY_CHANGES_RETENTION_MS, ...keyChangeEntries(changes, token)));
   }
 
   async catalogsChanged(partnerIds: readonly string[]): Promise<void> {
     if (partnerIds.length === 0) return;
-    await this.told(this.client.mset(...partnerIds.flatMap((partnerId) => [catalogVersionKey(this.prefix, partnerId), randomUUID()])));
+    const position = await this.positionNow();
+    await this.told(this.client.mset(...partnerIds.flatMap((partnerId) => [catalogVersionKey(this.prefix, partnerId), tokenAt(randomUUID(), position)])));
+  }
+
+  /**
+   * The database's position now, for the tokens of a change just committed. One that cannot be read
+   * leaves the tokens without one: instances then read the primary's position themselves, and the
+   * change is still told.
+   */
+  private async positionNow(): Promise<string | null> {
+    return this.position === undefined ? null : this.position().catch(() => null);
   }
 
   /**

@@ -35,3 +35,35 @@ export interface ChangeVersions {
   /** The partner's catalog token now; a fresh one is started where there is none. */
   catalogVersion(partnerId: string): Promise<string>;
 }
+
+/**
+ * What separates a token's random part from the database position it carries: the primary's
+ * replication position after the change committed (docs/several-instances.md, read your writes).
+ * Neither a random token nor a position holds it.
+ */
+const POSITION_MARK = '@';
+
+/** A token that carries the position its change committed at; `position` null: a token that carries none. */
+export function tokenAt(random: string, position: string | null): string {
+  return position === null ? random : `${random}${POSITION_MARK}${position}`;
+}
+
+/** The position a token carries; null for one that carries none (started where a store had lost its tokens, or announced without a database). */
+export function positionIn(token: string): string | null {
+  const at = token.indexOf(POSITION_MARK);
+  return at === -1 ? null : token.slice(at + 1);
+}
+
+/**
+ * Told, as changes are seen, the positions reads must reach before they may go to a replica: a
+ * replica that has not applied a change must not answer under the token that announced it.
+ */
+export interface ChangePositions {
+  /** A change was seen that committed at this position. */
+  seen(position: string): void;
+  /**
+   * A change may have gone unseen (a read of the tokens given up, the shared store back after a
+   * loss), or one was seen whose position is not known: reads must reach the primary's own position.
+   */
+  unknown(): void;
+}

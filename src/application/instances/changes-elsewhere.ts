@@ -1,3 +1,5 @@
+import { positionIn, type ChangePositions } from './change-versions.js';
+
 /**
  * What this instance has learned of changes made elsewhere, from the version tokens that each
  * request's round trip to the shared store reads with its count (docs/several-instances.md). It does no I/O: the shared
@@ -17,6 +19,8 @@
  * - A request whose read of the tokens was given up (`versionsMissed`) saw no change: the key set is
  *   read again before it is answered, and its partner's answers are read from the database until a
  *   token is seen again.
+ * - With `positions`, every new token's database position is told on, for reads from replicas; and
+ *   so is every time a change may have gone unseen.
  */
 export class ChangesElsewhere {
   private keysToken: string | undefined;
@@ -26,6 +30,8 @@ export class ChangesElsewhere {
   private readonly catalogTokens = new Map<string, string>();
   /** Partners whose last read of their token was given up: not cached from until one is seen. */
   private readonly unsure = new Set<string>();
+
+  constructor(private readonly positions?: ChangePositions) {}
 
   /** Whether tokens are being read from the shared store right now. */
   isShared(): boolean {
@@ -46,11 +52,23 @@ export class ChangesElsewhere {
     if (token === this.keysToken) return;
     this.keysToken = token;
     this.keysChanges += 1;
+    this.positionOf(token);
   }
 
   catalogSeen(partnerId: string, token: string): void {
-    this.catalogTokens.set(partnerId, token);
+    if (this.catalogTokens.get(partnerId) !== token) {
+      this.catalogTokens.set(partnerId, token);
+      this.positionOf(token);
+    }
     if (this.unsure.size > 0) this.unsure.delete(partnerId);
+  }
+
+  /** Tells the positions of a token seen for the first time. */
+  private positionOf(token: string): void {
+    if (this.positions === undefined) return;
+    const position = positionIn(token);
+    if (position === null) this.positions.unknown();
+    else this.positions.seen(position);
   }
 
   /**
@@ -67,6 +85,7 @@ export class ChangesElsewhere {
   versionsMissed(partnerId: string | undefined): void {
     this.keysChanges += 1;
     if (partnerId !== undefined) this.unsure.add(partnerId);
+    this.positions?.unknown();
   }
 
   /**
@@ -84,6 +103,7 @@ export class ChangesElsewhere {
     if (this.sharing) return;
     this.sharing = true;
     this.forgetAll();
+    this.positions?.unknown();
   }
 
   /**

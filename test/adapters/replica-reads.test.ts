@@ -1,0 +1,192 @@
+import { expect } from 'chai';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/adapters/mysql/database.js';
+import { DatabaseError } from '../../src/adapters/mysql/database-error.js';
+import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
+import { CURSOR_SECRET_NAME } from '../../src/adapters/mysql/mysql-cursor-keys.js';
+import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
+import { openMysqlStorage, type MysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
+import { ReadPositions } from '../../src/adapters/mysql/replica-reads.js';
+import { parseSku } from '../../src/domain/sku.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import { importCatalog } from '../support/import.js';
+import { startReplicatedMariadb, type ReplicatedMariadb } from '../support/mariadb-replication.js';
+import { until } from '../support/redis-topologies.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+
+const DATABASE = 'catalog';
+/** Short, so a replica held behind costs the test little; long enough for a caught-up one on a loaded machine. */
+const WAIT_MS = 500;
+const ACME_PROD = { keyId: 'acme-prod', partnerId: 'acme' };
+
+describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primary and GTID replica', function () {
+  this.timeout(120_000);
+  let pair: ReplicatedMariadb;
+  let primary: Kysely<Database>;
+  let storage: MysqlStorage | undefined;
+  let proxy: TcpProxy | undefined;
+  let positions: ReadPositions;
+  let shared: boolean;
+
+  before(async function () {
+    pair = await startReplicatedMariadb({ databases: [DATABASE] });
+    primary = createMysqlDatabase(pair.primaryUrl(DATABASE), { queryTimeoutMs: 60_000 });
+    await migrateToLatest(primary);
+    await importCatalog(primary, fixtureCatalog());
+    await pair.caughtUp();
+  });
+  beforeEach(function () {
+    positions = new ReadPositions();
+    shared = true;
+  });
+  afterEach(async function () {
+    await storage?.close();
+    storage = undefined;
+    await proxy?.close();
+    proxy = undefined;
+    await pair.resumeApplying();
+    await sql`update api_keys set revoked_at = null where id = ${ACME_PROD.keyId}`.execute(primary);
+    await pair.caughtUp();
+  });
+  after(async function () {
+    await primary.destroy();
+    await pair.close();
+  });
+
+  /** The storage an instance serves from, reading the replica at `replicaUrl`. */
+  const open = async (replicaUrl = pair.replicaUrl(DATABASE)): Promise<MysqlStorage> => {
+    storage = await openMysqlStorage({ url: pair.primaryUrl(DATABASE), replicas: { urls: [replicaUrl], waitMs: WAIT_MS, positions, isShared: () => shared } });
+    return storage;
+  };
+  const routerOf = (opened: MysqlStorage): NonNullable<MysqlStorage['replicas']> => opened.replicas!;
+  /** Statements of these kinds the replica has run for clients (the test's own `show` is none of them): they rise only when reads reach it. */
+  const replicaStatements = async (kinds: readonly string[] = ['Com_select', 'Com_stmt_execute']): Promise<number> => {
+    const rows = await pair.replica.query('show global status');
+    return rows.filter((row) => kinds.includes(String(row.Variable_name))).reduce((sum, row) => sum + Number(row.Value), 0);
+  };
+  const replicaReads = (): Promise<number> => replicaStatements();
+  /** Revokes acme-prod on the primary, and tells the instance of it as a token would: its position. */
+  const revokeOnPrimary = async (): Promise<void> => {
+    await sql`update api_keys set revoked_at = now() where id = ${ACME_PROD.keyId}`.execute(primary);
+    positions.seen(await pair.primaryPosition());
+  };
+
+  it('reads lookups, batches, the key set, the changes feed and the cursor key from the replica, as a user it refuses writes', async function () {
+    const opened = await open();
+    const before = await replicaReads();
+    expect(await opened.catalog.findBySku('acme', parseSku('TENT-2P'))).to.not.equal(null);
+    expect((await opened.catalog.findManyBySku('acme', [parseSku('TENT-2P'), parseSku('NOPE')])).map((answer) => answer !== null)).to.deep.equal([true, false]);
+    expect((await opened.keys.listLive()).map((key) => key.keyId)).to.include(ACME_PROD.keyId);
+    expect((await opened.changes.read('acme', 0, 10)).entries.length).to.be.above(0);
+    await opened.cursorKeys.cursorKey();
+    expect(await replicaReads() - before).to.be.at.least(5);
+    expect(routerOf(opened).primaryReads).to.deep.equal({ no_position: 0, lagging: 0, unreachable: 0 });
+    // The replica refuses the service's user a write: nothing the service writes may go there.
+    const replica = createMysqlDatabase(pair.replicaUrl(DATABASE));
+    try {
+      const error = await sql`update api_keys set label = label`.execute(replica).then(() => null, (caught: unknown) => caught);
+      expect(error).to.be.instanceOf(DatabaseError).and.to.include({ failure: 'read only' });
+    } finally {
+      await replica.destroy();
+    }
+  });
+
+  it('reads a change seen from the primary while the replica has not applied it, and from the replica again once it has', async function () {
+    const opened = await open();
+    const router = routerOf(opened);
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(true);
+    await pair.stopApplying();
+    // The control: a change the instance has not seen is not waited for, and the replica shows the key live.
+    await sql`update api_keys set revoked_at = now() where id = ${ACME_PROD.keyId}`.execute(primary);
+    expect(await opened.keys.isLive(ACME_PROD), 'a change not seen').to.equal(true);
+    positions.seen(await pair.primaryPosition());
+    // Seen: the replica's connection waits for the position, gives up, and the primary answers.
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(router.primaryReads.lagging).to.equal(1);
+    expect(router.replicas[0]!.lagSeconds()).to.be.above(0);
+    // Taken out: the next read goes to the primary without waiting again.
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(router.primaryReads.lagging).to.equal(2);
+    await pair.resumeApplying();
+    await until('the replica taking reads again', () => router.replicas[0]!.state === 'usable');
+    const before = await replicaReads();
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(await replicaReads()).to.be.above(before);
+    expect(router.primaryReads.lagging).to.equal(2);
+    expect(router.replicas[0]!.lagSeconds()).to.equal(0);
+  });
+
+  it('waits once a change on each connection, not once a request', async function () {
+    const opened = await open();
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(true);
+    await revokeOnPrimary();
+    // Each read a text statement, as the wait is: one connection lent one read at a time makes one wait for the one change.
+    const before = await replicaStatements(['Com_select']);
+    for (let i = 0; i < 20; i += 1) expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(await replicaStatements(['Com_select']) - before).to.equal(21);
+    expect(routerOf(opened).primaryReads).to.deep.equal({ no_position: 0, lagging: 0, unreachable: 0 });
+    expect(routerOf(opened).replicas[0]!.reachedVersion).to.equal(positions.version);
+  });
+
+  it('sends reads to the primary while changes cannot be seen, and waits for the primary\'s own position once one may have gone unseen', async function () {
+    const opened = await open();
+    shared = false;
+    await pair.stopApplying();
+    await sql`update api_keys set revoked_at = now() where id = ${ACME_PROD.keyId}`.execute(primary);
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(routerOf(opened).primaryReads.no_position).to.equal(1);
+    // Back, with a change that may have gone unseen: the primary's position is read and waited for.
+    shared = true;
+    positions.unknown();
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(routerOf(opened).primaryReads).to.deep.equal({ no_position: 1, lagging: 1, unreachable: 0 });
+  });
+
+  it('sends reads to the primary while the replica is out of reach, and to the replica again once it answers', async function () {
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: pair.replica.port });
+    const opened = await open(pair.replicaUrl(DATABASE).replace(`:${pair.replica.port}/`, `:${proxy.port}/`));
+    const router = routerOf(opened);
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(true);
+    // Dropped packets: the connection the pool holds goes silent, and new ones are never answered.
+    proxy.blackHole();
+    await revokeOnPrimary();
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(router.primaryReads.unreachable).to.equal(1);
+    expect(router.replicas[0]!.state).to.equal('unreachable');
+    // Taken out: the next read goes to the primary at once, without a timeout of its own.
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(router.primaryReads.unreachable).to.equal(2);
+    proxy.restore();
+    await until('the replica taking reads again', () => router.replicas[0]!.state === 'usable');
+    const before = await replicaReads();
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    expect(await replicaReads()).to.be.above(before);
+    expect(router.primaryReads.unreachable).to.equal(2);
+  });
+
+  it('creates the cursor key on the primary when the replica has none, and reads it from the replica after', async function () {
+    await sql`delete from service_secrets where name = ${CURSOR_SECRET_NAME}`.execute(primary);
+    await pair.caughtUp();
+    const opened = await open();
+    const key = await opened.cursorKeys.cursorKey();
+    const [row] = await primary.selectFrom('service_secrets').select('value').where('name', '=', CURSOR_SECRET_NAME).execute();
+    expect(row?.value).to.equal(key.secret.toString('base64url'));
+  });
+
+  it('drops a connection to a primary that turned read-only, and writes through a new one once it takes writes', async function () {
+    const writer = createMysqlDatabase(pair.primaryUrl(DATABASE), { connectionLimit: 1 });
+    try {
+      const connectionId = async (): Promise<number> => (await sql<{ id: number }>`select connection_id() as id`.execute(writer)).rows[0]!.id;
+      const first = await connectionId();
+      await pair.primary.admin(['set global read_only = 1']);
+      const refused = await sql`update api_keys set label = label`.execute(writer).then(() => null, (caught: unknown) => caught);
+      expect(refused).to.be.instanceOf(DatabaseError).and.to.include({ failure: 'read only', storageUnavailable: true });
+      await pair.primary.admin(['set global read_only = 0']);
+      await sql`update api_keys set label = label`.execute(writer);
+      expect(await connectionId()).to.not.equal(first);
+    } finally {
+      await pair.primary.admin(['set global read_only = 0']);
+      await writer.destroy();
+    }
+  });
+});
