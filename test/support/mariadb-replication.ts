@@ -40,12 +40,14 @@ const THREADS_POLLS = 1_500;
  * all privileges on them, points the replica at the primary by GTID, and resolves once the replica runs
  * and has applied all of that, so the service's user can log in to either at once.
  * `tlsArgs` go to both servers; the replica then reads the primary over TLS, which a primary that takes TLS only requires.
+ * `bind`: the addresses both listen on (127.0.0.1 unless told); the replica reads the primary at 127.0.0.1.
  */
-export async function startReplicatedMariadb(options: { databases: readonly string[]; tlsArgs?: readonly string[] }): Promise<ReplicatedMariadb> {
+export async function startReplicatedMariadb(options: { databases: readonly string[]; tlsArgs?: readonly string[]; bind?: readonly string[] }): Promise<ReplicatedMariadb> {
   const tlsArgs = options.tlsArgs ?? [];
+  const bind = options.bind ?? ['127.0.0.1'];
   const [primaryStart, replicaStart] = await Promise.allSettled([
-    startMariadbServer({ args: [...BINLOG_ARGS, '--server-id=1', ...tlsArgs] }),
-    startMariadbServer({ args: [...BINLOG_ARGS, '--server-id=2', '--read-only=1', ...tlsArgs] }),
+    startMariadbServer({ bind, args: [...BINLOG_ARGS, '--server-id=1', ...tlsArgs] }),
+    startMariadbServer({ bind, args: [...BINLOG_ARGS, '--server-id=2', '--read-only=1', ...tlsArgs] }),
   ]);
   if (primaryStart.status === 'rejected' || replicaStart.status === 'rejected') {
     // The one that started is closed, so a failed start leaves no server behind.

@@ -27,13 +27,14 @@ export async function checkDatabaseAtStart(url: string, tls: MysqlTls | undefine
  */
 export async function checkReplicasAtStart(urls: readonly string[], tls: MysqlTls | undefined, logger: Logger): Promise<void> {
   for (const [index, url] of urls.entries()) {
-    await checkAtStart(url, tls, logger, { setting: 'DATABASE_REPLICA_URLS', which: `replica ${index + 1} of ${urls.length}: `, lacking: 'warn' });
+    await checkAtStart(url, tls, logger, { setting: 'DATABASE_REPLICA_URLS', which: `replica ${index + 1} of ${urls.length}`, lacking: 'warn' });
   }
 }
 
-/** Which setting named the server, how the messages name it, and what lacking migrations does. */
+/** Which setting named the server, which of its servers it is, and what lacking migrations does. */
 interface Role {
   readonly setting: string;
+  /** Empty for the one server DATABASE_URL names. */
   readonly which: string;
   readonly lacking: 'stop' | 'warn';
 }
@@ -50,7 +51,7 @@ async function checkAtStart(url: string, tls: MysqlTls | undefined, logger: Logg
     const target = databaseTarget(url);
     const named = target === null ? 'the database' : `database \`${target.database}\` on ${target.host}:${target.port}`;
     if (missing.length > 0 && role.lacking === 'warn') {
-      logger.warn({ migrations: missing }, `database: ${role.which}${named} lacks migrations the primary should have: it may still be applying them; its reads go to the primary if it is behind`);
+      logger.warn({ migrations: missing }, `database: ${role.which}, ${named}, lacks migrations the primary should have: it may still be applying them; its reads go to the primary if it is behind`);
     } else if (missing.length > 0) {
       throw new Error(`${named} lacks ${missing.length} migration${missing.length === 1 ? '' : 's'} this version needs (${missing.join(', ')}). ` +
         `Bring it up to date with the same DATABASE_URL before starting:\n  ${MIGRATE_COMMAND}`);
@@ -62,7 +63,7 @@ async function checkAtStart(url: string, tls: MysqlTls | undefined, logger: Logg
   } catch (error) {
     const failure = databaseErrorIn(error);
     if (failure === null) throw error;
-    const advice = `${role.which}${databaseAdvice(failure, url, tls !== undefined, role.setting) ?? failure.message}`;
+    const advice = naming(role, databaseAdvice(failure, url, tls !== undefined, role.setting) ?? failure.message);
     // No table of migrations at all (ER_NO_SUCH_TABLE) is a database that was never migrated.
     if (isLastingDatabaseFailure(failure)) throw new Error(advice);
     if (failure.storageUnavailable) {
@@ -73,4 +74,11 @@ async function checkAtStart(url: string, tls: MysqlTls | undefined, logger: Logg
   } finally {
     await db.destroy();
   }
+}
+
+/** The message, the server named after its setting: `DATABASE_REPLICA_URLS: replica 2 of 3: ...`. */
+function naming(role: Role, message: string): string {
+  if (role.which === '') return message;
+  const prefix = `${role.setting}: `;
+  return message.startsWith(prefix) ? `${prefix}${role.which}: ${message.slice(prefix.length)}` : `${prefix}${role.which}: ${message}`;
 }
