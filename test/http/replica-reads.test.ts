@@ -8,7 +8,8 @@ import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixtu
 import { cli } from '../support/cli-process.js';
 import { importCatalog } from '../support/import.js';
 import { startReplicatedMariadb, type ReplicatedMariadb } from '../support/mariadb-replication.js';
-import { requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
+import { PortalClient } from '../support/portal-server.js';
+import { freePort, requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { until } from '../support/redis-topologies.js';
 import { expectNoKeyInOutput } from '../support/service-logs.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
@@ -28,6 +29,8 @@ const AN_HOUR_MS = '3600000';
 const REFINED = 'Refined while the replica lagged.';
 /** Short, so reads held behind the lagging replica reach the primary soon; far above a caught-up replica's wait. */
 const WAIT_MS = '300';
+const PASSWORD = 'a long enough passphrase';
+const KEYS_PAGE = '/portal/settings/api-keys';
 
 interface Answer {
   /** When the request was sent (performance.now()). */
@@ -150,5 +153,41 @@ describe('instances reading a replica that lags while the operator imports and r
       recording = false;
       await Promise.allSettled(recorders);
     }
+  });
+
+  it('answers the portal 503 and the CLI a clear error while the primary refuses writes, writes nothing, and writes once it takes them again', async function () {
+    const replicated = pair!;
+    const primaryUrl = replicated.primaryUrl(DATABASE);
+    const portalUrl = `http://127.0.0.1:${await freePort()}`;
+    const service = startService({ STORAGE: 'mysql', DATABASE_URL: primaryUrl, ROLE: 'portal', PORTAL_PORT: new URL(portalUrl).port });
+    services.push(service);
+    await service.waitFor(/"msg":"listening"/);
+    const invited = await cli(['admins', 'invite', '--partner', 'acme', '--email', 'ada@acme.example', '--json'], { DATABASE_URL: primaryUrl, PORTAL_PUBLIC_URL: portalUrl });
+    expect(invited.code, invited.stderr).to.equal(0);
+    const invitePath = new URL((invited.json() as { invite_url: string }).invite_url).pathname;
+    const ada = new PortalClient(portalUrl);
+    const form = await ada.get(invitePath);
+    expect((await ada.post(invitePath, { csrf: PortalClient.csrfOf(form), password: PASSWORD, confirm: PASSWORD })).status).to.equal(303);
+    const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
+    const keysBefore = await cli(['keys', 'list', '--partner', 'acme', '--json'], { DATABASE_URL: primaryUrl });
+
+    // What a former primary is after a failover, still behind the address: read-only.
+    await replicated.primary.admin(['set global read_only = 1']);
+    try {
+      const refused = await ada.post(KEYS_PAGE, { csrf, label: 'during the failover' });
+      expect([refused.status, refused.headers.get('retry-after')]).to.deep.equal([503, '2']);
+      expect(refused.text).to.include('nothing was changed');
+      await service.waitFor(/portal request failed: the database cannot be reached or written now/);
+      const issued = await cli(['keys', 'issue', '--partner', 'acme'], { DATABASE_URL: primaryUrl });
+      expect([issued.code, issued.stderr]).to.deep.equal([1, `error: DATABASE_URL: the server at 127.0.0.1:${replicated.primary.port} accepts no writes (ER_OPTION_PREVENTS_STATEMENT): ` +
+        'it is a replica, or a former primary the address still leads to. DATABASE_URL must name the primary; after a failover, run the command again once the address leads to the new one\n']);
+    } finally {
+      await replicated.primary.admin(['set global read_only = 0']);
+    }
+    const keysDuring = await cli(['keys', 'list', '--partner', 'acme', '--json'], { DATABASE_URL: primaryUrl });
+    expect(keysDuring.json()).to.deep.equal(keysBefore.json());
+    // The primary takes writes again: the portal's pool opens a new connection and the key is made.
+    expect((await ada.post(KEYS_PAGE, { csrf, label: 'after the failover' })).status).to.equal(303);
+    expect(service.stdout() + service.stderr()).to.not.include('"level":50');
   });
 });

@@ -2,6 +2,7 @@ import { setTimeout } from 'node:timers/promises';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { TIMEOUTS } from '../timeouts.js';
+import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import { AdminError, type AdminErrorCode } from '../../domain/admin-errors.js';
 import { WebhookError, type WebhookErrorCode } from '../../domain/webhook-errors.js';
 import { FormError } from './form-body.js';
@@ -129,7 +130,12 @@ function ownPage(page: OwnPage, text: string, viewer: Viewer | null): string {
   return messagePage(page.title, text, viewer, viewer !== null && page.onward === SIGN_IN ? undefined : page.onward);
 }
 
-/** Answers what the rest of the request threw: a refusal by its table, anything else 500, logged. */
+/**
+ * Answers what the rest of the request threw: a refusal by its table; storage that cannot be
+ * reached, or that refuses writes (a primary's address leading to a read-only server after a
+ * failover), 503 with a time to retry, since nothing was done and it passes; anything else 500. Both
+ * are logged.
+ */
 export function answerErrors(logger: Logger): Middleware<PortalState> {
   return async (ctx, next) => {
     try {
@@ -149,6 +155,12 @@ export function answerErrors(logger: Logger): Middleware<PortalState> {
           // Showing a form again may read the store again (the invitation's email), which can fail in turn.
           unexpected = failure;
         }
+      }
+      if (isStorageUnavailable(unexpected)) {
+        logger.warn({ reason: unexpected instanceof Error ? unexpected.message : String(unexpected), route: ctx.state.route }, 'portal request failed: the database cannot be reached or written now');
+        ctx.set('Retry-After', String(TIMEOUTS.storageRetryAfterSeconds));
+        sendPage(ctx, 503, messagePage('Try again in a moment', 'The portal cannot reach its database just now, and nothing was changed. Try again in a moment.', null));
+        return;
       }
       logger.error({ err: unexpected, route: ctx.state.route }, 'portal request failed');
       sendPage(ctx, 500, messagePage('Something went wrong', 'The request could not be completed. Try again in a moment.', null));
