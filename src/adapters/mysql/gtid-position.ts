@@ -10,10 +10,18 @@ import type { Database } from './database.js';
 const MARIADB_GTID = /^(\d+)-(\d+)-(\d+)$/;
 const MYSQL_SOURCE = /^([0-9a-fA-F-]{36})((?::\d+(?:-\d+)?)+)$/;
 
+/** Whether each database handle is on MariaDB, asked once: the two name the position differently. */
+const onMariadb = new WeakMap<Kysely<Database>, boolean>();
+
 /** The primary's position now: everything committed on it so far. */
 export async function primaryPosition(db: Kysely<Database>): Promise<string> {
-  const { rows: [server] } = await sql<{ version: string }>`select version() as version`.execute(db);
-  const statement = /mariadb/i.test(server?.version ?? '')
+  let mariadb = onMariadb.get(db);
+  if (mariadb === undefined) {
+    const { rows: [server] } = await sql<{ version: string }>`select version() as version`.execute(db);
+    mariadb = /mariadb/i.test(server?.version ?? '');
+    onMariadb.set(db, mariadb);
+  }
+  const statement = mariadb
     ? sql<{ position: string | null }>`select @@gtid_binlog_pos as position`
     : sql<{ position: string | null }>`select @@global.gtid_executed as position`;
   const { rows: [row] } = await statement.execute(db);
@@ -37,8 +45,12 @@ export function waitForPosition(position: string, seconds: number): { readonly s
     : { sql: 'select master_gtid_wait(?, ?) = 0 as reached', parameters: [position, seconds] };
 }
 
+/** Longer than any position a primary with a few hundred replication sources writes. */
+const MAX_POSITION_LENGTH = 16_384;
+
 /** A position is well formed if either server could have written it. */
 export function isPosition(text: string): boolean {
+  if (text.length > MAX_POSITION_LENGTH) return false;
   return text === '' || text.split(',').every((part) => MARIADB_GTID.test(part) || MYSQL_SOURCE.test(part));
 }
 
