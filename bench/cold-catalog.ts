@@ -21,7 +21,7 @@ import { SERVER_URL } from './targets-mysql.js';
 
 export const COLD_PARTNER = 'bench';
 /** Key ids `bench-<n>`, as the table's catalog has: the bench's Redis clean-up finds their counters by that name. */
-const keyId = (i: number): string => `bench-${i}`;
+export const keyId = (i: number): string => `bench-${i}`;
 
 export interface ColdCatalog {
   /** The database's URL (DATABASE_URL for the service and the limit server). */

@@ -63,7 +63,7 @@ export interface ColdOptions {
   readonly baselineDirs?: readonly string[];
 }
 
-const SKU_PATH = '/api/v1/public/sku/';
+export const SKU_PATH = '/api/v1/public/sku/';
 /** Zipf rank r is SKU index ((r - 1) * STRIDE) mod products: the popular SKUs spread over the catalog, not its first rows. */
 const STRIDE = 611_953;
 const SAMPLE_EVERY_MS = 250;
@@ -74,7 +74,7 @@ const LIMIT_SCRIPT = 'bench/db-limit-server.ts';
  * Zipf (s = 1): P(rank r) = (1/r) / H(N); the cumulative table is built once per Lua state, and each
  * request searches it with a uniform draw.
  */
-function skuScript(catalog: ColdCatalog, distribution: Distribution, seed: number): string {
+export function skuScript(catalog: ColdCatalog, distribution: Distribution, seed: number): string {
   const pick = distribution === 'uniform'
     ? 'local function pick() return math.random(0, N - 1) end'
     : `local cdf = {}
@@ -257,6 +257,6 @@ function printColdTable(rows: ColdRow[], samples: Map<ColdRow, ColdSample[]>): v
 }
 
 /** The median over the rounds of a figure's ratio, each round's against the other row's in that round. */
-function ratio(rows: readonly ColdSample[], against: readonly ColdSample[], figure: 'rps' | 'p99Ms'): string {
+export function ratio(rows: readonly Load[], against: readonly Load[], figure: 'rps' | 'p99Ms'): string {
   return median(rows.map((x, round) => x[figure] / against[round]![figure])).toFixed(2);
 }

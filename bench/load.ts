@@ -101,8 +101,16 @@ export async function runWrk(base: string, script: string, lua: string, seconds:
 async function driveAutocannon(base: string, context: BenchContext, seconds: number, pinned: boolean): Promise<Load> {
   const { paths, keys } = rotation(context);
   const requests = keys.map((key, i) => ({ method: 'GET', path: paths[i % paths.length]!, headers: { Authorization: `Bearer ${key}` } }));
-  const file = join(context.dir, 'autocannon.json');
-  writeFileSync(file, JSON.stringify({ url: base, connections: LOAD_CONNECTIONS, duration: seconds, requests }));
+  return runAutocannon(join(context.dir, 'autocannon.json'), { url: base, duration: seconds, requests }, pinned);
+}
+
+/**
+ * autocannon at LOAD_CONNECTIONS connections in a process of its own (bench/autocannon-runner.mjs,
+ * on the load core when pinned), with `options` as autocannon takes them (or with the runner's
+ * `randomSku` instead of `requests`), written to `file`.
+ */
+export async function runAutocannon(file: string, options: Record<string, unknown>, pinned: boolean): Promise<Load> {
+  writeFileSync(file, JSON.stringify({ ...options, connections: LOAD_CONNECTIONS }));
   const runner = [process.execPath, 'bench/autocannon-runner.mjs', file];
   const output = await outputOf(pinned ? ['taskset', '-c', '1', ...runner] : runner);
   const r = JSON.parse(output) as {

@@ -57,10 +57,15 @@ export interface CliImport {
   readonly report: ImportReport;
 }
 
-/** Runs `cli import <file> --json` of a checkout as its own process, as an operator would; its peak RSS from GNU time. */
-export async function cliImport(serviceDir: string, databaseUrl: string, file: string): Promise<CliImport> {
+/**
+ * Runs `cli import <file> --json` of a checkout as its own process, as an operator would; its peak
+ * RSS from GNU time. With `redisUrl` the import is announced to the running instances through that
+ * Redis, its tokens carrying the primary's position; without, to none.
+ */
+export async function cliImport(serviceDir: string, databaseUrl: string, file: string, redisUrl?: string): Promise<CliImport> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl };
-  delete env.REDIS_URL;
+  if (redisUrl === undefined) delete env.REDIS_URL;
+  else env.REDIS_URL = redisUrl;
   const start = performance.now();
   const child = spawn('/usr/bin/time', ['-f', 'peak-rss-kb %M', process.execPath, '--import', 'tsx', join(serviceDir, 'src/cli.ts'), 'import', file, '--json'], {
     cwd: serviceDir, env, stdio: ['ignore', 'pipe', 'pipe'],

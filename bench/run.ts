@@ -21,11 +21,16 @@
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
  * --baseline-dir <dir>[,<dir>...] (also run the memory row, and the production row when it runs, from other checkouts, in the same alternating
  * rounds, and print each one's ratio to this checkout's: before and after a change in one run).
- * The cold rows (cold-rows.ts; `--only cold` runs just them): the production settings on random SKUs
+ * The cold rows (cold-rows.ts; `--only cold` runs them, then the replica rows): the production settings on random SKUs
  * of a --cold-products catalog (default 1000000, seeded once into a database of its own and kept),
  * uniform and Zipf, beside their limit, with the cache hit rate and the pool's waiting callers;
  * --cpu-prof <dir> writes a CPU profile of the service's cold uniform run in the last round there;
  * --pool-size <n> runs the service and its limits with pools of n connections (DATABASE_POOL_SIZE).
+ * The replica rows (replica-rows.ts; `--only replica` runs just them, `--only primary` or `--only lagging`
+ * one, `--only cold` them after the cold rows): the production settings on random SKUs of a --replica-products catalog
+ * (default 100000) on a MariaDB primary and GTID replica of the bench's own, seeded each run, read
+ * from the primary, from the replica, and with the replica lagging, beside the bare server, with
+ * each server's statements per request and the reads sent to the primary by reason.
  * The batch row (batch-rows.ts; `--only batch` runs just it): on the production settings, the same cold
  * products read as batches of 100 SKUs and as single lookups, printed per product.
  * The webhook rows (webhook-rows.ts; `--only webhooks` runs just them, `--only "first attempt"`,
@@ -48,6 +53,7 @@ import { runColdRows } from './cold-rows.js';
 import { drive, LOAD_CONNECTIONS, loadGenerator, type Load } from './load.js';
 import { median } from './percentile.js';
 import { printQueriesPerRequest } from './queries-per-request.js';
+import { anyReplicaRow, chooseReplicaRows, DEFAULT_REPLICA_PRODUCTS, runReplicaRows } from './replica-rows.js';
 import { cores, cpuMicros, peakRssMb, pinned, withServer } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
 import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW, productionBaselineRow, topologyRow } from './targets-mysql.js';
@@ -67,6 +73,7 @@ const { values } = parseArgs({
     'service-dir': { type: 'string', default: '.' },
     'baseline-dir': { type: 'string' },
     'cold-products': { type: 'string', default: '1000000' },
+    'replica-products': { type: 'string', default: String(DEFAULT_REPLICA_PRODUCTS) },
     'pool-size': { type: 'string' },
     'cpu-prof': { type: 'string' },
     'webhook-imports': { type: 'string', default: '100' },
@@ -121,6 +128,10 @@ async function main(): Promise<void> {
     const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
     await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir,
       poolSize: values['pool-size'] === undefined ? undefined : Number(values['pool-size']), baselineDirs: BASELINE_DIRS });
+  }
+  const replicaRows = chooseReplicaRows(only);
+  if (anyReplicaRow(replicaRows)) {
+    await runReplicaRows(context, replicaRows, { rounds, durationS, products: Number(values['replica-products']), keys: Number(values.keys) });
   }
   if (only === undefined || only.includes('batch')) await runBatchRows(context, { rounds });
   const webhookRows = chooseWebhookRows(only);
