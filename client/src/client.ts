@@ -26,6 +26,27 @@ export interface ClientOptions {
   readonly sleep?: (milliseconds: number) => Promise<void>;
   /** The fetch to use; Node's global one by default. */
   readonly fetch?: typeof fetch;
+  /**
+   * Told once per operation, on its first answer that says the operation is deprecated (the
+   * `Deprecation` header, with `Sunset` and a `Link` when the API sends them). Without it, the
+   * client emits one Node `DeprecationWarning` per operation (code `PCAT_DEPRECATED_OPERATION`),
+   * which Node prints to stderr and `process.on('warning')` receives.
+   */
+  readonly onDeprecation?: (notice: DeprecationNotice) => void;
+}
+
+/** The API's operations, by the names its OpenAPI document gives them. */
+export type OperationId = 'getProductBySku' | 'getProductById' | 'getProducts' | 'getChanges';
+
+/** An operation the API announced as deprecated: since when, until when, and where to read more. */
+export interface DeprecationNotice {
+  readonly operation: OperationId;
+  /** From `Deprecation: @<unix seconds>`. */
+  readonly deprecatedSince: Date;
+  /** From `Sunset`, when the API set a date after which the operation is no longer served. */
+  readonly sunset?: Date;
+  /** The `Link` with `rel="deprecation"`: a page saying what replaces it. */
+  readonly link?: string;
 }
 
 export interface ChangesOptions {
@@ -82,14 +103,24 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const fetchImpl = options.fetch ?? fetch;
   const { cache, apiKey } = options;
+  const onDeprecation = options.onDeprecation ?? warnOfDeprecation;
+  /** Operations whose deprecation was told already: once each, however many answers say it. */
+  const told = new Set<OperationId>();
 
   /** GETs `url` with the key, waiting out 429s and 503s; the answer if `expected` takes it, else the error it is. */
-  async function get(url: string, expected: (status: number) => boolean, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  async function get(operation: OperationId, url: string, expected: (status: number) => boolean, extraHeaders: Record<string, string> = {}): Promise<Response> {
     for (let attempt = 0; ; attempt += 1) {
       const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
       // A blank key is sent as none, so the answer is the server's own `missing_api_key`.
       if (apiKey.trim() !== '') headers.Authorization = `Bearer ${apiKey}`;
       const response = await fetchImpl(url, { headers });
+      if (!told.has(operation)) {
+        const notice = deprecationOf(operation, response.headers);
+        if (notice !== null) {
+          told.add(operation);
+          onDeprecation(notice);
+        }
+      }
       if (expected(response.status)) return response;
       const error = response.ok || response.status === 304 ? unexpected(response) : await errorFromResponse(response);
       if (!RETRIED.has(error.code) || attempt >= maxRetries) throw error;
@@ -97,9 +128,10 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
     }
   }
 
-  async function lookup(url: string): Promise<LookupResult> {
+  async function lookup(operation: OperationId, url: string): Promise<LookupResult> {
     const cached = cache?.get(url);
     const response = await get(
+      operation,
       url,
       (status) => status === 200 || (status === 304 && cached !== undefined),
       cached === undefined ? {} : { 'If-None-Match': cached.etag },
@@ -118,7 +150,7 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
     const answer: ProductBatch<Value> = { data: [], not_found: [] };
     for (let start = 0; start < unique.length; start += BATCH_SIZE) {
       const list = unique.slice(start, start + BATCH_SIZE).map(encodeURIComponent).join(',');
-      const page = (await (await get(`${base}/products?${parameter}=${list}`, (status) => status === 200)).json()) as ProductBatch<Value>;
+      const page = (await (await get('getProducts', `${base}/products?${parameter}=${list}`, (status) => status === 200)).json()) as ProductBatch<Value>;
       answer.data.push(...page.data);
       answer.not_found.push(...page.not_found);
     }
@@ -133,7 +165,7 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
         const query = new URLSearchParams();
         if (cursor !== undefined) query.set('cursor', cursor);
         if (limit !== undefined) query.set('limit', String(limit));
-        const page = (await (await get(`${base}/changes?${query.toString()}`, (status) => status === 200)).json()) as ChangesResponse;
+        const page = (await (await get('getChanges', `${base}/changes?${query.toString()}`, (status) => status === 200)).json()) as ChangesResponse;
         yield* page.data;
         // Reached only once the caller asked for the change after the page's last one.
         cursor = page.next_cursor;
@@ -149,8 +181,8 @@ export function createClient(options: ClientOptions): PartnerCatalogClient {
   }
 
   return {
-    getBySku: (sku) => lookup(`${base}/sku/${encodeURIComponent(sku)}`),
-    getById: (id) => lookup(`${base}/products/${encodeURIComponent(String(id))}`),
+    getBySku: (sku) => lookup('getProductBySku', `${base}/sku/${encodeURIComponent(sku)}`),
+    getById: (id) => lookup('getProductById', `${base}/products/${encodeURIComponent(String(id))}`),
     getManyBySku: (skus) => many('sku', skus),
     getManyById: (ids) => many('id', ids),
     changes,
@@ -164,4 +196,33 @@ function unexpected(response: Response): PartnerCatalogError {
     message: `Unexpected answer ${response.status} from the API.`,
     requestId: response.headers.get('X-Request-Id') ?? undefined,
   });
+}
+
+/**
+ * What an answer's headers say of its operation's deprecation: null when it has no `Deprecation`
+ * header of the form `@<unix seconds>`. `Sunset` and the deprecation `Link` are taken when well formed.
+ */
+function deprecationOf(operation: OperationId, headers: Headers): DeprecationNotice | null {
+  const since = /^@(-?\d+)$/.exec(headers.get('Deprecation')?.trim() ?? '');
+  if (since === null) return null;
+  const sunset = new Date(headers.get('Sunset') ?? '');
+  const link = /<([^>]*)>\s*;[^,]*rel="?deprecation"?/i.exec(headers.get('Link') ?? '')?.[1];
+  return {
+    operation,
+    deprecatedSince: new Date(Number(since[1]) * 1000),
+    ...(Number.isNaN(sunset.getTime()) ? {} : { sunset }),
+    ...(link === undefined ? {} : { link }),
+  };
+}
+
+/** Node's warning code of the default notice, for `process.on('warning')` or `--disable-warning`. */
+export const DEPRECATED_OPERATION_WARNING = 'PCAT_DEPRECATED_OPERATION';
+
+/** The default: a Node DeprecationWarning naming the operation, its sunset and where to read more. */
+function warnOfDeprecation(notice: DeprecationNotice): void {
+  const until = notice.sunset === undefined ? '' : `, served until ${notice.sunset.toISOString()}`;
+  process.emitWarning(
+    `Partner Catalog API: ${notice.operation} is deprecated since ${notice.deprecatedSince.toISOString()}${until}${notice.link === undefined ? '' : `; see ${notice.link}`}`,
+    { type: 'DeprecationWarning', code: DEPRECATED_OPERATION_WARNING },
+  );
 }

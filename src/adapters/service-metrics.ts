@@ -1,8 +1,9 @@
 /**
  * What the service tells an operator's monitoring about its own work. Every label comes from a
- * fixed set: a route is the template a request matched, never the path as sent, and no partner,
- * key id, key or SKU is ever passed. Calls are made on the request path, so an implementation
- * does no more than count.
+ * fixed set: a route is the template a request matched, never the path as sent, and no key id, key
+ * or SKU is ever passed; a partner only for the calls of a deprecated operation, so the operator
+ * knows whom to tell (partners are the deployment's own, a set it chose). Calls are made on the
+ * request path, so an implementation does no more than count.
  */
 export interface RequestMetrics {
   /**
@@ -31,6 +32,8 @@ export interface ResponseCacheMetrics {
 export interface ServiceMetrics extends RequestMetrics, ResponseCacheMetrics {
   rateLimitRejected(kind: RateLimitKind): void;
   authenticationFailed(code: AuthFailureCode): void;
+  /** A call of a deprecated operation, by the partner whose key it carried; undefined when no key was taken. */
+  deprecatedOperationCalled(operationId: string, partnerId: string | undefined): void;
 }
 
 /** Records nothing: metrics turned off (METRICS_PORT=0), and tests that do not read them. */
@@ -39,4 +42,5 @@ export const noMetrics: ServiceMetrics = {
   responseCacheLookup: () => undefined,
   rateLimitRejected: () => undefined,
   authenticationFailed: () => undefined,
+  deprecatedOperationCalled: () => undefined,
 };

@@ -3,7 +3,7 @@ import { createHttpApp } from './app.js';
 import { peerAddress, type ClientAddressOf } from '../listening/client-address.js';
 import { createFastPath } from './fast-path.js';
 import { OPERATIONS, type ApiUseCases } from './operations.js';
-import { DEFAULT_PUBLIC_BASE_URL, type DocumentInfo } from './operation.js';
+import { DEFAULT_PUBLIC_BASE_URL, type DocumentInfo, type Operation } from './operation.js';
 import { createPipeline, type PipelineDependencies } from './pipeline.js';
 
 /** What node:http calls for each request. */
@@ -18,15 +18,18 @@ export interface HttpHandlerOptions {
   readonly publicBaseUrl?: string;
   /** Whom partners contact and the terms' address, for the OpenAPI document (default: DEFAULT_DOCUMENT_INFO). */
   readonly documentInfo?: DocumentInfo;
+  /** The operation table (default: OPERATIONS); a test's own marks an operation deprecated. */
+  readonly operations?: readonly Operation<ApiUseCases>[];
 }
 
 /** The API's request handler: the operations, routed by the fast path or by Koa, answered by one pipeline. */
 export function createHttpHandler(deps: PipelineDependencies<ApiUseCases>, options: HttpHandlerOptions = {}): HttpHandler {
   const clientAddress = options.clientAddress ?? peerAddress;
-  const pipeline = createPipeline(deps, OPERATIONS, options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL, options.documentInfo);
-  const koa = createHttpApp(OPERATIONS, pipeline, deps.logger, clientAddress).callback();
+  const operations = options.operations ?? OPERATIONS;
+  const pipeline = createPipeline(deps, operations, options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL, options.documentInfo);
+  const koa = createHttpApp(operations, pipeline, deps.logger, clientAddress).callback();
   if (options.fastPath === false) return (req, res) => void koa(req, res);
-  const fast = createFastPath(OPERATIONS, pipeline, clientAddress);
+  const fast = createFastPath(operations, pipeline, clientAddress);
   return (req, res) => {
     if (!fast(req, res)) void koa(req, res);
   };

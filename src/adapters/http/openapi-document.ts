@@ -8,7 +8,7 @@ import { LookupResultSchema, PdpEntryViewSchema, ProductViewSchema, VideoViewSch
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, RATE_LIMIT_WINDOW_SECONDS } from '../../domain/rate-limit.js';
 import { ERROR_CACHE_CONTROL, STATUS_BY_CODE, type ApiErrorCode } from './error-response.js';
 import { LOOKUP_CACHE_CONTROL, LOOKUP_VARY } from './lookup-response.js';
-import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, emptyParameterPaths, methodNotAllowedMessage, type DocumentInfo, type Operation, type OperationError } from './operation.js';
+import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, emptyParameterPaths, methodNotAllowedMessage, type Deprecation, type DocumentInfo, type Operation, type OperationError } from './operation.js';
 
 /*
  * The OpenAPI 3.1 description of everything the HTTP app serves, derived from the operations'
@@ -157,6 +157,13 @@ function errorResponses(operation: Operation<unknown>): Record<number, unknown> 
   ]));
 }
 
+/** What the document says of a deprecated operation, as its answers' headers do. */
+function deprecationNote({ since, sunset, link }: Deprecation): string {
+  const day = (date: Date): string => date.toISOString().slice(0, 10);
+  return `**Deprecated since ${day(since)}**${sunset === undefined ? '' : `; served until ${day(sunset)}`}. ` +
+    `Its answers carry \`Deprecation\`${sunset === undefined ? '' : ', `Sunset`'} and a \`Link\` to [what replaces it](${link}).`;
+}
+
 /** An operation as the document's path item: GET, and HEAD, which answers alike without a body. */
 function pathItem(operation: Operation<unknown>, operations: readonly Operation<unknown>[]): Record<string, unknown> {
   const aliases = emptyParameterPaths(operation, operations);
@@ -164,8 +171,9 @@ function pathItem(operation: Operation<unknown>, operations: readonly Operation<
     operationId: operation.operationId,
     tags: [operation.tag],
     summary: operation.summary,
-    description: operation.description,
+    description: operation.deprecation === undefined ? operation.description : `${operation.description}\n\n${deprecationNote(operation.deprecation)}`,
     security: operation.key ? KEYED : [],
+    ...(operation.deprecation === undefined ? {} : { deprecated: true }),
     ...(operation.parameters === undefined ? {} : { parameters: operation.parameters.map((parameter) => plain(parameter)) }),
     responses: {
       ...operation.responses,

@@ -48,6 +48,19 @@ export interface OperationParameter {
 }
 
 /**
+ * An operation that is going away (docs/versioning.md). Each of its answers says so in headers, the
+ * OpenAPI document marks it, and its calls are counted by partner.
+ */
+export interface Deprecation {
+  /** When it was deprecated: the `Deprecation` header, `@<unix seconds>` (RFC 9745). */
+  readonly since: Date;
+  /** When it stops being served, once decided: the `Sunset` header, an HTTP-date (RFC 8594); after `since`. */
+  readonly sunset?: Date;
+  /** An absolute https URL of the page that says what replaces it: the `Link` header's `rel="deprecation"`. */
+  readonly link: string;
+}
+
+/**
  * One operation of the service, declared once: the Koa routes, the fast path's matcher, the OpenAPI
  * `paths`, the metrics' route labels and the 405's `Allow` all come from this declaration.
  */
@@ -75,6 +88,8 @@ export interface Operation<UseCases> {
    * when the count shows the catalog changed meanwhile.
    */
   readonly readsBeforeCount?: boolean;
+  /** Marks the operation deprecated: its answers announce it, and the document marks it. */
+  readonly deprecation?: Deprecation;
   /** Runs the operation; throws a DomainError to refuse. */
   answer(useCases: UseCases, request: OperationRequest, principal: Principal | undefined): Promise<Answer> | Answer;
 }
@@ -126,4 +141,22 @@ export const ALLOWED_METHODS = 'GET, HEAD';
 /** The 405's message for another method on an operation's path. */
 export function methodNotAllowedMessage(method: string): string {
   return `Method ${method} is not allowed here; use GET or HEAD.`;
+}
+
+/**
+ * The headers every answer of a deprecated operation carries: `Deprecation`, `Sunset` when set,
+ * and the `Link` to what replaces it. A declaration that could not be announced as written (a
+ * sunset not after the date, a link that is not an absolute https URL) is a mistake in the table,
+ * and stops the start.
+ */
+export function deprecationHeaders(operationId: string, deprecation: Deprecation): string[] {
+  const { since, sunset, link } = deprecation;
+  if (Number.isNaN(since.getTime())) throw new Error(`${operationId}: its deprecation date is not a date`);
+  if (sunset !== undefined && !(sunset.getTime() > since.getTime())) throw new Error(`${operationId}: its sunset must come after its deprecation date`);
+  if (!URL.canParse(link) || new URL(link).protocol !== 'https:' || /[<>\s]/.test(link)) throw new Error(`${operationId}: its deprecation link must be an absolute https URL`);
+  return [
+    'Deprecation', `@${Math.floor(since.getTime() / 1_000)}`,
+    ...(sunset === undefined ? [] : ['Sunset', sunset.toUTCString()]),
+    'Link', `<${link}>; rel="deprecation"; type="text/html"`,
+  ];
 }

@@ -10,7 +10,7 @@ import type { RateLimitStatus } from '../../domain/rate-limit.js';
 import type { Answer, HeaderList } from './answer.js';
 import { errorAnswer, errorAnswerFor } from './error-response.js';
 import { failureLogOf } from './failure-log.js';
-import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, methodNotAllowedMessage, pathTemplate, pathWithoutParameter, type DocumentInfo, type Operation, type OperationRequest } from './operation.js';
+import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, deprecationHeaders, methodNotAllowedMessage, pathTemplate, pathWithoutParameter, type DocumentInfo, type Operation, type OperationRequest } from './operation.js';
 import { putRateLimitHeaders, RATE_LIMIT_HEADER_COUNT } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
@@ -83,9 +83,12 @@ export function createPipeline<UseCases>(
     failures.unexpected(error, pending.requestId);
   });
   // What each operation's answers carry and are counted under, worked out once.
-  const byOperation = new Map(operations.map((operation) => [
-    operation, { label: pathTemplate(operation.path).route, security: operation.headers === 'docs' ? security.docs : security.api },
-  ]));
+  // A deprecated operation's announcement rides with its security headers: made once, written on every answer.
+  const byOperation = new Map(operations.map((operation) => {
+    const own = operation.headers === 'docs' ? security.docs : security.api;
+    const { deprecation } = operation;
+    return [operation, { label: pathTemplate(operation.path).route, security: deprecation === undefined ? own : [...own, ...deprecationHeaders(operation.operationId, deprecation)] }];
+  }));
   const ofRoute = (route: Route<UseCases>, path: string): { label: string; security: HeaderList } => {
     if (route.kind === 'operation') return byOperation.get(route.operation)!;
     return { label: route.kind === 'method_not_allowed' ? route.template : UNMATCHED_ROUTE, security: isDocsPath(path) ? security.docs : security.api };
@@ -135,6 +138,8 @@ export function createPipeline<UseCases>(
         if (problem.delayMs > 0) await setTimeout(problem.delayMs);
         answer = problem.answer;
       }
+      // Whom to tell before it goes: every call of a deprecated operation, by the partner its key named.
+      if (route.kind === 'operation' && route.operation.deprecation !== undefined) deps.metrics.deprecatedOperationCalled(route.operation.operationId, principal?.partnerId);
       writes.add({
         res, headers: headerList(requestId, own, rateLimit, answer.headers), body: answer.body, started, label,
         requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, ms: 0, principal,

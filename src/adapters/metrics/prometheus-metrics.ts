@@ -85,6 +85,13 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  /** Calls of deprecated operations; only they, and only by partner, so the series stay few. */
+  private readonly deprecatedCalls = new Counter({
+    name: `${METRIC_PREFIX}deprecated_operation_calls_total`,
+    help: 'Calls of operations marked deprecated (docs/versioning.md), by operation and by the partner whose key the call carried ("none" when it carried no key that was taken): whom to tell before the operation goes.',
+    labelNames: ['operation', 'partner'],
+    registers: [this.registry],
+  });
   private readonly webhookDurations = new Histogram({
     name: `${METRIC_PREFIX}webhook_attempt_duration_seconds`,
     help: 'Seconds a webhook attempt took, from resolving the endpoint\'s name to its answer (or the timeout).',
@@ -127,6 +134,10 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
     let figures = this.routes.get(route);
     if (figures === undefined) figures = this.addRoute(route);
     figures.observe(status, seconds);
+  }
+
+  deprecatedOperationCalled(operationId: string, partnerId: string | undefined): void {
+    this.deprecatedCalls.inc({ operation: operationId, partner: partnerId ?? 'none' });
   }
 
   rateLimitRejected(kind: RateLimitKind): void {
