@@ -29,7 +29,7 @@ describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primar
   let shared: boolean;
 
   before(async function () {
-    pair = await startReplicatedMariadb({ databases: [DATABASE] });
+    pair = await startReplicatedMariadb({ databases: [DATABASE], replicas: 2 });
     primary = createMysqlDatabase(pair.primaryUrl(DATABASE), { queryTimeoutMs: 60_000 });
     await migrateToLatest(primary);
     await importCatalog(primary, fixtureCatalog());
@@ -44,7 +44,7 @@ describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primar
     storage = undefined;
     await proxy?.close();
     proxy = undefined;
-    await pair.resumeApplying();
+    for (const index of pair.replicas.keys()) await pair.resumeApplying(index);
     await sql`update api_keys set revoked_at = null where id = ${ACME_PROD.keyId}`.execute(primary);
     await pair.caughtUp();
   });
@@ -60,8 +60,8 @@ describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primar
   };
   const routerOf = (opened: MysqlStorage): NonNullable<MysqlStorage['replicas']> => opened.replicas!;
   /** Statements of these kinds the replica has run for clients (the test's own `show` is none of them): they rise only when reads reach it. */
-  const replicaStatements = async (kinds: readonly string[] = ['Com_select', 'Com_stmt_execute']): Promise<number> => {
-    const rows = await pair.replica.query('show global status');
+  const replicaStatements = async (kinds: readonly string[] = ['Com_select', 'Com_stmt_execute'], index = 0): Promise<number> => {
+    const rows = await pair.replicas[index]!.query('show global status');
     return rows.filter((row) => kinds.includes(String(row.Variable_name))).reduce((sum, row) => sum + Number(row.Value), 0);
   };
   const replicaReads = (): Promise<number> => replicaStatements();
@@ -162,6 +162,28 @@ describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primar
     expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
     expect(await replicaReads()).to.be.above(before);
     expect(router.primaryReads.unreachable).to.equal(2);
+  });
+
+  it('spreads reads over two replicas, and sends every read to the one that has applied a change while the other has not', async function () {
+    storage = await openMysqlStorage({
+      url: pair.primaryUrl(DATABASE), replicas: { urls: [pair.replicaUrl(DATABASE, 0), pair.replicaUrl(DATABASE, 1)], waitMs: WAIT_MS, positions, isShared: () => shared },
+    });
+    const router = routerOf(storage);
+    const readsOn = (index: number): Promise<number> => replicaStatements(undefined, index);
+    const before = [await readsOn(0), await readsOn(1)];
+    for (let i = 0; i < 10; i += 1) expect(await storage.keys.isLive(ACME_PROD)).to.equal(true);
+    expect(await readsOn(0)).to.be.above(before[0]!);
+    expect(await readsOn(1)).to.be.above(before[1]!);
+    await pair.stopApplying(1);
+    await revokeOnPrimary();
+    const behind = await readsOn(0);
+    for (let i = 0; i < 10; i += 1) expect(await storage.keys.isLive(ACME_PROD)).to.equal(false);
+    // The one read that met the lagging replica went to the primary; it is out, and the other took the rest.
+    expect(router.primaryReads).to.deep.equal({ no_position: 0, lagging: 1, unreachable: 0 });
+    expect(router.replicas.map((replica) => replica.state)).to.deep.equal(['usable', 'lagging']);
+    expect(await readsOn(0) - behind).to.be.at.least(9);
+    await pair.resumeApplying(1);
+    await until('the second replica taking reads again', () => router.replicas[1]!.state === 'usable');
   });
 
   it('creates the cursor key on the primary when the replica has none, and reads it from the replica after', async function () {

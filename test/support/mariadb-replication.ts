@@ -2,27 +2,30 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startMariadbServer, type MariadbServer } from './mariadb-server.js';
 
-/** A MariaDB primary and a replica of it on GTIDs, each of the test's own, on loopback: for tests of reads sent to a replica. */
+/** A MariaDB primary and one or more replicas of it on GTIDs, each of the test's own, on loopback: for tests of reads sent to a replica. */
 export interface ReplicatedMariadb {
   readonly primary: MariadbServer;
+  /** The first replica. */
   readonly replica: MariadbServer;
+  /** Every replica, in the order started (`replicas` of them). */
+  readonly replicas: readonly MariadbServer[];
   /** A URL on the primary, as the service's user: it may write there. */
   primaryUrl(database: string): string;
-  /** A URL on the replica, as the service's user: not an administrator, so the replica's read_only refuses its writes (errno 1290), as in production. */
-  replicaUrl(database: string): string;
+  /** A URL on a replica (the first unless told), as the service's user: not an administrator, so the replica's read_only refuses its writes (errno 1290), as in production. */
+  replicaUrl(database: string, index?: number): string;
   /** The primary's `@@gtid_binlog_pos` now: where the replica has to be to have seen every commit made so far. */
   primaryPosition(): Promise<string>;
-  /** Resolves once the replica has applied all that the primary has committed by now; throws, with the replica's threads' states, if it does not within a generous time. */
+  /** Resolves once every replica has applied all that the primary has committed by now; throws, with the replica's threads' states, if it does not within a generous time. */
   caughtUp(): Promise<void>;
-  /** Stops the replica's SQL thread: it still receives the primary's commits but applies none, a lag that lasts until resumeApplying. */
-  stopApplying(): Promise<void>;
-  /** Starts the replica's SQL thread again: it applies what it received meanwhile. */
-  resumeApplying(): Promise<void>;
-  /** Closes both servers, as MariadbServer.close does. */
+  /** Stops a replica's (the first unless told) SQL thread: it still receives the primary's commits but applies none, a lag that lasts until resumeApplying. */
+  stopApplying(index?: number): Promise<void>;
+  /** Starts a replica's SQL thread again: it applies what it received meanwhile. */
+  resumeApplying(index?: number): Promise<void>;
+  /** Closes every server, as MariadbServer.close does. */
   close(): Promise<void>;
 }
 
-/** The service's user, the same on both servers since it is made on the primary and replicated. */
+/** The service's user, the same on every server since it is made on the primary and replicated. */
 const SERVICE_USER = 'pcat';
 /** The user the replica reads the primary's binary log as: REPLICATION SLAVE and nothing else, as in production. */
 const REPLICATION_USER = 'pcat_repl';
@@ -35,47 +38,57 @@ const THREADS_POLL_MS = 20;
 const THREADS_POLLS = 1_500;
 
 /**
- * Starts a primary and a replica together (each start takes seconds), makes on the primary the
- * replication user, `databases` (utf8mb4, binary collation, as migrations expect) and the service's user with
- * all privileges on them, points the replica at the primary by GTID, and resolves once the replica runs
- * and has applied all of that, so the service's user can log in to either at once.
- * `tlsArgs` go to both servers; the replica then reads the primary over TLS, which a primary that takes TLS only requires.
- * `bind`: the addresses both listen on (127.0.0.1 unless told); the replica reads the primary at 127.0.0.1.
+ * Starts a primary and `replicas` replicas (1 unless told) together (each start takes seconds),
+ * makes on the primary the replication user, `databases` (utf8mb4, binary collation, as migrations
+ * expect) and the service's user with all privileges on them, points each replica at the primary by
+ * GTID, and resolves once every replica runs and has applied all of that, so the service's user can
+ * log in to any at once. `tlsArgs` go to every server; the replicas then read the primary over TLS,
+ * which a primary that takes TLS only requires. `bind`: the addresses all listen on (127.0.0.1
+ * unless told); the replicas read the primary at 127.0.0.1.
  */
-export async function startReplicatedMariadb(options: { databases: readonly string[]; tlsArgs?: readonly string[]; bind?: readonly string[] }): Promise<ReplicatedMariadb> {
+export async function startReplicatedMariadb(options: { databases: readonly string[]; tlsArgs?: readonly string[]; bind?: readonly string[]; replicas?: number }): Promise<ReplicatedMariadb> {
   const tlsArgs = options.tlsArgs ?? [];
   const bind = options.bind ?? ['127.0.0.1'];
-  const [primaryStart, replicaStart] = await Promise.allSettled([
+  const replicaCount = options.replicas ?? 1;
+  const starts = await Promise.allSettled([
     startMariadbServer({ bind, args: [...BINLOG_ARGS, '--server-id=1', ...tlsArgs] }),
-    startMariadbServer({ bind, args: [...BINLOG_ARGS, '--server-id=2', '--read-only=1', ...tlsArgs] }),
+    ...Array.from({ length: replicaCount }, (_, index) => startMariadbServer({ bind, args: [...BINLOG_ARGS, `--server-id=${index + 2}`, '--read-only=1', ...tlsArgs] })),
   ]);
-  if (primaryStart.status === 'rejected' || replicaStart.status === 'rejected') {
-    // The one that started is closed, so a failed start leaves no server behind.
-    const starts = [primaryStart, replicaStart];
+  const failed = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected');
+  if (failed !== undefined) {
+    // The ones that started are closed, so a failed start leaves no server behind.
     await Promise.all(starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value.close()] : [])));
-    throw starts.find((start): start is PromiseRejectedResult => start.status === 'rejected')!.reason;
+    throw failed.reason;
   }
-  const [primary, replica] = [primaryStart.value, replicaStart.value];
+  const [primary, ...replicas] = starts.map((start) => (start as PromiseFulfilledResult<MariadbServer>).value) as [MariadbServer, ...MariadbServer[]];
   const servicePassword = password();
   const urlOf = (server: MariadbServer, database: string): string => `mysql://${SERVICE_USER}:${servicePassword}@127.0.0.1:${server.port}/${database}`;
   const primaryPosition = async (): Promise<string> => String((await primary.query('select @@gtid_binlog_pos as position'))[0]!.position);
+  const replicaAt = (index: number): MariadbServer => {
+    const replica = replicas[index];
+    if (replica === undefined) throw new Error(`there is no replica ${index}: ${replicas.length} started`);
+    return replica;
+  };
   const replicated: ReplicatedMariadb = {
     primary,
-    replica,
+    replica: replicas[0]!,
+    replicas,
     primaryUrl: (database) => urlOf(primary, database),
-    replicaUrl: (database) => urlOf(replica, database),
+    replicaUrl: (database, index = 0) => urlOf(replicaAt(index), database),
     primaryPosition,
     caughtUp: async () => {
       const position = await primaryPosition();
-      const [row] = await replica.query(`select master_gtid_wait(?, ${CATCH_UP_TIMEOUT_S}) as reached`, [position]);
-      if (Number(row!.reached) === 0) return;
-      const [applied] = await replica.query('select @@gtid_slave_pos as position');
-      throw new Error(`the replica did not reach the primary's ${position} in ${CATCH_UP_TIMEOUT_S} s, but applied up to ${String(applied!.position)}: ${await threadsOf(replica)}`);
+      for (const replica of replicas) {
+        const [row] = await replica.query(`select master_gtid_wait(?, ${CATCH_UP_TIMEOUT_S}) as reached`, [position]);
+        if (Number(row!.reached) === 0) continue;
+        const [applied] = await replica.query('select @@gtid_slave_pos as position');
+        throw new Error(`the replica did not reach the primary's ${position} in ${CATCH_UP_TIMEOUT_S} s, but applied up to ${String(applied!.position)}: ${await threadsOf(replica)}`);
+      }
     },
-    stopApplying: () => replica.admin(['stop slave sql_thread']),
-    resumeApplying: () => replica.admin(['start slave sql_thread']),
+    stopApplying: (index = 0) => replicaAt(index).admin(['stop slave sql_thread']),
+    resumeApplying: (index = 0) => replicaAt(index).admin(['start slave sql_thread']),
     close: async () => {
-      await Promise.all([primary.close(), replica.close()]);
+      await Promise.all([primary, ...replicas].map((server) => server.close()));
     },
   };
   try {
@@ -87,12 +100,14 @@ export async function startReplicatedMariadb(options: { databases: readonly stri
       `create user '${SERVICE_USER}'@'%' identified by '${servicePassword}'`,
       ...options.databases.map((database) => `grant all privileges on \`${database}\`.* to '${SERVICE_USER}'@'%'`),
     ]);
-    await replica.admin([
-      `change master to master_host='127.0.0.1', master_port=${primary.port}, master_user='${REPLICATION_USER}', master_password='${replicationPassword}', ` +
-        `master_ssl=${tlsArgs.length > 0 ? 1 : 0}, master_use_gtid=slave_pos`,
-      'start slave',
-    ]);
-    await bothThreadsRun(replica);
+    for (const replica of replicas) {
+      await replica.admin([
+        `change master to master_host='127.0.0.1', master_port=${primary.port}, master_user='${REPLICATION_USER}', master_password='${replicationPassword}', ` +
+          `master_ssl=${tlsArgs.length > 0 ? 1 : 0}, master_use_gtid=slave_pos`,
+        'start slave',
+      ]);
+      await bothThreadsRun(replica);
+    }
     await replicated.caughtUp();
     return replicated;
   } catch (error) {
