@@ -76,6 +76,18 @@ describe('Tokens that carry a position, and the position replica reads must reac
     }
   });
 
+  it('reads the primary\'s position anew for a read waiting after a change may have gone unseen, not the one already under way', async function () {
+    const positions = new ReadPositions();
+    let answer: ((position: string) => void) | undefined;
+    const first = positions.settle(() => new Promise<string>((resolve) => { answer = resolve; }));
+    expect(positions.settle(() => Promise.reject(new Error('shared, not read again')))).to.equal(first);
+    positions.unknown();
+    const second = positions.settle(() => Promise.resolve('0-1-9'));
+    expect(second).to.not.equal(first);
+    answer!('0-1-8');
+    expect([await first, await second, positions.current, positions.known]).to.deep.equal([true, true, '0-1-9', true]);
+  });
+
   it('reads the primary\'s position again on the next read when it could not be read', async function () {
     const positions = new ReadPositions();
     expect(await positions.settle(() => Promise.reject(new Error('primary away')))).to.equal(false);

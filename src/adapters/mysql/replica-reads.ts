@@ -31,7 +31,8 @@ export class ReadPositions implements ChangePositions {
   /** Grows with every `unknown()`; a read of the primary's position settles those counted when it started. */
   private unknowns = 1;
   private settled = 0;
-  private reading: Promise<boolean> | null = null;
+  /** The read of the primary's position in flight, and the count of `unknown()` it settles. */
+  private reading: { readonly upTo: number; readonly done: Promise<boolean> } | null = null;
 
   seen(position: string): void {
     // A token whose position neither server could have written is taken as one that carries none.
@@ -73,18 +74,22 @@ export class ReadPositions implements ChangePositions {
 
   /**
    * Whether the position is known: at once when nothing may have gone unseen; else once the
-   * primary's position is read and merged (one read at a time); false when it cannot be read.
+   * primary's position is read and merged; false when it cannot be read. Reads waiting together
+   * share one read of it, unless a change may have gone unseen after that read began: it could
+   * predate the change, so another is made.
    */
   settle(readPrimary: () => Promise<string>): Promise<boolean> | true {
     if (this.known) return true;
-    this.reading ??= this.readPrimary(readPrimary).finally(() => {
-      this.reading = null;
+    if (this.reading !== null && this.reading.upTo >= this.unknowns) return this.reading.done;
+    const reading = { upTo: this.unknowns, done: this.readPrimary(readPrimary, this.unknowns) };
+    this.reading = reading;
+    void reading.done.finally(() => {
+      if (this.reading === reading) this.reading = null;
     });
-    return this.reading;
+    return reading.done;
   }
 
-  private async readPrimary(read: () => Promise<string>): Promise<boolean> {
-    const upTo = this.unknowns;
+  private async readPrimary(read: () => Promise<string>, upTo: number): Promise<boolean> {
     try {
       this.seen(await read());
     } catch {
