@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/mysql/database.js';
 import { DatabaseError } from '../../src/adapters/mysql/database-error.js';
+import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { CURSOR_SECRET_NAME } from '../../src/adapters/mysql/mysql-cursor-keys.js';
 import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
@@ -114,6 +115,30 @@ describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primar
     expect(await replicaReads()).to.be.above(before);
     expect(router.primaryReads.lagging).to.equal(2);
     expect(router.replicas[0]!.lagSeconds()).to.equal(0);
+  });
+
+  it('shows each replica\'s lag and pool, and the reads sent to the primary by reason, in the metrics', async function () {
+    const opened = await open();
+    const metrics = new PrometheusMetrics();
+    metrics.watchReplicas(routerOf(opened));
+    const figures = async (): Promise<Record<string, number>> => Object.fromEntries((await metrics.registry.getMetricsAsJSON())
+      .filter(({ name }) => name.startsWith('pcat_db_replica') || name === 'pcat_db_primary_reads_total')
+      .flatMap(({ name, values }) => values.map(({ labels, value }) => [`${name}${JSON.stringify(labels)}`, value])));
+    const replica = routerOf(opened).replicas[0]!.name;
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(true);
+    await pair.stopApplying();
+    await revokeOnPrimary();
+    expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
+    const lagging = await figures();
+    expect(lagging[`pcat_db_replica_lag_seconds{"replica":"${replica}"}`]).to.be.above(0);
+    expect(lagging['pcat_db_primary_reads_total{"reason":"lagging"}']).to.equal(1);
+    // One connection: lent to the background try that waits for the replica, or idle between tries.
+    const connections = ['in_use', 'idle'].map((state) => lagging[`pcat_db_replica_pool_connections{"replica":"${replica}","state":"${state}"}`]!);
+    expect(connections[0]! + connections[1]!).to.equal(1);
+    expect(lagging[`pcat_db_replica_pool_waiting{"replica":"${replica}"}`]).to.equal(0);
+    await pair.resumeApplying();
+    await until('the replica taking reads again', () => routerOf(opened).replicas[0]!.state === 'usable');
+    expect((await figures())[`pcat_db_replica_lag_seconds{"replica":"${replica}"}`]).to.equal(0);
   });
 
   it('waits once a change on each connection, not once a request', async function () {

@@ -27,7 +27,7 @@ export interface DatabasePoolUse {
 
 /** What the read replicas are doing now (the MySQL storage reports it). */
 export interface ReplicaReads {
-  readonly replicas: ReadonlyArray<{ readonly name: string; lagSeconds(): number }>;
+  readonly replicas: ReadonlyArray<{ readonly name: string; lagSeconds(): number; poolUse(): DatabasePoolUse }>;
   /** Reads a replica could have taken that went to the primary, since the start, by why. */
   readonly primaryReads: Readonly<Record<string, number>>;
 }
@@ -217,6 +217,28 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
       registers: [this.registry],
       collect() {
         for (const replica of reads.replicas) this.set({ replica: replica.name }, replica.lagSeconds());
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}db_replica_pool_connections`,
+      help: 'Connections of this instance to each replica, by state: in_use (lent, or being opened or waiting for the replica to apply a change) or idle.',
+      labelNames: ['replica', 'state'],
+      registers: [this.registry],
+      collect() {
+        for (const replica of reads.replicas) {
+          const now = replica.poolUse();
+          this.set({ replica: replica.name, state: 'in_use' }, now.inUse);
+          this.set({ replica: replica.name, state: 'idle' }, now.idle);
+        }
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}db_replica_pool_waiting`,
+      help: 'Reads waiting for a connection to each replica.',
+      labelNames: ['replica'],
+      registers: [this.registry],
+      collect() {
+        for (const replica of reads.replicas) this.set({ replica: replica.name }, replica.poolUse().waiting);
       },
     });
     new Counter({

@@ -93,7 +93,7 @@ function replicaRouter(primary: Kysely<Database>, replicas: ReplicaOptions, opti
   const each = replicas.urls.map((url, index) => {
     const target = databaseTarget(url);
     const name = target === null ? `replica ${index + 1}` : `${target.host}:${target.port}`;
-    return new Replica(name, (catchUp) => openMeasuredMysqlDatabase(url, { ...options, catchUp }).db, readPorts, replicas.positions, replicas.waitMs);
+    return new Replica(name, (catchUp) => openMeasuredMysqlDatabase(url, { ...options, catchUp }), readPorts, replicas.positions, replicas.waitMs);
   });
   return new ReplicaRouter({ db: primary, ports: readPorts(primary) }, each, replicas.positions, { isShared: replicas.isShared, logger: options.logger });
 }

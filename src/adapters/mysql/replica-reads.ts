@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ChangePositions } from '../../application/instances/change-versions.js';
 import { reasonOf } from '../../domain/failure-reason.js';
 import { TIMEOUTS } from '../timeouts.js';
-import type { CatchUp } from './bounded-pool.js';
+import type { CatchUp, PoolUse } from './bounded-pool.js';
 import type { Database } from './database.js';
 import { databaseErrorIn } from './database-advice.js';
 import type { DatabaseFailure } from './database-error.js';
@@ -117,18 +117,22 @@ export class Replica<Ports> implements CatchUp {
 
   readonly db: Kysely<Database>;
   readonly ports: Ports;
+  /** What the replica's pool is doing now, for the metrics. */
+  readonly poolUse: () => PoolUse;
 
   /** `open` makes the replica's pool, whose connections catch up through this replica before they are lent. */
   constructor(
     /** host:port, for logs and metrics: never the password. */
     readonly name: string,
-    open: (catchUp: CatchUp) => Kysely<Database>,
+    open: (catchUp: CatchUp) => { readonly db: Kysely<Database>; readonly poolUse: () => PoolUse },
     portsOf: (db: Kysely<Database>) => Ports,
     private readonly positions: ReadPositions,
     /** DATABASE_REPLICA_WAIT_MS. */
     readonly waitMs: number,
   ) {
-    this.db = open(this);
+    const opened = open(this);
+    this.db = opened.db;
+    this.poolUse = opened.poolUse;
     this.ports = portsOf(this.db);
   }
 
