@@ -63,13 +63,15 @@ export function openMysqlStorage(options: { url: string; logger?: Logger; cursor
   const { db, poolUse } = openMeasuredMysqlDatabase(options.url, options);
   const { replicas: replicaOptions } = options;
   const router = replicaOptions === undefined || replicaOptions.urls.length === 0 ? undefined : replicaRouter(db, replicaOptions, options);
-  const primary = router === undefined ? readPorts(db) : undefined;
+  const reads = router === undefined
+    ? readPorts(db)
+    : { catalog: new RoutedCatalog(router), changes: new RoutedChanges(router), keys: new RoutedKeys(router) };
   return Promise.resolve({
-    catalog: router === undefined ? primary!.catalog : new RoutedCatalog(router),
-    changes: router === undefined ? primary!.changes : new RoutedChanges(router),
+    catalog: reads.catalog,
+    changes: reads.changes,
     cursorKeys: new MysqlCursorKeys(db, { secret: options.cursorSecret ?? null, ...(router === undefined ? {} : { read: (use) => router.read((ports) => use(ports.db)) }) }),
     webhooks: { endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db) },
-    keys: router === undefined ? primary!.keys : new RoutedKeys(router),
+    keys: reads.keys,
     readiness: new MysqlReadinessProbe(db, { logger: options.logger }),
     keyAdmin: new MysqlApiKeyAdmin(db),
     admins: mysqlAdminStore(db),
