@@ -90,6 +90,30 @@ export type ClientTuning = Pick<RedisOptions, 'connectTimeout' | 'commandTimeout
  * Cluster (slots learned, MOVED and ASK followed, one pipeline per node a turn).
  */
 export function ioredisClient(target: RedisTarget, tuning: ClientTuning): Redis | Cluster {
+  const client = newIoredisClient(target, tuning);
+  keepSocketErrorsHandled(client);
+  return client;
+}
+
+/**
+ * ioredis takes a connection's first error with a `once` listener: a second one on the same socket
+ * (a TLS peer's alert after its certificate was refused, say) would be thrown as unhandled and end
+ * the process. At each error, the sockets in use get a listener of their own; the first error
+ * has told all there is to tell.
+ */
+function keepSocketErrorsHandled(client: Redis | Cluster): void {
+  const handled = new WeakSet<object>();
+  const guard = (redis: Redis): void => {
+    const socket = (redis as { stream?: { on(event: 'error', listener: () => void): unknown } }).stream;
+    if (socket === undefined || handled.has(socket)) return;
+    handled.add(socket);
+    socket.on('error', () => undefined);
+  };
+  if (client instanceof Cluster) client.on('node error', () => client.nodes('all').forEach(guard));
+  else client.on('error', () => guard(client));
+}
+
+function newIoredisClient(target: RedisTarget, tuning: ClientTuning): Redis | Cluster {
   if (target.kind === 'single') {
     const tls = redisTls(target.url, target.tlsCa);
     return new Redis(target.url, { ...tuning, ...(tls === undefined ? {} : { tls }) });
