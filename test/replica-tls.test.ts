@@ -3,11 +3,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrateToLatest } from '../src/adapters/mysql/migrate.js';
-import { createMysqlDatabase } from '../src/adapters/mysql/mysql-database.js';
-import { fixtureCatalog, KEYS } from './fixtures/catalog-fixture.js';
-import { importCatalog } from './support/import.js';
-import { startReplicatedMariadb, type ReplicatedMariadb } from './support/mariadb-replication.js';
+import { KEYS } from './fixtures/catalog-fixture.js';
+import { seedFixtureCatalog, startReplicatedMariadb, type ReplicatedMariadb } from './support/mariadb-replication.js';
 import { requireRedis, startRedisServer, type RedisServerProcess } from './support/redis.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
 import { makeCertificates } from './support/tls-certificates.js';
@@ -32,14 +29,7 @@ describe('TLS to read replicas (DATABASE_TLS with DATABASE_REPLICA_URLS), on a p
       bind: ['127.0.0.1', '127.0.0.2'],
       tlsArgs: [`--ssl-ca=${certificates.ca}`, `--ssl-cert=${certificates.cert}`, `--ssl-key=${certificates.key}`, '--require-secure-transport=ON'],
     });
-    const primary = createMysqlDatabase(pair.primaryUrl(DATABASE), { queryTimeoutMs: 60_000, tls: { ca: readFileSync(caFile) } });
-    try {
-      await migrateToLatest(primary);
-      await importCatalog(primary, fixtureCatalog());
-    } finally {
-      await primary.destroy();
-    }
-    await pair.caughtUp();
+    await seedFixtureCatalog(pair, DATABASE, { ca: readFileSync(caFile) });
     redis = await startRedisServer();
   });
   afterEach(function () {

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
+import { fixtureCatalog, KEYS, refinedDocument } from '../fixtures/catalog-fixture.js';
 import { cli } from '../support/cli-process.js';
 import { importCatalog } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -32,13 +32,6 @@ interface Answer {
   readonly key: 'live' | 'revoked';
   readonly status: number;
   readonly transcript: string | undefined;
-}
-
-function refinedDocument(transcript: string): Record<string, unknown> {
-  const document = fixtureDocument() as { partners: Array<{ products: Array<{ sku: string; videos: Array<Record<string, unknown>> }> }> };
-  const tent = document.partners[0]!.products.find((p) => p.sku === 'TENT-2P')!;
-  tent.videos[0] = { ...tent.videos[0], transcript };
-  return document;
 }
 
 describe('a Redis failover that loses the last announcements, behind the address the instances know', function () {

@@ -2,12 +2,9 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
-import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
-import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
+import { KEYS, refinedDocument } from '../fixtures/catalog-fixture.js';
 import { cli } from '../support/cli-process.js';
-import { importCatalog } from '../support/import.js';
-import { startReplicatedMariadb, type ReplicatedMariadb } from '../support/mariadb-replication.js';
+import { seedFixtureCatalog, startReplicatedMariadb, type ReplicatedMariadb } from '../support/mariadb-replication.js';
 import { PortalClient } from '../support/portal-server.js';
 import { freePort, requireRedis, startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { until } from '../support/redis-topologies.js';
@@ -41,13 +38,6 @@ interface Answer {
   readonly transcript: string | undefined;
 }
 
-function refinedDocument(transcript: string): Record<string, unknown> {
-  const document = fixtureDocument() as { partners: Array<{ products: Array<{ sku: string; videos: Array<Record<string, unknown>> }> }> };
-  const tent = document.partners[0]!.products.find((p) => p.sku === 'TENT-2P')!;
-  tent.videos[0] = { ...tent.videos[0], transcript };
-  return document;
-}
-
 describe('instances reading a replica that lags while the operator imports and revokes on the primary', function () {
   this.timeout(180_000);
   const services: ServiceProcess[] = [];
@@ -58,14 +48,7 @@ describe('instances reading a replica that lags while the operator imports and r
   before(async function () {
     await requireRedis(this);
     pair = await startReplicatedMariadb({ databases: [DATABASE] });
-    const primary = createMysqlDatabase(pair.primaryUrl(DATABASE), { queryTimeoutMs: 60_000 });
-    try {
-      await migrateToLatest(primary);
-      await importCatalog(primary, fixtureCatalog());
-    } finally {
-      await primary.destroy();
-    }
-    await pair.caughtUp();
+    await seedFixtureCatalog(pair, DATABASE);
     redis = await startRedisServer();
     dir = mkdtempSync(join(tmpdir(), 'pcat-replica-'));
   });

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
+import { createMysqlDatabase, type MysqlTls } from '../../src/adapters/mysql/mysql-database.js';
+import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
+import { importCatalog } from './import.js';
 import { startMariadbServer, type MariadbServer } from './mariadb-server.js';
 
 /** A MariaDB primary and one or more replicas of it on GTIDs, each of the test's own, on loopback: for tests of reads sent to a replica. */
@@ -114,6 +118,18 @@ export async function startReplicatedMariadb(options: { databases: readonly stri
     await replicated.close();
     throw error;
   }
+}
+
+/** Migrates `database` on the primary and imports the fixture catalog there (over TLS when given), and resolves once every replica has it. */
+export async function seedFixtureCatalog(pair: ReplicatedMariadb, database: string, tls?: MysqlTls): Promise<void> {
+  const primary = createMysqlDatabase(pair.primaryUrl(database), { queryTimeoutMs: 60_000, tls });
+  try {
+    await migrateToLatest(primary);
+    await importCatalog(primary, fixtureCatalog());
+  } finally {
+    await primary.destroy();
+  }
+  await pair.caughtUp();
 }
 
 /** A password of its own for each run: a test that looks for a leaked password then finds only this run's. */
