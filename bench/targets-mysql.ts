@@ -10,6 +10,7 @@ import { systemClock } from '../src/application/common/clock.js';
 import { openBenchRedis } from './bench-redis.js';
 import { openBenchTopologies } from './bench-topologies.js';
 import type { BenchContext, Target } from './target.js';
+import { demoProducts } from '../src/adapters/catalog-file/catalog-file.js';
 
 export const SERVER_URL = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 export const CACHE_ON_ROW = 'service, MySQL, response cache on';
@@ -41,7 +42,7 @@ export async function openMysqlBenchDatabase(context: BenchContext, purpose: str
   const db = createMysqlDatabase(url, { queryTimeoutMs: 600_000 });
   try {
     await migrateToLatest(db);
-    await new ImportCatalog(new MysqlCatalogStore(db), systemClock, new MysqlCursorKeys(db, { secret: null })).execute(catalogFilePieces(context.catalog.file));
+    await new ImportCatalog(new MysqlCatalogStore(db), systemClock, new MysqlCursorKeys(db, { secret: null }), demoProducts).execute(catalogFilePieces(context.catalog.file));
   } finally {
     await db.destroy();
   }

@@ -60,6 +60,7 @@ import { median, percentile } from './percentile.js';
 import { cores, cpuMicros, freePort, pinned, withServer } from './server-process.js';
 import type { BenchContext } from './target.js';
 import { openMysqlBenchDatabase } from './targets-mysql.js';
+import { demoProducts } from '../src/adapters/catalog-file/catalog-file.js';
 
 export const FIRST_ATTEMPT_ROW = 'webhooks, first attempt after the commit';
 export const HANGING_ROW = 'webhooks, lookups while 10 endpoints hang';
@@ -157,7 +158,7 @@ class HookImports {
         if (event.level === 'query' && event.query.sql === 'commit') this.commits.push(performance.now());
       },
     });
-    this.importCatalog = new ImportCatalog(new MysqlCatalogStore(this.db), systemClock, new MysqlCursorKeys(this.db, { secret: null }));
+    this.importCatalog = new ImportCatalog(new MysqlCatalogStore(this.db), systemClock, new MysqlCursorKeys(this.db, { secret: null }), demoProducts);
   }
 
   /**

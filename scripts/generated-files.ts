@@ -4,7 +4,7 @@
  * writes them; a test fails while a committed one differs from what this returns.
  */
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from '../src/adapters/catalog-file/catalog-file.js';
+import { demoProducts, DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from '../src/adapters/catalog-file/catalog-file.js';
 import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.js';
 import { STATUS_BY_CODE } from '../src/adapters/http/error-response.js';
 import { openApiDocument } from '../src/adapters/http/operations.js';
@@ -25,7 +25,7 @@ const header = (...lines: string[]) => ['/*', ...lines.map((line) => ` * ${line}
 /** The demo catalog's TENT-2P as the API answers it, for the document's example. */
 async function lookupExample(): Promise<GeneratedFile> {
   const catalog = new MemoryCatalogStore();
-  await new ImportCatalog(catalog, systemClock, processCursorKeys()).execute(catalogFilePieces(DEMO_CATALOG_FILE));
+  await new ImportCatalog(catalog, systemClock, processCursorKeys(), demoProducts).execute(catalogFilePieces(DEMO_CATALOG_FILE));
   const found = await catalog.findBySku(DEMO_PARTNER_ID, parseSku('TENT-2P'));
   if (found === null) throw new Error('the demo catalog has no TENT-2P');
   // The body a lookup sends, as it sends it.

@@ -12,8 +12,10 @@ import { useTestDatabase } from './support/mariadb.js';
 import type { CliScript } from './support/script-command.js';
 import { freePort } from './support/redis.js';
 
-interface IssuedJson { id: string; partner: string; label: string | null; key: string; created_at: string }
-interface ListedJson { id: string; label: string | null; created_at: string; revoked_at: string | null }
+interface IssuedJson { id: string; partner: string; mode: 'live' | 'test'; label: string | null; key: string; created_at: string }
+interface ListedJson { id: string; mode: 'live' | 'test'; label: string | null; created_at: string; revoked_at: string | null }
+/** A key as issued: its mode's prefix, then 40 random base62 characters. */
+const ISSUED_KEY = { live: /^pcat_live_[A-Za-z0-9]{40}$/, test: /^pcat_test_[A-Za-z0-9]{40}$/ } as const;
 interface ImportJson { products: object; pdp_entries: object }
 
 // Production's CLI (compiled, from dist/). The demo's (tsx) runs the same sources: it is started by
@@ -26,10 +28,49 @@ describe(`operator CLI (npm run ${script})`, function () {
   it('generates a key and its sha256 without any database', async function () {
     const run = await cli(['keys', 'generate', '--json'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });
     expect(run.code).to.equal(0);
-    const generated = run.json() as { key: string; sha256: string };
-    expect(Object.keys(generated)).to.deep.equal(['key', 'sha256']);
+    const generated = run.json() as { key: string; sha256: string; mode: string };
+    expect(Object.keys(generated)).to.deep.equal(['key', 'sha256', 'mode']);
+    expect(generated.key).to.match(ISSUED_KEY.live);
+    expect(generated.mode).to.equal('live');
     expect(isWellFormedApiKey(generated.key)).to.equal(true);
     expect(generated.sha256).to.equal(hashApiKey(generated.key));
+
+    const text = await cli(['keys', 'generate']);
+    expect([text.code, text.stderr]).to.deep.equal([0, '']);
+    expect(text.stdout).to.match(/^key: {4}pcat_live_[A-Za-z0-9]{40}\nsha256: [0-9a-f]{64}\n$/);
+  });
+
+  it('generates a test key with --test, and says its catalog file entry needs "mode": "test"', async function () {
+    const run = await cli(['keys', 'generate', '--test', '--json'], { DATABASE_URL: 'mysql://nobody@127.0.0.1:1/none' });
+    expect([run.code, run.stderr]).to.deep.equal([0, '']);
+    const generated = run.json() as { key: string; sha256: string; mode: string };
+    expect(Object.keys(generated)).to.deep.equal(['key', 'sha256', 'mode']);
+    expect(generated.key).to.match(ISSUED_KEY.test);
+    expect(generated.mode).to.equal('test');
+    expect(generated.sha256).to.equal(hashApiKey(generated.key));
+
+    const text = await cli(['keys', 'generate', '--test']);
+    expect([text.code, text.stderr]).to.deep.equal([0, '']);
+    const [keyLine, hashLine, reminder, ...rest] = text.stdout.split('\n');
+    expect(keyLine).to.match(/^key: {4}pcat_test_[A-Za-z0-9]{40}$/);
+    expect(hashLine).to.equal(`sha256: ${hashApiKey(keyLine!.slice('key:    '.length))}`);
+    expect(reminder).to.include('"mode": "test"');
+    expect(rest).to.deep.equal(['']);
+  });
+
+  it('refuses --test given twice or given a value, and --test on a command that has no test keys, with exit 2 and the usage', async function () {
+    for (const [args, message] of [
+      [['keys', 'issue', '--partner', 'acme', '--test', '--test'], 'error: keys issue takes --test once; it is given more than once'],
+      [['keys', 'generate', '--test', '--test'], 'error: keys generate takes --test once; it is given more than once'],
+      [['keys', 'issue', '--partner', 'acme', '--test=x'], "error: Option '--test' does not take an argument"],
+      [['keys', 'generate', '--test=yes'], "error: Option '--test' does not take an argument"],
+      [['keys', 'list', '--partner', 'acme', '--test'], 'error: keys list takes no --test'],
+      [['keys', 'issue', '--partner', 'acme', '--partner', 'globex'], 'error: keys issue takes --partner once; it is given more than once'],
+    ] as const) {
+      const run = await cli(args);
+      expect([run.code, run.stdout, run.stderr.split('\n')[0]], args.join(' ')).to.deep.equal([2, '', message]);
+      expect(run.stderr, args.join(' ')).to.include('keys issue --partner <id> [--label <text>] [--test]');
+    }
   });
 
   it('refuses an unknown command with exit 2 and the usage', async function () {
@@ -68,7 +109,7 @@ describe(`operator CLI (npm run ${script})`, function () {
     it('migrates, and a second run applies nothing', async function () {
       const first = await cli(['migrate', '--json'], env);
       expect(first.code).to.equal(0);
-      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers', '0008_service_secrets', '0009_admin_records_retention', '0010_webhook_endpoints', '0011_webhook_outbox', '0012_feed_before_signing', '0013_attempts_across_resends'] });
+      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers', '0008_service_secrets', '0009_admin_records_retention', '0010_webhook_endpoints', '0011_webhook_outbox', '0012_feed_before_signing', '0013_attempts_across_resends', '0014_test_keys'] });
       expect((await cli(['migrate', '--json'], env)).json()).to.deep.equal({ applied: [] });
     });
 
@@ -92,13 +133,14 @@ describe(`operator CLI (npm run ${script})`, function () {
 
     it('refuses each file with a defect in its bytes by its place, and writes nothing: no row, no tombstone, no change in the feed', async function () {
       const stored = async (): Promise<unknown> => ({
-        products: (await sql`select id, sku, content_hash from products order by id`.execute(testDb.db)).rows,
+        products: (await sql<{ partner_id: string }>`select id, partner_id, sku, content_hash from products order by id`.execute(testDb.db)).rows,
         answers: (await sql`select product_id, etag, feed_seq from product_lookups order by product_id`.execute(testDb.db)).rows,
         tombstones: (await sql`select * from product_tombstones`.execute(testDb.db)).rows,
         keys: await keyCount(),
       });
       const before = await stored();
-      expect((before as { products: unknown[] }).products).to.have.length(7);
+      // The fixture's 7 products; the partners' sandboxes ("~acme") are in the table too, and must not change either.
+      expect((before as { products: { partner_id: string }[] }).products.filter((row) => !row.partner_id.startsWith('~'))).to.have.length(7);
       for (const { defect, bytes, problem } of defectiveCatalogs()) {
         await writeFile(join(dir, 'defective.json'), bytes);
         const run = await cli(['import', join(dir, 'defective.json'), '--quiet'], env);
@@ -115,29 +157,59 @@ describe(`operator CLI (npm run ${script})`, function () {
       const issued = await cli(['keys', 'issue', '--partner', 'acme', '--label', 'shop backend', '--json'], env);
       expect(issued.code, issued.stderr).to.equal(0);
       const key = issued.json() as IssuedJson;
-      expect(Object.keys(key)).to.deep.equal(['id', 'partner', 'label', 'key', 'created_at']);
-      expect(key).to.include({ partner: 'acme', label: 'shop backend' });
+      expect(Object.keys(key)).to.deep.equal(['id', 'partner', 'mode', 'label', 'key', 'created_at']);
+      expect(key).to.include({ partner: 'acme', mode: 'live', label: 'shop backend' });
+      expect(key.key).to.match(ISSUED_KEY.live);
       expect(isWellFormedApiKey(key.key)).to.equal(true);
       expect(new Date(key.created_at).toISOString()).to.equal(key.created_at);
 
       const store = new MysqlApiKeyStore(testDb.db);
-      expect(await store.findActiveByHash(hashApiKey(key.key))).to.deep.equal({ keyId: key.id, partnerId: 'acme' });
+      expect(await store.findActiveByHash(hashApiKey(key.key))).to.deep.equal({ keyId: key.id, partnerId: 'acme', mode: 'live', catalogId: 'acme' });
       const everything = JSON.stringify((await sql`select * from api_keys`.execute(testDb.db)).rows);
       expect(everything).to.not.include(key.key);
       expect(everything).to.not.include(key.key.slice('pcat_live_'.length));
 
       const listed = await cli(['keys', 'list', '--partner', 'acme', '--json'], env);
       const mine = (listed.json() as ListedJson[]).find((k) => k.id === key.id);
-      expect(mine).to.deep.equal({ id: key.id, label: 'shop backend', created_at: key.created_at, revoked_at: null });
+      expect(mine).to.deep.equal({ id: key.id, mode: 'live', label: 'shop backend', created_at: key.created_at, revoked_at: null });
       expect(listed.stdout).to.not.include(key.key);
       expect(listed.stdout).to.not.include(hashApiKey(key.key));
-      for (const entry of listed.json() as ListedJson[]) expect(Object.keys(entry)).to.deep.equal(['id', 'label', 'created_at', 'revoked_at']);
+      for (const entry of listed.json() as ListedJson[]) expect(Object.keys(entry)).to.deep.equal(['id', 'mode', 'label', 'created_at', 'revoked_at']);
+      const listedText = await cli(['keys', 'list', '--partner', 'acme'], env);
+      expect(listedText.stdout.split('\n')).to.include(`${key.id}\tlive\tshop backend\tcreated ${key.created_at}\tactive`);
 
       const revoked = await cli(['keys', 'revoke', key.id, '--json'], env);
       expect(revoked.code, revoked.stderr).to.equal(0);
       expect(await store.findActiveByHash(hashApiKey(key.key))).to.equal(null);
       const after = ((await cli(['keys', 'list', '--partner', 'acme', '--json'], env)).json() as ListedJson[]).find((k) => k.id === key.id);
       expect(after?.revoked_at).to.equal((revoked.json() as { revoked_at: string }).revoked_at);
+    });
+
+    it('issues a test key with --test: pcat_test_ and 40 base62 characters, an id that says test, listed with mode test', async function () {
+      const issued = await cli(['keys', 'issue', '--partner', 'acme', '--label', 'ci', '--test', '--json'], env);
+      expect(issued.code, issued.stderr).to.equal(0);
+      const key = issued.json() as IssuedJson;
+      expect(Object.keys(key)).to.deep.equal(['id', 'partner', 'mode', 'label', 'key', 'created_at']);
+      expect(key).to.include({ partner: 'acme', mode: 'test', label: 'ci' });
+      expect(key.key).to.match(ISSUED_KEY.test);
+      expect(key.id).to.match(/^acme-test-[0-9a-f]+$/);
+      const store = new MysqlApiKeyStore(testDb.db);
+      expect(await store.findActiveByHash(hashApiKey(key.key))).to.deep.include({ keyId: key.id, partnerId: 'acme', mode: 'test' });
+
+      const text = await cli(['keys', 'issue', '--partner', 'acme', '--test'], env);
+      expect(text.code, text.stderr).to.equal(0);
+      expect(text.stdout).to.match(/^issued test key acme-test-[0-9a-f]+ for partner acme \(reads its sandbox, never live data\); it is shown only now, store it as a secret:\npcat_test_[A-Za-z0-9]{40}\n$/);
+      const live = await cli(['keys', 'issue', '--partner', 'acme'], env);
+      expect(live.code, live.stderr).to.equal(0);
+      expect(live.stdout).to.match(/^issued live key acme-[0-9a-f]+ for partner acme \(reads its live catalog\); it is shown only now, store it as a secret:\npcat_live_[A-Za-z0-9]{40}\n$/);
+      const liveId = /^issued live key (\S+) /.exec(live.stdout)![1]!;
+
+      const listed = (await cli(['keys', 'list', '--partner', 'acme', '--json'], env)).json() as ListedJson[];
+      expect(listed.find((k) => k.id === key.id)).to.deep.equal({ id: key.id, mode: 'test', label: 'ci', created_at: key.created_at, revoked_at: null });
+      expect(listed.find((k) => k.id === liveId)?.mode).to.equal('live');
+      const listedText = await cli(['keys', 'list', '--partner', 'acme'], env);
+      expect(listedText.stdout.split('\n')).to.include(`${key.id}\ttest\tci\tcreated ${key.created_at}\tactive`);
+      expect(listedText.stdout).to.not.include(key.key);
     });
 
     it('fails with one clear line for an unknown key or partner', async function () {

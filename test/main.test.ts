@@ -35,6 +35,11 @@ describe(`the service as a user starts it (npm run ${script})`, function () {
     // The key is printed once, for the person at the terminal, and never in a log line.
     const logLines = service.stdout().split('\n').filter((l) => l.startsWith('{'));
     expect(logLines.join('\n')).to.not.include(key!);
+    // Its test key's line answers the error it names, on purpose.
+    const [, testKey, testPath] = /curl -s -H 'Authorization: Bearer (pcat_test_[A-Za-z0-9]{40})' http:\/\/[^\s/]+(\S+)/.exec(service.stdout())!;
+    const asked = await fetch(`${url!}${testPath!}`, { headers: { Authorization: `Bearer ${testKey!}` } });
+    expect(asked.status).to.equal(429);
+    expect(asked.headers.get('retry-after')).to.match(/^[1-9][0-9]?$/);
   });
 
   it('serves the catalog named by CATALOG_FILE, without a demo key', async function () {

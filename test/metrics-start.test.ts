@@ -53,7 +53,7 @@ describe(`the service's metrics listener, METRICS_PORT and METRICS_HOST (npm run
     expect(response.status).to.equal(200);
     const text = await response.text();
     const requests = parsePrometheusTextFormat(text).find((f) => f.name === 'pcat_http_requests_total');
-    expect(requests?.metrics).to.deep.equal([{ labels: { route: '/api/v1/public/sku/:sku', status: '200' }, value: '1' }]);
+    expect(requests?.metrics).to.deep.equal([{ labels: { route: '/api/v1/public/sku/:sku', status: '200', mode: 'live' }, value: '1' }]);
     expect(text).to.not.include(key!).and.not.include('TENT-2P').and.not.include('demo');
 
     service.child.kill('SIGTERM');

@@ -16,7 +16,7 @@ export interface LookupCache {
 export interface ClientOptions {
   /** Where the API is, e.g. `https://catalog.example.com` (the path `/api/v1/public` is added). */
   readonly baseUrl: string;
-  /** A `pcat_live_…` key. Server-side only: never ship it to a browser. */
+  /** A `pcat_live_…` key, or a `pcat_test_…` key to read your sandbox. Server-side only: never ship it to a browser. */
   readonly apiKey: string;
   /** How many times a 429, or a 503 `service_unavailable`, is retried after its `Retry-After`; default 2, 0 to never retry. */
   readonly maxRetries?: number;

@@ -1,3 +1,5 @@
+import type { KeyMode } from '../domain/api-key.js';
+
 /**
  * What the service tells an operator's monitoring about its own work. Every label comes from a
  * fixed set: a route is the template a request matched, never the path as sent, and no key id, key
@@ -12,7 +14,8 @@ export interface RequestMetrics {
    * record its own routes here (the partner portal, say, with its router's templates), as long as
    * the templates are a fixed set.
    */
-  observeRequest(route: string, status: number, seconds: number): void;
+  /** `mode` is the mode of the request's key: live for a request made without an accepted key. */
+  observeRequest(route: string, status: number, seconds: number, mode: KeyMode): void;
 }
 
 /** The label of a request no route matched: a fixed value, so made-up paths add no series. */

@@ -49,6 +49,7 @@ import { SendWebhookTest } from '../application/webhooks/send-webhook-test.js';
 import { ResendWebhookMessage } from '../application/webhooks/resend-webhook-message.js';
 import { PruneAdminRecords } from '../application/admin-sign-in/prune-admin-records.js';
 import { ImportCatalog } from '../application/catalog-import/import-catalog.js';
+import { demoProducts } from '../adapters/catalog-file/catalog-file.js';
 import type { CatalogStore } from '../application/catalog-import/catalog-store.js';
 import { AddWebhookEndpoint } from '../application/webhooks/add-webhook-endpoint.js';
 import { ListWebhookEndpoints } from '../application/webhooks/list-webhook-endpoints.js';
@@ -180,7 +181,7 @@ export function createContainer(parts: Parts): Container {
   if (parts.catalog !== undefined) {
     const { cursorKeys } = parts.catalog;
     container.bind(TOKENS.CatalogStore).toConstantValue(parts.catalog.store);
-    container.bind(TOKENS.ImportCatalog).toResolvedValue((store: CatalogStore) => new ImportCatalog(store, systemClock, cursorKeys), [TOKENS.CatalogStore]);
+    container.bind(TOKENS.ImportCatalog).toResolvedValue((store: CatalogStore) => new ImportCatalog(store, systemClock, cursorKeys, demoProducts), [TOKENS.CatalogStore]);
   }
   if (parts.webhooks !== undefined) {
     if (parts.admin === undefined) throw new Error('webhook endpoints need the admin parts: their audit log and clock');

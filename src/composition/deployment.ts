@@ -55,8 +55,8 @@ export interface Deployment {
   readonly keyUsage: KeyUsageRecorder;
   /** None with METRICS_PORT=0. */
   readonly metrics?: PrometheusMetrics;
-  /** The embedded demo: the key made at start, shown once, and the partner whose admin is invited. */
-  readonly demo?: { readonly key: string; readonly partnerId: string };
+  /** The embedded demo: the live and test keys made at start, shown once, and the partner whose admin is invited. */
+  readonly demo?: { readonly key: string; readonly testKey: string; readonly partnerId: string };
   /** Memory storage: reads its catalog file again (SIGHUP). */
   readonly reloadCatalog?: (trigger: string) => Promise<void>;
   close(): Promise<void>;
@@ -187,9 +187,11 @@ async function openMemory(config: Config, logger: Logger): Promise<Storage> {
     reloader.watch();
     return storage;
   }
-  const key = generateApiKey();
-  store.addKey({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, sha256: hashApiKey(key) });
-  return { ...storage, demo: { key, partnerId: DEMO_PARTNER_ID } };
+  const key = generateApiKey('live');
+  const testKey = generateApiKey('test');
+  store.addKey({ keyId: 'demo-key', partnerId: DEMO_PARTNER_ID, mode: 'live', sha256: hashApiKey(key) });
+  store.addKey({ keyId: 'demo-test-key', partnerId: DEMO_PARTNER_ID, mode: 'test', sha256: hashApiKey(testKey) });
+  return { ...storage, demo: { key, testKey, partnerId: DEMO_PARTNER_ID } };
 }
 
 /**

@@ -38,8 +38,8 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
   const commands: OperatorCommands = {
     migrate: () => migrateToLatest(db),
     importCatalog: (pieces, keysChanged, progress) => container.get(TOKENS.ImportCatalog).execute(pieces, keysChanged, progress),
-    issueKey: async (partnerId, label) => {
-      const { issued, announceFailure } = await issueKey.execute({ partnerId, label, actor: null });
+    issueKey: async (partnerId, mode, label) => {
+      const { issued, announceFailure } = await issueKey.execute({ partnerId, mode, label, actor: null });
       if (announceFailure !== null) {
         process.stderr.write(`warning: key ${issued.id} is issued, but the running instances could not be told through Redis (${announceFailure}): ` +
           'it may be refused for up to CACHE_TTL_MS, until each instance re-reads its keys\n');
@@ -48,7 +48,7 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
     },
     revokeKey: (keyId) => revokeKey.execute({ partnerId: null, keyId, actor: null }),
     listKeys: async (partnerId) => (await listKeys.execute({ partnerId }))
-      .map((key) => ({ id: key.id, label: key.label, created_at: key.createdAt, revoked_at: key.revokedAt })),
+      .map((key) => ({ id: key.id, mode: key.mode, label: key.label, created_at: key.createdAt, revoked_at: key.revokedAt })),
     inviteAdmin: (partnerId, email) => container.get(TOKENS.InviteAdmin).execute({ partnerId, email }),
     webhooks: container.get(TOKENS.WebhookUseCases),
     close: () => db.destroy(),

@@ -64,7 +64,7 @@ export async function startService(deployment: Deployment, logger: Logger): Prom
   logger.info({ role: config.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
   const { demo } = deployment;
   const greeting = [
-    demo !== undefined && server !== undefined ? demoBanner(server.url, demo.key) : '',
+    demo !== undefined && server !== undefined ? demoBanner(server.url, demo.key, demo.testKey) : '',
     demo !== undefined && portal !== undefined ? await demoInvitation(deployment, demo.partnerId, portal.url) : '',
   ].join('');
   return {
@@ -129,13 +129,15 @@ function pruneAdminRecordsEvery(intervalMs: number, deployment: Deployment, logg
 }
 
 /** The one place a key is ever printed by the server: the demo's, to its own terminal. */
-function demoBanner(url: string, key: string): string {
+function demoBanner(url: string, key: string, testKey: string): string {
   return [
     '',
     'Demo catalog loaded. This key for the demo partner is shown once and lives until the process stops:',
     `  ${key}`,
     'Try it:',
     `  curl -s -H 'Authorization: Bearer ${key}' ${url}${skuLookupPath('TENT-2P')}`,
+    'A test key of the demo partner, which reads its sandbox and answers TEST-404, TEST-429 and TEST-503 with those errors:',
+    `  curl -s -H 'Authorization: Bearer ${testKey}' ${url}${skuLookupPath('TEST-429')}`,
     '',
     '',
   ].join('\n');

@@ -45,5 +45,5 @@ export function productOf(entry: ProductEntry): Product {
 }
 
 export function apiKeyOf(entry: ApiKeyEntry): ApiKeyRecord {
-  return { id: entry.id, sha256: entry.sha256, revoked: entry.revoked ?? false };
+  return { id: entry.id, mode: entry.mode ?? 'live', sha256: entry.sha256, revoked: entry.revoked ?? false };
 }

@@ -22,6 +22,7 @@ const HttpUrl = Type.String({ format: 'http-url', description: 'an absolute http
 export const ApiKeySchema = Type.Object({
   id: NonEmptyString,
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: '64 lowercase hexadecimal characters' }),
+  mode: Type.Optional(Type.Enum(['live', 'test'])),
   revoked: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 
@@ -80,11 +81,17 @@ export const ProductSchema = Type.Object({
   pdp_urls: Type.Optional(Type.Array(PdpEntrySchema)),
 }, { additionalProperties: false });
 
+/** The products a partner's test keys read instead of its live ones (docs/catalog-files.md, the sandbox). */
+export const SandboxSchema = Type.Object({
+  products: Type.Array(ProductSchema),
+}, { additionalProperties: false });
+
 export const PartnerSchema = Type.Object({
   id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'a slug of a-z, 0-9 and -, starting with a letter or digit, at most 63 characters' }),
   name: NonEmptyString,
   api_keys: Type.Optional(Type.Array(ApiKeySchema)),
   products: Type.Array(ProductSchema),
+  sandbox: Type.Optional(SandboxSchema),
 }, { additionalProperties: false });
 
 export const CatalogDocumentSchema = Type.Object({

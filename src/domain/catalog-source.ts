@@ -1,7 +1,8 @@
 import type { ApiKeyRecord, Catalog, Partner, Product } from './catalog.js';
 import { answerBytesOverBound, MAX_ANSWER_BYTES } from './answer-size.js';
 import { apiKeyOf, productOf } from './catalog-entries.js';
-import { ApiKeySchema, CatalogDocumentSchema, PartnerSchema, PdpEntrySchema, ProductSchema, VideoSchema, type ApiKeyEntry, type ProductEntry } from './catalog-format.js';
+import { ApiKeySchema, CatalogDocumentSchema, PartnerSchema, PdpEntrySchema, ProductSchema, SandboxSchema, VideoSchema, type ApiKeyEntry, type ProductEntry } from './catalog-format.js';
+import { isSandboxErrorSku } from './sandbox.js';
 import { CATALOG_FORMAT_RULES } from './catalog-format-rules.js';
 import { CompactStringMap } from './compact-string-map.js';
 import { compileFields, compileSchema, pathText, type ProblemSink } from './schema-problems.js';
@@ -11,6 +12,12 @@ import { compileFields, compileSchema, pathText, type ProblemSink } from './sche
  * ample for the longest transcript, and a reader never holds more of one.
  */
 export const MAX_STRING_LENGTH = 1_000_000;
+
+/**
+ * The most products a partner's sandbox holds. A sandbox is test data, read as one value and held
+ * until its partner ends; the bound keeps what an import holds and writes for it small.
+ */
+export const MAX_SANDBOX_PRODUCTS = 10_000;
 
 /** A catalog file that breaks one or more rules; nothing of it may be loaded. */
 export class CatalogSourceError extends Error {
@@ -32,7 +39,7 @@ export function parseCatalogSource(document: unknown): Catalog {
     for (const unit of reader.read(piece)) {
       if (unit.kind === 'partner') products.set(unit.partner.id, []);
       else if (unit.kind === 'product') products.get(unit.partner.id)?.push(unit.product);
-      else partners.push({ ...unit.partner, products: products.get(unit.partner.id) ?? [] });
+      else partners.push({ ...unit.partner, products: products.get(unit.partner.id) ?? [], sandbox: unit.sandbox });
     }
   }
   const problems = reader.finish();
@@ -90,13 +97,19 @@ export interface PartnerHeader {
 
 /**
  * What a reader hands on, in order: a partner once its id and name are valid, then each of its
- * valid products, then the partner with its keys once it ends. A partner whose id or name is
- * refused hands on nothing; its products are still checked.
+ * valid products, then the partner with its keys and its sandbox once it ends. A partner whose id
+ * or name is refused hands on nothing; its products are still checked.
  */
 export type CatalogUnit =
   | { readonly kind: 'partner'; readonly partner: PartnerHeader }
   | { readonly kind: 'product'; readonly partner: PartnerHeader; readonly product: Product }
-  | { readonly kind: 'partnerEnd'; readonly partner: PartnerHeader & { readonly apiKeys: readonly ApiKeyRecord[] }; readonly listed: ListedIdentities };
+  | {
+    readonly kind: 'partnerEnd';
+    readonly partner: PartnerHeader & { readonly apiKeys: readonly ApiKeyRecord[] };
+    readonly listed: ListedIdentities;
+    /** The sandbox's products, held whole (a sandbox is test data, read as one value); null when the partner gives none. */
+    readonly sandbox: readonly Product[] | null;
+  };
 
 /** What a partner of the file lists, as the reader saw it: whatever is stored and not listed goes. */
 export interface ListedIdentities {
@@ -148,6 +161,7 @@ const rootFields = compileFields(CatalogDocumentSchema, CATALOG_FORMAT_RULES);
 const checkPartner = compileSchema(PartnerSchema, CATALOG_FORMAT_RULES);
 const partnerFields = compileFields(PartnerSchema, CATALOG_FORMAT_RULES);
 const checkProduct = compileSchema(ProductSchema, CATALOG_FORMAT_RULES);
+const sandboxFields = compileFields(SandboxSchema, CATALOG_FORMAT_RULES);
 
 /** A partner being read: what is known of it so far. */
 interface OpenPartner {
@@ -161,6 +175,8 @@ interface OpenPartner {
   waiting: Product[] | null;
   readonly skus: CompactStringMap;
   readonly videoRefs: CompactStringMap;
+  /** The sandbox's valid products once its field was read; null while none was. */
+  sandbox: Product[] | null;
 }
 
 /**
@@ -209,7 +225,7 @@ export class CatalogSourceReader {
       case 'partnerStart':
         this.open = {
           path: `partners[${piece.index}]`, seen: new Set(), id: undefined, name: undefined, apiKeys: undefined,
-          header: null, waiting: [], skus: new CompactStringMap(), videoRefs: new CompactStringMap(),
+          header: null, waiting: [], skus: new CompactStringMap(), videoRefs: new CompactStringMap(), sandbox: null,
         };
         return [];
       case 'partnerField':
@@ -237,6 +253,10 @@ export class CatalogSourceReader {
 
   private partnerField(partner: OpenPartner, key: string, value: unknown): CatalogUnit[] {
     partner.seen.add(key);
+    if (key === 'sandbox') {
+      this.sandbox(partner, value);
+      return [];
+    }
     const sink = key === 'api_keys' ? this.keyRules() : this.plain;
     const readable = partnerFields.field(key, value, partner.path, sink);
     if (key === 'id') {
@@ -323,13 +343,42 @@ export class CatalogSourceReader {
     };
   }
 
+  /**
+   * A sandbox's products meet every rule a partner's do, among themselves (SKUs and video refs are
+   * the sandbox's own), and none takes a SKU kept for an error a test key asks for.
+   */
+  private sandbox(partner: OpenPartner, value: unknown): void {
+    if (!isObject(value) || !Array.isArray(value.products)) {
+      // Not a sandbox's shape: its declaration tells what is wrong.
+      partnerFields.field('sandbox', value, partner.path, this.plain);
+      return;
+    }
+    const sandbox: OpenPartner = {
+      path: `${partner.path}.sandbox`, seen: new Set(Object.keys(value)), id: partner.id, name: partner.name, apiKeys: [],
+      header: null, waiting: [], skus: new CompactStringMap(), videoRefs: new CompactStringMap(), sandbox: null,
+    };
+    for (const [key, field] of Object.entries(value)) if (key !== 'products') sandboxFields.field(key, field, sandbox.path, this.plain);
+    if (value.products.length > MAX_SANDBOX_PRODUCTS) {
+      this.list.fail(`${sandbox.path}.products`, `holds ${value.products.length.toLocaleString('en-US')} products; a sandbox holds at most ${MAX_SANDBOX_PRODUCTS.toLocaleString('en-US')}: it is test data, read whole`);
+      return;
+    }
+    for (const [index, product] of value.products.entries()) {
+      const sku = isObject(product) ? product.sku : undefined;
+      if (typeof sku === 'string' && isSandboxErrorSku(sku)) {
+        this.list.fail(`${sandbox.path}.products[${index}].sku`, `${JSON.stringify(sku)} is kept for the error it answers a test key; give the product another SKU`);
+      }
+      this.product(sandbox, index, product);
+    }
+    partner.sandbox = sandbox.waiting;
+  }
+
   private partnerEnd(partner: OpenPartner): CatalogUnit[] {
     this.open = null;
     partnerFields.end(partner.seen, partner.path, this.plain);
     if (partner.header === null) return [];
     const apiKeys = partner.seen.has('api_keys') ? partner.apiKeys : [];
     if (apiKeys === undefined) return [];
-    return [{ kind: 'partnerEnd', partner: { ...partner.header, apiKeys }, listed: { skus: partner.skus, videoRefs: partner.videoRefs } }];
+    return [{ kind: 'partnerEnd', partner: { ...partner.header, apiKeys }, listed: { skus: partner.skus, videoRefs: partner.videoRefs }, sandbox: partner.sandbox }];
   }
 }
 

@@ -1,3 +1,5 @@
+import type { KeyMode } from './api-key.js';
+
 /** The catalog as the service holds it: one partner's products, their videos and PDP entries. */
 
 export type ProductStatus = 'active' | 'inactive';
@@ -56,6 +58,8 @@ export interface Product {
 
 export interface ApiKeyRecord {
   readonly id: string;
+  /** Stated by the file (live unless it says test): a key is accepted only with its mode's prefix. */
+  readonly mode: KeyMode;
   readonly sha256: string;
   readonly revoked: boolean;
 }
@@ -65,6 +69,8 @@ export interface Partner {
   readonly name: string;
   readonly apiKeys: readonly ApiKeyRecord[];
   readonly products: readonly Product[];
+  /** What its test keys read; null when the file gives no sandbox, and the bundled demo products stand in. */
+  readonly sandbox: readonly Product[] | null;
 }
 
 /** A whole `partner-catalog/v1` document, validated. */

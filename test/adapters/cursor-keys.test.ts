@@ -13,9 +13,10 @@ import { piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { decodeCursor, encodeCursor } from '../../src/domain/changes.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { catalogDocument, importCatalog } from '../support/import.js';
-import { emptyDatabase, migrateTo } from '../support/legacy-database.js';
+import { emptyDatabase, importBeforeTestKeys, migrateTo } from '../support/legacy-database.js';
 import { migrationsFrom } from '../support/migrations.js';
 import { useTestDatabase } from '../support/mariadb.js';
+import { demoProducts } from '../../src/adapters/catalog-file/catalog-file.js';
 
 const CONFIGURED = 'a-configured-cursor-secret-of-40-characters';
 const AT = Date.parse('2026-12-01T10:00:00.000Z');
@@ -81,9 +82,11 @@ describe('cursor keys on MySQL, for a deployment made after signing came', funct
 
 describe('cursor keys on MySQL: the partners served unsigned before signing began (migration 0012)', function () {
   const testDb = useTestDatabase();
-  /** Imports as a version of its time did, at `ms`: the feed written, and no cursor key made. */
+  /** Imports as a version of its time did, at `ms`, into the schema of its time: the feed written, and no cursor key made. */
+  const importBefore = (ms: number, catalog: Catalog) => importBeforeTestKeys(new MysqlCatalogStore(testDb.db), catalogDocument(catalog), { clock: clockAt(ms) });
+  /** Imports as this version does, at `ms`, with the cursor key left to the first feed read. */
   const importAt = (ms: number, catalog: Catalog) =>
-    new ImportCatalog(new MysqlCatalogStore(testDb.db), clockAt(ms), processCursorKeys()).execute(piecesOfDocument(catalogDocument(catalog)));
+    new ImportCatalog(new MysqlCatalogStore(testDb.db), clockAt(ms), processCursorKeys(), demoProducts).execute(piecesOfDocument(catalogDocument(catalog)));
   const unsignedIssuedTo = async (): Promise<string[]> => [...(await new MysqlCursorKeys(testDb.db, { clock: clockAt(AT) }).cursorKey()).unsignedIssuedTo].sort();
 
   beforeEach(async function () {
@@ -92,8 +95,9 @@ describe('cursor keys on MySQL: the partners served unsigned before signing bega
   });
 
   it('a deployment that served its feed unsigned and signs from this version on: every partner with a feed then, none added after', async function () {
-    await importAt(AT - DAY_MS, partnersOf('acme'));
+    await importBefore(AT - DAY_MS, partnersOf('acme'));
     await migrateToLatest(testDb.db);
+    // Globex and the partners' sandboxes come with this version: none of them was ever served unsigned.
     await importAt(AT, partnersOf('acme', 'globex'));
     expect(await unsignedIssuedTo()).to.deep.equal(['acme']);
     // Run again, as after a stop part-way, once the key is made: the same partners.
@@ -105,15 +109,15 @@ describe('cursor keys on MySQL: the partners served unsigned before signing bega
 
   it('a deployment that began signing before this migration: the partners with a feed entry older than its key', async function () {
     await sql`insert into service_secrets (name, value, created_at) values (${CURSOR_SECRET_NAME}, ${'k'.repeat(43)}, ${new Date(AT)})`.execute(testDb.db);
-    await importAt(AT - DAY_MS, partnersOf('acme'));
-    await importAt(AT + 60_000, partnersOf('globex'));
+    await importBefore(AT - DAY_MS, partnersOf('acme'));
+    await importBefore(AT + 60_000, partnersOf('globex'));
     await migrateToLatest(testDb.db);
     expect(await unsignedIssuedTo()).to.deep.equal(['acme']);
   });
 
   it('a deployment made after signing came, whose every entry is newer than its key: none', async function () {
     await sql`insert into service_secrets (name, value, created_at) values (${CURSOR_SECRET_NAME}, ${'k'.repeat(43)}, ${new Date(AT)})`.execute(testDb.db);
-    await importAt(AT + 60_000, partnersOf('acme', 'globex'));
+    await importBefore(AT + 60_000, partnersOf('acme', 'globex'));
     await migrateToLatest(testDb.db);
     expect(await unsignedIssuedTo()).to.deep.equal([]);
   });

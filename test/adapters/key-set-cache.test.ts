@@ -4,7 +4,7 @@ import { KeySetCache, type KeySetSource, type KeySetVersionReader, type LiveKeyR
 import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { AnnouncedKeyChanges } from '../../src/application/instances/change-versions.js';
-import { generateApiKey, hashApiKey, type Principal } from '../../src/domain/api-key.js';
+import { principalOf, generateApiKey, hashApiKey, type Principal } from '../../src/domain/api-key.js';
 import { TIMEOUTS } from '../../src/adapters/timeouts.js';
 import { codeOfRejection } from '../support/domain-error.js';
 
@@ -20,7 +20,7 @@ class CountingKeySource implements KeySetSource {
 
   add(keyId: string, partnerId: string): string {
     const key = generateApiKey();
-    this.rows.set(hashApiKey(key), { keyId, partnerId, sha256: hashApiKey(key) });
+    this.rows.set(hashApiKey(key), { ...principalOf(keyId, partnerId, 'live'), sha256: hashApiKey(key) });
     return key;
   }
 
@@ -39,7 +39,7 @@ class CountingKeySource implements KeySetSource {
   findActiveByHash(sha256: string): Promise<Principal | null> {
     this.reads.findActiveByHash += 1;
     const row = this.rows.get(sha256);
-    return Promise.resolve(row === undefined ? null : { keyId: row.keyId, partnerId: row.partnerId });
+    return Promise.resolve(row === undefined ? null : principalOf(row.keyId, row.partnerId, 'live'));
   }
 
   isStillActive(): Promise<boolean> {
@@ -98,7 +98,7 @@ async function setup(): Promise<{
   return { held, source, versions, watch, reader, clock, acmeKey };
 }
 
-const ACME: Principal = { keyId: 'acme-prod', partnerId: 'acme' };
+const ACME: Principal = principalOf('acme-prod', 'acme', 'live');
 
 describe('KeySetCache', function () {
   it('authenticates a held key with no read of the source after warm()', async function () {
@@ -122,9 +122,9 @@ describe('KeySetCache', function () {
     const { held, source, versions } = await setup();
     const issued = source.add('acme-new', 'acme');
     await versions.keysChanged();
-    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
     expect(source.reads.listLive).to.equal(2);
-    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
     expect(source.reads).to.deep.equal({ listLive: 2, findActiveByHash: 0, isLive: 0 });
   });
 
@@ -137,7 +137,7 @@ describe('KeySetCache', function () {
     await reader.keysVersion();
     expect(await held.isStillActive(principal!)).to.equal(false);
     expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
-    expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+    expect(await held.isStillActive(principalOf('globex-prod', 'globex', 'live'))).to.equal(true);
     expect(source.reads.listLive).to.equal(2);
   });
 
@@ -155,8 +155,8 @@ describe('KeySetCache', function () {
 
   it('refuses a principal whose key id is held for another partner', async function () {
     const { held } = await setup();
-    expect(await held.isStillActive({ keyId: 'acme-prod', partnerId: 'globex' })).to.equal(false);
-    expect(await held.isStillActive({ keyId: 'nobody', partnerId: 'acme' })).to.equal(false);
+    expect(await held.isStillActive(principalOf('acme-prod', 'globex', 'live'))).to.equal(false);
+    expect(await held.isStillActive(principalOf('nobody', 'acme', 'live'))).to.equal(false);
   });
 
   describe('while the shared store is lost', function () {
@@ -199,7 +199,7 @@ describe('KeySetCache', function () {
       for (let i = 0; i < 5; i += 1) {
         // Asked before any token is read after the return: what was held before the loss is not trusted.
         expect(await held.isStillActive(ACME)).to.equal(false);
-        expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+        expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
       }
       expect(source.reads.listLive).to.equal(2);
       expect(source.reads.findActiveByHash).to.equal(1);
@@ -213,7 +213,7 @@ describe('KeySetCache', function () {
     const { held, source, watch, reader } = await setup();
     const issued = source.add('acme-new', 'acme');
     reader.down = true;
-    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
     expect(watch.isShared()).to.equal(false);
     expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 1, isLive: 0 });
   });
@@ -225,7 +225,7 @@ describe('KeySetCache', function () {
     expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
     expect(source.reads.listLive).to.equal(1);
     clock.t += 1;
-    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-unannounced', partnerId: 'acme' });
+    expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-unannounced', 'acme', 'live'));
     expect(source.reads.listLive).to.equal(2);
     await held.findActiveByHash(hashApiKey(acmeKey));
     expect(source.reads.listLive).to.equal(2);
@@ -250,7 +250,7 @@ describe('KeySetCache', function () {
       const globexKey = source.add('globex-second', 'globex');
       await versions.keysChanged({ withdrawn: [], added: ['globex-second'] });
       await reader.keysVersion();
-      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal({ keyId: 'globex-second', partnerId: 'globex' });
+      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal(principalOf('globex-second', 'globex', 'live'));
       const principal = await held.findActiveByHash(hashApiKey(acmeKey));
       source.down = true;
       source.remove('acme-prod');
@@ -258,8 +258,8 @@ describe('KeySetCache', function () {
       await reader.keysVersion();
       expect(await held.isStillActive(principal!)).to.equal(false);
       expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
-      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal({ keyId: 'globex-second', partnerId: 'globex' });
-      expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+      expect(await held.findActiveByHash(hashApiKey(globexKey))).to.deep.equal(principalOf('globex-second', 'globex', 'live'));
+      expect(await held.isStillActive(principalOf('globex-prod', 'globex', 'live'))).to.equal(true);
       // No key was added since the last read: a key not held is not live.
       expect(await held.findActiveByHash(hashApiKey(generateApiKey()))).to.equal(null);
     });
@@ -282,7 +282,7 @@ describe('KeySetCache', function () {
       expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
       await nextTurn();
       await nextTurn();
-      expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal({ keyId: 'acme-new', partnerId: 'acme' });
+      expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
       expect(source.reads.listLive).to.equal(reads + 1);
     });
 
@@ -293,7 +293,7 @@ describe('KeySetCache', function () {
       await reader.keysVersion();
       expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
       expect(await codeOfRejection(held.isStillActive(ACME))).to.equal('service_unavailable');
-      expect(await held.isStillActive({ keyId: 'globex-prod', partnerId: 'globex' })).to.equal(true);
+      expect(await held.isStillActive(principalOf('globex-prod', 'globex', 'live'))).to.equal(true);
     });
 
     it('cannot decide any key after an announcement that did not say what changed, and does not retry at every request', async function () {

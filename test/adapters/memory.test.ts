@@ -43,7 +43,7 @@ catalogImportContract('memory', () => ({
       catalog: store,
       keys: store,
       feed: store,
-      issueKey: (keyId, partnerId, sha256) => Promise.resolve(store.addKey({ keyId, partnerId, sha256 })),
+      issueKey: (keyId, partnerId, sha256) => Promise.resolve(store.addKey({ keyId, partnerId, mode: 'live', sha256 })),
       revokeKey: (keyId) => Promise.resolve(void store.revokeKey(keyId)),
     });
   },

@@ -9,7 +9,7 @@ import { MysqlApiKeyStore } from '../../src/adapters/mysql/mysql-api-key-store.j
 import { createMysqlDatabase, openMeasuredMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
 import { openMysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
 import { MysqlReadinessProbe } from '../../src/adapters/mysql/mysql-readiness-probe.js';
-import { hashApiKey } from '../../src/domain/api-key.js';
+import { hashApiKey, principalOf } from '../../src/domain/api-key.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -273,7 +273,7 @@ describe('MySQL pool bounds and statement secrecy', function () {
     viaProxy.port = String(proxy.port);
     const db = createMysqlDatabase(viaProxy.toString());
     try {
-      expect(await new MysqlApiKeyStore(db).findActiveByHash(hash)).to.deep.equal({ keyId: 'acme-prod', partnerId: 'acme' });
+      expect(await new MysqlApiKeyStore(db).findActiveByHash(hash)).to.deep.equal(principalOf('acme-prod', 'acme', 'live'));
     } finally {
       await db.destroy();
       await proxy.close();
@@ -317,7 +317,7 @@ describe('MySQL pool bounds and statement secrecy', function () {
       expect(everything).to.not.include(hash);
       expect(everything).to.not.match(/select|api_keys|sha256/i);
       // The connection survived the kill and serves the next read.
-      expect(await keys.findActiveByHash(hash)).to.deep.equal({ keyId: 'acme-prod', partnerId: 'acme' });
+      expect(await keys.findActiveByHash(hash)).to.deep.equal(principalOf('acme-prod', 'acme', 'live'));
     } finally {
       await locker.query('unlock tables').catch(() => undefined);
       await locker.end();

@@ -21,6 +21,7 @@ import { etagOf, lookupBody } from '../../src/domain/lookup-body.js';
 import { migrateTo, writeLegacyCatalog } from '../support/legacy-database.js';
 import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
+import { demoProducts } from '../../src/adapters/catalog-file/catalog-file.js';
 
 type Doc = ReturnType<typeof fixtureDocument> & { partners: any[] };
 
@@ -152,7 +153,12 @@ describe('MySQL import', function () {
       .select(['products.sku', 'products.partner_id', 'product_lookups.etag']).execute()).map((row) => [`${row.partner_id}/${row.sku}`, row.etag]));
     await importDoc(doc());
     const before = await etags();
-    expect(before.size).to.equal(7);
+    // The file's 7 products, and each partner's sandbox: the 4 demo products, as neither partner has a sandbox section.
+    const demoSkus = (await demoProducts()).map((product) => product.sku);
+    expect([...before.keys()].sort()).to.deep.equal([
+      ...fixtureCatalog().partners.flatMap((partner) => partner.products.map((product) => `${partner.id}/${product.sku}`)),
+      ...demoSkus.flatMap((sku) => [`~acme/${sku}`, `~globex/${sku}`]),
+    ].sort());
     for (const [key, etag] of before) {
       const [partnerId, sku] = key.split('/') as [string, string];
       expect(etag).to.equal(etagOf(lookupBody(await lookup(partnerId, sku))));
@@ -240,7 +246,7 @@ describe('MySQL import', function () {
         yield [piece];
       }
     }
-    const outcome = await new ImportCatalog(store, systemClock, processCursorKeys()).execute(pieces()).catch((error: unknown) => error);
+    const outcome = await new ImportCatalog(store, systemClock, processCursorKeys(), demoProducts).execute(pieces()).catch((error: unknown) => error);
     expect(outcome).to.be.instanceOf(Error).with.property('message', 'the disk is gone');
     for (const table of ['partners', 'products', 'videos', 'pdp_entries', 'product_lookups'] as const) {
       const { n } = await db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();

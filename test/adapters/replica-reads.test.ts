@@ -14,11 +14,12 @@ import { importCatalog } from '../support/import.js';
 import { startReplicatedMariadb, type ReplicatedMariadb } from '../support/mariadb-replication.js';
 import { until } from '../support/redis-topologies.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { principalOf } from '../../src/domain/api-key.js';
 
 const DATABASE = 'catalog';
 /** Short, so a replica held behind costs the test little; long enough for a caught-up one on a loaded machine. */
 const WAIT_MS = 500;
-const ACME_PROD = { keyId: 'acme-prod', partnerId: 'acme' };
+const ACME_PROD = principalOf('acme-prod', 'acme', 'live');
 
 describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primary and GTID replica', function () {
   this.timeout(120_000);

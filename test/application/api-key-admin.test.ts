@@ -5,7 +5,7 @@ import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
 import { ListApiKeys } from '../../src/application/keys/list-api-keys.js';
 import { ReplaceApiKey } from '../../src/application/keys/replace-api-key.js';
 import { RevokeApiKey } from '../../src/application/keys/revoke-api-key.js';
-import { isWellFormedApiKey } from '../../src/domain/api-key.js';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, principalOf } from '../../src/domain/api-key.js';
 import { adminRefusal, memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 
 describe('key use cases, on the memory adapters', function () {
@@ -29,13 +29,13 @@ describe('key use cases, on the memory adapters', function () {
     authenticate.execute({ authorization: `Bearer ${key}` }).then(() => true, () => false);
 
   it('issues a key that authenticates at once, stores no key, announces it, and logs key.created with the admin', async function () {
-    const { issued, announceFailure } = await issue.execute({ partnerId: 'acme', label: 'Shop', actor: admin });
+    const { issued, announceFailure } = await issue.execute({ mode: 'live', partnerId: 'acme', label: 'Shop', actor: admin });
     expect(isWellFormedApiKey(issued.key)).to.equal(true);
     expect(issued).to.include({ partner: 'acme', label: 'Shop' });
     expect(announceFailure).to.equal(null);
     expect(world.announcer.announced).to.equal(1);
     expect(await works(issued.key)).to.equal(true);
-    expect(await authenticate.execute({ apiKey: issued.key })).to.deep.equal({ keyId: issued.id, partnerId: 'acme' });
+    expect(await authenticate.execute({ apiKey: issued.key })).to.deep.equal(principalOf(issued.id, 'acme', 'live'));
     const listed = await new ListApiKeys(world.keys).execute({ partnerId: 'acme' });
     expect(listed.find((k) => k.id === issued.id)).to.deep.include({ label: 'Shop', revokedAt: null, lastUsedAt: null });
     expect(JSON.stringify(listed)).to.not.include(issued.key);
@@ -45,11 +45,11 @@ describe('key use cases, on the memory adapters', function () {
   });
 
   it('refuses a key for a partner that does not exist', async function () {
-    expect((await adminRefusal(issue.execute({ partnerId: 'nobody', label: null, actor: null }))).code).to.equal('partner_not_found');
+    expect((await adminRefusal(issue.execute({ mode: 'live', partnerId: 'nobody', label: null, actor: null }))).code).to.equal('partner_not_found');
   });
 
   it('revokes a key: refused from the next authentication on, logged once, its first revocation time kept', async function () {
-    const { issued } = await issue.execute({ partnerId: 'acme', label: null, actor: admin });
+    const { issued } = await issue.execute({ mode: 'live', partnerId: 'acme', label: null, actor: admin });
     const first = await revoke.execute({ partnerId: 'acme', keyId: issued.id, actor: admin });
     expect(await works(issued.key)).to.equal(false);
     world.clock.advance(5_000);
@@ -60,7 +60,7 @@ describe('key use cases, on the memory adapters', function () {
   });
 
   it('treats another partner\'s key id as a missing one, and changes nothing', async function () {
-    const { issued } = await issue.execute({ partnerId: 'globex', label: null, actor: null });
+    const { issued } = await issue.execute({ mode: 'live', partnerId: 'globex', label: null, actor: null });
     for (const attempt of [
       revoke.execute({ partnerId: 'acme', keyId: issued.id, actor: admin }),
       replace.execute({ partnerId: 'acme', keyId: issued.id, actor: admin }),
@@ -74,7 +74,7 @@ describe('key use cases, on the memory adapters', function () {
   });
 
   it('replaces a key: a new key with the same label works, the old one is refused, in one step', async function () {
-    const { issued: old } = await issue.execute({ partnerId: 'acme', label: 'Warehouse', actor: admin });
+    const { issued: old } = await issue.execute({ mode: 'live', partnerId: 'acme', label: 'Warehouse', actor: admin });
     world.clock.advance(60_000);
     const { issued: fresh } = await replace.execute({ partnerId: 'acme', keyId: old.id, actor: admin });
     expect(fresh.id).to.not.equal(old.id);
@@ -89,9 +89,33 @@ describe('key use cases, on the memory adapters', function () {
     expect((await adminRefusal(replace.execute({ partnerId: 'acme', keyId: old.id, actor: admin }))).code).to.equal('key_not_active');
   });
 
+  it('issues, lists and replaces a test key: its prefix is pcat_test_, it reads the sandbox, and a replacement is a test key too', async function () {
+    const { issued } = await issue.execute({ mode: 'test', partnerId: 'acme', label: 'CI', actor: admin });
+    expect(issued.key).to.match(/^pcat_test_[A-Za-z0-9]{40}$/);
+    expect(issued).to.include({ partner: 'acme', mode: 'test' });
+    expect(await authenticate.execute({ apiKey: issued.key })).to.deep.equal({ keyId: issued.id, partnerId: 'acme', mode: 'test', catalogId: '~acme' });
+    const listed = await new ListApiKeys(world.keys).execute({ partnerId: 'acme' });
+    expect(listed.find((k) => k.id === issued.id)).to.deep.include({ mode: 'test', label: 'CI' });
+    const { issued: fresh } = await replace.execute({ partnerId: 'acme', keyId: issued.id, actor: admin });
+    expect(fresh.key).to.match(/^pcat_test_/);
+    expect(fresh.mode).to.equal('test');
+    expect(await works(fresh.key)).to.equal(true);
+  });
+
+  it('takes a key only with its own mode\'s prefix: a stored test key presented under the live prefix is refused, and the reverse', async function () {
+    const random = generateApiKey().slice('pcat_live_'.length);
+    // Stored as a catalog file may declare it: the hash of a live-prefixed key, declared test.
+    world.store.addKey({ keyId: 'mislabelled', partnerId: 'acme', mode: 'test', sha256: hashApiKey(`pcat_live_${random}`) });
+    expect(await works(`pcat_live_${random}`)).to.equal(false);
+    world.store.addKey({ keyId: 'mislabelled-2', partnerId: 'acme', mode: 'live', sha256: hashApiKey(`pcat_test_${random}`) });
+    expect(await works(`pcat_test_${random}`)).to.equal(false);
+    world.store.addKey({ keyId: 'right', partnerId: 'acme', mode: 'live', sha256: hashApiKey(`pcat_live_${random}x`) });
+    expect(await works(`pcat_live_${random}x`)).to.equal(true);
+  });
+
   it('still hands out an issued key when the instances cannot be told, saying why; a revocation that cannot be told fails saying it is committed', async function () {
     world.announcer.failing = 'redis down';
-    const { issued, announceFailure } = await issue.execute({ partnerId: 'acme', label: null, actor: null });
+    const { issued, announceFailure } = await issue.execute({ mode: 'live', partnerId: 'acme', label: null, actor: null });
     expect(announceFailure).to.equal('redis down');
     expect(await works(issued.key)).to.equal(true);
     let message = '';
@@ -106,7 +130,7 @@ describe('key use cases, on the memory adapters', function () {
     const usage = new KeyUsageRecorder(world.clock);
     const counting = new AuthenticateKey(world.store, undefined, usage);
     const list = new ListApiKeys(world.keys, usage);
-    const { issued } = await issue.execute({ partnerId: 'acme', label: null, actor: null });
+    const { issued } = await issue.execute({ mode: 'live', partnerId: 'acme', label: null, actor: null });
     let writes = 0;
     const store = { saveLastUsed: (uses: readonly { keyId: string; at: Date }[]) => { writes += 1; return world.keys.saveLastUsed(uses); } };
     for (let i = 0; i < 50; i += 1) await counting.execute({ apiKey: issued.key });

@@ -3,7 +3,7 @@ import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { accountOf, MemoryAuthFailureGuard } from '../../src/adapters/memory/memory-auth-failure-guard.js';
 import { AuthenticateKey } from '../../src/application/access/authenticate-key.js';
 import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
-import { generateApiKey } from '../../src/domain/api-key.js';
+import { generateApiKey, principalOf } from '../../src/domain/api-key.js';
 import { TooManyFailedAuthentications } from '../../src/domain/errors.js';
 import { codeOfRejection } from '../support/domain-error.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
@@ -21,7 +21,7 @@ function countingStore(): { store: ApiKeyStore; reads: () => number } {
 describe('AuthenticateKey', function () {
   it('resolves the partner of a valid key with one storage read', async function () {
     const { store, reads } = countingStore();
-    expect(await new AuthenticateKey(store).execute({ apiKey: KEYS.globex })).to.deep.equal({ keyId: 'globex-prod', partnerId: 'globex' });
+    expect(await new AuthenticateKey(store).execute({ apiKey: KEYS.globex })).to.deep.equal(principalOf('globex-prod', 'globex', 'live'));
     expect(reads()).to.equal(1);
   });
 
@@ -59,7 +59,7 @@ describe('AuthenticateKey with a guard on failed authentications', function () {
     expect(await codeOfRejection(authenticate.execute({ clientAddress: '192.0.2.1' }))).to.equal('rate_limit_exceeded');
     expect(reads()).to.equal(3);
     // Another address is not affected.
-    expect(await authenticate.execute({ apiKey: KEYS.globex, clientAddress: '192.0.2.2' })).to.deep.equal({ keyId: 'globex-prod', partnerId: 'globex' });
+    expect(await authenticate.execute({ apiKey: KEYS.globex, clientAddress: '192.0.2.2' })).to.deep.equal(principalOf('globex-prod', 'globex', 'live'));
     clock.t += 45_000;
     expect(await codeOfRejection(authenticate.execute({ apiKey: madeUp(), clientAddress: '192.0.2.1' }))).to.equal('invalid_api_key');
   });
@@ -77,7 +77,7 @@ describe('AuthenticateKey with a guard on failed authentications', function () {
     const { authenticate } = setup();
     await authenticate.execute({ apiKey: KEYS.acme, clientAddress: '192.0.2.4' });
     for (let i = 0; i < 3; i += 1) await codeOfRejection(authenticate.execute({ apiKey: madeUp(), clientAddress: '192.0.2.4' }));
-    expect(await authenticate.execute({ apiKey: KEYS.acme, clientAddress: '192.0.2.4' })).to.deep.equal({ keyId: 'acme-prod', partnerId: 'acme' });
+    expect(await authenticate.execute({ apiKey: KEYS.acme, clientAddress: '192.0.2.4' })).to.deep.equal(principalOf('acme-prod', 'acme', 'live'));
     expect(await codeOfRejection(authenticate.execute({ apiKey: KEYS.globex, clientAddress: '192.0.2.4' }))).to.equal('rate_limit_exceeded');
   });
 

@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { EnforceRateLimit } from '../../src/application/access/enforce-rate-limit.js';
+import { principalOf } from '../../src/domain/api-key.js';
 import type { Principal } from '../../src/domain/api-key.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 
-const ACME: Principal = { keyId: 'acme-prod', partnerId: 'acme' };
+const ACME: Principal = principalOf('acme-prod', 'acme', 'live');
 const LIMIT = 2;
 
 /** Over a limit of LIMIT per window, with the clock standing still; `outcome` is 'allowed' or the refusal's code. */
@@ -36,6 +37,6 @@ describe('EnforceRateLimit', function () {
     keys.revoke('acme-prod');
     expect(await outcome(ACME), 'within the limit').to.equal('invalid_api_key');
     for (let i = 0; i < 3; i += 1) expect(await outcome(ACME), 'over the limit').to.equal('invalid_api_key');
-    expect(await outcome({ keyId: 'acme-staging', partnerId: 'acme' }), 'another key of the partner').to.equal('allowed');
+    expect(await outcome(principalOf('acme-staging', 'acme', 'live')), 'another key of the partner').to.equal('allowed');
   });
 });

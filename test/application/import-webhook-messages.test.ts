@@ -24,6 +24,7 @@ import type { CatalogChangedMessage } from '../../src/domain/webhook-messages.js
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 import { fixtureDocument } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
+import { demoProducts } from '../../src/adapters/catalog-file/catalog-file.js';
 
 type Doc = Record<string, any>;
 const doc = (): Doc => fixtureDocument();
@@ -58,7 +59,7 @@ function threeAcmeChanges(): Doc {
 function importMessagesSuite(name: string, open: () => Promise<World>): void {
   describe(`an import's webhook messages: ${name}`, function () {
     let world: World;
-    const importDoc = (d: Doc): Promise<unknown> => new ImportCatalog(world.store, { now: () => Date.now() }, world.cursorKeys).execute(piecesOfDocument(d));
+    const importDoc = (d: Doc): Promise<unknown> => new ImportCatalog(world.store, { now: () => Date.now() }, world.cursorKeys, demoProducts).execute(piecesOfDocument(d));
     const claimAll = (): Promise<ClaimedDelivery[]> => world.outbox.claimDue(FAR, 1_000, 60_000);
 
     beforeEach(async function () {
@@ -114,6 +115,21 @@ function importMessagesSuite(name: string, open: () => Promise<World>): void {
       expect(JSON.parse(claimed[0]!.message.body)).to.nested.include({ 'data.changes': 1 });
     });
 
+    it('messages no one for a change to a sandbox alone, though the sandbox\'s feed lists it', async function () {
+      const d = doc();
+      d.partners[0].sandbox = { products: [{ ...acmeProducts(d).find((p) => p.sku === 'abc-1'), title: 'Only in the sandbox' }] };
+      const report = await importDoc(d) as { products: { unchanged: number }; sandbox_products: Record<string, number> };
+      expect(report.sandbox_products).to.include({ created: 1, deleted: 4 });
+      expect(await claimAll()).to.deep.equal([]);
+      expect(await world.outbox.pendingCount()).to.equal(0);
+      const read = await new ReadChanges(world.feed, world.cursorKeys, { now: () => Date.now() }).execute({ partnerId: '~acme', limit: '1000' });
+      expect(read.changes.map((change) => `${change.sku} ${change.change}`)).to.include('abc-1 upserted');
+      // A live change in the same import still reaches the live partner's endpoints.
+      acmeProducts(d)[0].title = 'Live change';
+      await importDoc(d);
+      expect((await claimAll()).map((c) => c.endpoint.id).sort()).to.deep.equal(['whep_0000000000000001', 'whep_0000000000000002']);
+    });
+
     it('queues nothing for an import that is refused after a partner\'s changes were written', async function () {
       const failing = threeAcmeChanges();
       delete failing.partners[1].products[1].title;
@@ -128,7 +144,7 @@ function importMessagesSuite(name: string, open: () => Promise<World>): void {
         }))),
       };
       try {
-        await new ImportCatalog(watched, { now: () => Date.now() }, world.cursorKeys).execute(piecesOfDocument(failing));
+        await new ImportCatalog(watched, { now: () => Date.now() }, world.cursorKeys, demoProducts).execute(piecesOfDocument(failing));
         expect.fail('the file should be refused');
       } catch (error) {
         expect(error).to.be.instanceOf(CatalogSourceError);
@@ -149,7 +165,7 @@ describe('webhook messages from imports', function () {
     const outbox = new MemoryWebhookOutbox(endpoints);
     const store: MemoryCatalogStore = new MemoryCatalogStore(outbox);
     const cursorKeys = processCursorKeys();
-    await new ImportCatalog(store, { now: () => Date.now() }, cursorKeys).execute(piecesOfDocument(fixtureDocument()));
+    await new ImportCatalog(store, { now: () => Date.now() }, cursorKeys, demoProducts).execute(piecesOfDocument(fixtureDocument()));
     return { store, endpoints, outbox, feed: store, cursorKeys };
   });
 
@@ -164,7 +180,7 @@ describe('webhook messages from imports', function () {
       await db.deleteFrom('partners').execute();
       const store = new MysqlCatalogStore(db);
       const cursorKeys = new MysqlCursorKeys(db, { secret: null });
-      await new ImportCatalog(store, { now: () => Date.now() }, cursorKeys).execute(piecesOfDocument(fixtureDocument()));
+      await new ImportCatalog(store, { now: () => Date.now() }, cursorKeys, demoProducts).execute(piecesOfDocument(fixtureDocument()));
       return { store, endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db), feed: new MysqlChangesFeed(db), cursorKeys };
     });
   });

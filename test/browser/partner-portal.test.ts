@@ -110,4 +110,42 @@ describe('the partner portal in headless Chromium', function () {
     expect(documents.filter((html) => html.includes(second))).to.have.length(1);
     expect(documents.filter((html) => /pcat_live_[A-Za-z0-9]{40}/.test(html))).to.have.length(2);
   });
+
+  it('creates a test key through the form: Live is checked first, Test chosen, the key shown once and listed with mode test', async function () {
+    const { token } = await new InviteAdmin(world.keys, world.admin.accounts, world.admin.invitations, world.clock).execute({ partnerId: 'acme', email: 'tess@acme.example' });
+    const page = await browser!.newPage({ viewport: { width: 1000, height: 700 } });
+    const recorded = recordPages(page);
+
+    await page.goto(`${portal!.url}/portal/invite/${token}`);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Confirm password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account', exact: true }).click();
+    await page.getByRole('heading', { name: 'API keys', exact: true }).waitFor();
+
+    await page.getByRole('button', { name: 'Create key', exact: true }).click();
+    await page.getByRole('heading', { name: 'Create key', exact: true }).waitFor();
+    const modes = page.getByRole('group', { name: 'Mode', exact: true });
+    expect(await modes.getByRole('radio', { name: 'Live', exact: true }).isChecked()).to.equal(true);
+    await page.getByLabel('Label', { exact: true }).fill('Sandbox tryout');
+    await modes.getByRole('radio', { name: 'Test', exact: true }).check();
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const key = await page.getByRole('textbox', { name: 'New API key', exact: true }).inputValue();
+    expect(key).to.match(/^pcat_test_[A-Za-z0-9]{40}$/);
+    expect(await page.getByRole('region', { name: 'Your new key' }).textContent()).to.include('Mode: test.');
+
+    expect(await page.getByRole('columnheader').allTextContents()).to.deep.equal(['Label', 'Mode', 'Created', 'Last used', 'Status', 'Actions']);
+    const modeCell = (): Promise<string | undefined> =>
+      page.getByRole('row').filter({ hasText: 'Sandbox tryout' }).getByRole('cell').nth(1).textContent().then((text) => text?.trim());
+    expect(await modeCell()).to.equal('test');
+
+    // The reload shows the table, mode and all, without the key.
+    await recorded.settled();
+    await page.reload();
+    await page.getByRole('heading', { name: 'API keys', exact: true }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'New API key' }).count()).to.equal(0);
+    expect(await modeCell()).to.equal('test');
+    await recorded.settled();
+    await page.close();
+    expect(recorded.documents.filter((html) => html.includes(key))).to.have.length(1);
+  });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
 import type { ApiKeyAdmin, NewApiKey } from '../../src/application/keys/api-key-admin.js';
-import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js';
+import { generateApiKey, hashApiKey, principalOf, type KeyMode } from '../../src/domain/api-key.js';
 
 export interface KeyAdminUnderTest {
   readonly admin: ApiKeyAdmin;
@@ -15,9 +15,9 @@ export type KeyAdminFactory = () => Promise<KeyAdminUnderTest>;
 const T0 = new Date(Date.UTC(2026, 0, 5, 9, 0, 0, 123));
 const later = (ms: number): Date => new Date(T0.getTime() + ms);
 
-function newKey(id: string, partnerId: string, createdAt = T0, label: string | null = null): NewApiKey & { key: string } {
-  const key = generateApiKey();
-  return { id, partnerId, sha256: hashApiKey(key), label, createdAt, key };
+function newKey(id: string, partnerId: string, createdAt = T0, label: string | null = null, mode: KeyMode = 'live'): NewApiKey & { key: string } {
+  const key = generateApiKey(mode);
+  return { id, partnerId, mode, sha256: hashApiKey(key), label, createdAt, key };
 }
 
 /** Every ApiKeyAdmin adapter must pass these. */
@@ -40,10 +40,15 @@ export function apiKeyAdminContract(adapterName: string, factory: KeyAdminFactor
       await subject.admin.insert(second);
       await subject.admin.insert(first);
       await subject.admin.insert(newKey('globex-k1', 'globex', later(500)));
-      expect(await subject.keys.findActiveByHash(first.sha256)).to.deep.equal({ keyId: 'acme-k1', partnerId: 'acme' });
+      expect(await subject.keys.findActiveByHash(first.sha256)).to.deep.equal(principalOf('acme-k1', 'acme', 'live'));
       expect(await subject.admin.find('acme-k1')).to.deep.equal({
-        id: 'acme-k1', partnerId: 'acme', label: 'Shop', createdAt: later(1_000), revokedAt: null, lastUsedAt: null,
+        id: 'acme-k1', partnerId: 'acme', mode: 'live', label: 'Shop', createdAt: later(1_000), revokedAt: null, lastUsedAt: null,
       });
+      // A test key keeps its mode: it authenticates for the partner's sandbox, not its catalog.
+      const test = newKey('acme-t1', 'acme', later(3_000), null, 'test');
+      await subject.admin.insert(test);
+      expect(await subject.keys.findActiveByHash(test.sha256)).to.deep.equal(principalOf('acme-t1', 'acme', 'test'));
+      expect((await subject.admin.find('acme-t1'))?.mode).to.equal('test');
       expect(await subject.admin.find('no-such-key')).to.equal(null);
       const mine = (await subject.admin.list('acme')).filter((k) => k.id.startsWith('acme-k')).map((k) => k.id);
       expect(mine).to.deep.equal(['acme-k1', 'acme-k2']);
@@ -66,7 +71,7 @@ export function apiKeyAdminContract(adapterName: string, factory: KeyAdminFactor
       const fresh = newKey('acme-k2', 'acme', later(60_000), 'Shop');
       expect(await subject.admin.replace('acme-k1', fresh)).to.equal(true);
       expect(await subject.keys.findActiveByHash(old.sha256)).to.equal(null);
-      expect(await subject.keys.findActiveByHash(fresh.sha256)).to.deep.equal({ keyId: 'acme-k2', partnerId: 'acme' });
+      expect(await subject.keys.findActiveByHash(fresh.sha256)).to.deep.equal(principalOf('acme-k2', 'acme', 'live'));
       expect((await subject.admin.find('acme-k1'))?.revokedAt).to.deep.equal(later(60_000));
       const again = newKey('acme-k3', 'acme', later(70_000));
       expect(await subject.admin.replace('acme-k1', again)).to.equal(false);

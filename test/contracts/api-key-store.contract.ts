@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
-import { hashApiKey } from '../../src/domain/api-key.js';
+import { hashApiKey, principalOf } from '../../src/domain/api-key.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 
@@ -25,9 +25,9 @@ export function apiKeyStoreContract(adapterName: string, factory: KeyStoreFactor
       await subject.close();
     });
 
-    it('resolves an active key by its hash to its id and partner', async function () {
-      expect(await subject.store.findActiveByHash(hashApiKey(KEYS.acme))).to.deep.equal({ keyId: 'acme-prod', partnerId: 'acme' });
-      expect(await subject.store.findActiveByHash(hashApiKey(KEYS.globex))).to.deep.equal({ keyId: 'globex-prod', partnerId: 'globex' });
+    it('resolves an active key by its hash to its id, partner, mode and catalog', async function () {
+      expect(await subject.store.findActiveByHash(hashApiKey(KEYS.acme))).to.deep.equal(principalOf('acme-prod', 'acme', 'live'));
+      expect(await subject.store.findActiveByHash(hashApiKey(KEYS.globex))).to.deep.equal(principalOf('globex-prod', 'globex', 'live'));
     });
 
     it('does not resolve a key revoked in the catalog, nor an unknown one', async function () {
@@ -39,7 +39,7 @@ export function apiKeyStoreContract(adapterName: string, factory: KeyStoreFactor
       expect(await subject.store.findActiveByHash(hashApiKey(KEYS.acme))).to.not.equal(null);
       await subject.revoke('acme-prod');
       expect(await subject.store.findActiveByHash(hashApiKey(KEYS.acme))).to.equal(null);
-      expect(await subject.store.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.deep.equal({ keyId: 'acme-staging', partnerId: 'acme' });
+      expect(await subject.store.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.deep.equal(principalOf('acme-staging', 'acme', 'live'));
     });
 
     it('does not match a hash that differs only in letter case', async function () {

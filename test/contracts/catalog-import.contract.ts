@@ -7,16 +7,19 @@ import type { KeyChanges } from '../../src/application/instances/change-versions
 import type { ChangesFeed } from '../../src/application/changes/changes-feed.js';
 import { ReadChanges } from '../../src/application/changes/read-changes.js';
 import { decodeCursor, type FeedEntry } from '../../src/domain/changes.js';
+import { sandboxCatalogOf } from '../../src/domain/sandbox.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { etagOf, lookupBody } from '../../src/domain/lookup-body.js';
 import { systemClock } from '../../src/application/common/clock.js';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
-import { hashApiKey } from '../../src/domain/api-key.js';
+import { hashApiKey, principalOf } from '../../src/domain/api-key.js';
+import type { Product } from '../../src/domain/catalog.js';
 import { CatalogSourceError, parseCatalogSource, piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
 import type { Sku } from '../../src/domain/sku.js';
 import { fixtureDocument, KEYS, searchableFixtureDocument } from '../fixtures/catalog-fixture.js';
 import { importDocument } from '../support/import.js';
+import { demoProducts } from '../../src/adapters/catalog-file/catalog-file.js';
 
 /** A store with nothing imported yet, its IDs starting from 1, and its read sides. */
 export interface ImportSubject {
@@ -37,14 +40,26 @@ const searchable = (): Doc => searchableFixtureDocument() as Doc;
 const acmeProducts = (d: Doc): any[] => (d.partners[0] as { products: any[] }).products;
 const tent = (d: Doc): any => acmeProducts(d).find((p: any) => p.sku === 'TENT-2P');
 
-/** Every partner's products in file order, with the IDs a first import into an empty store gives them. */
-function answersInFileOrder(d: Doc): Map<string, LookupResult> {
+/** The products of a partner's sandbox: its file section's, or the bundled demo products when it has none. */
+const sandboxProducts = (partner: { readonly sandbox: readonly Product[] | null }, demo: readonly Product[]): readonly Product[] => partner.sandbox ?? demo;
+
+/**
+ * Every partner's products in file order, then every partner's sandbox (under `~<partner>`) in the same
+ * order, with the IDs a first import into an empty store gives them: sandboxes come once every live catalog is.
+ */
+async function answersInFileOrder(d: Doc): Promise<Map<string, LookupResult>> {
+  const demo = await demoProducts();
+  const partners = parseCatalogSource(d).partners;
+  const catalogs = [
+    ...partners.map((partner) => ({ id: partner.id, name: partner.name, products: partner.products })),
+    ...partners.map((partner) => ({ id: sandboxCatalogOf(partner.id), name: partner.name, products: sandboxProducts(partner, demo) })),
+  ];
   const next = { product: 1, video: 1, entry: 1 };
   const answers = new Map<string, LookupResult>();
-  for (const partner of parseCatalogSource(d).partners) {
-    for (const product of partner.products) {
+  for (const catalog of catalogs) {
+    for (const product of catalog.products) {
       const ids = { product: next.product++, videos: product.videos.map(() => next.video++), pdpUrls: product.pdpUrls.map(() => next.entry++) };
-      answers.set(`${partner.id}/${product.sku}`, toLookupResult(product, ids, partner.name));
+      answers.set(`${catalog.id}/${product.sku}`, toLookupResult(product, ids, catalog.name));
     }
   }
   return answers;
@@ -68,11 +83,16 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       if (found === null) throw new Error(`${partnerId}/${sku} not found`);
       return found.result;
     };
+    /** The answer to every product of the file and of its partners' sandboxes, in the order `answersInFileOrder` lists them. */
     const everyAnswer = async (d: Doc): Promise<Map<string, LookupResult | null>> => {
+      const demo = await demoProducts();
       const answers = new Map<string, LookupResult | null>();
-      for (const partner of d.partners) {
-        for (const product of partner.products as { sku: string }[]) answers.set(`${partner.id as string}/${product.sku}`, (await s.catalog.findBySku(partner.id as string, product.sku as Sku))?.result ?? null);
-      }
+      const answer = async (catalogId: string, sku: string): Promise<void> => {
+        answers.set(`${catalogId}/${sku}`, (await s.catalog.findBySku(catalogId, sku as Sku))?.result ?? null);
+      };
+      const partners = parseCatalogSource(d).partners;
+      for (const partner of partners) for (const product of partner.products) await answer(partner.id, product.sku);
+      for (const partner of partners) for (const product of sandboxProducts(partner, demo)) await answer(sandboxCatalogOf(partner.id), product.sku);
       return answers;
     };
     const refusal = async (d: unknown): Promise<readonly string[]> => {
@@ -93,8 +113,13 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         products: { created: 7, updated: 0, unchanged: 0, deleted: 0 },
         videos: { created: 5, updated: 0, unchanged: 0, deleted: 0 },
         pdp_entries: { created: 7, updated: 0, unchanged: 0, deleted: 0, regenerated: 3 },
+        // Neither partner has a sandbox section: each gets the 4 demo products, their 5 videos and 6 entries,
+        // 3 of which have JSON-LD (one video has no transcript, one is unpublished, one entry names no video).
+        sandbox_products: { created: 8, updated: 0, unchanged: 0, deleted: 0 },
+        sandbox_videos: { created: 10, updated: 0, unchanged: 0, deleted: 0 },
+        sandbox_pdp_entries: { created: 12, updated: 0, unchanged: 0, deleted: 0, regenerated: 6 },
       });
-      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+      expect(await everyAnswer(doc())).to.deep.equal(await answersInFileOrder(doc()));
     });
 
     it('reads a partner whose id and name come after its products as one whose come first', async function () {
@@ -102,7 +127,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       reordered.partners = reordered.partners.map(({ id, name, ...rest }: Record<string, unknown>) => ({ ...rest, name, id }));
       expect(Object.keys(reordered.partners[0] as object)).to.deep.equal(['api_keys', 'products', 'name', 'id']);
       await importDoc(reordered);
-      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+      expect(await everyAnswer(doc())).to.deep.equal(await answersInFileOrder(doc()));
     });
 
     it('keeps every ID on a re-import of the same file, writes nothing and regenerates nothing', async function () {
@@ -115,6 +140,9 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         products: { created: 0, updated: 0, unchanged: 7, deleted: 0 },
         videos: { created: 0, updated: 0, unchanged: 5, deleted: 0 },
         pdp_entries: { created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 },
+        sandbox_products: { created: 0, updated: 0, unchanged: 8, deleted: 0 },
+        sandbox_videos: { created: 0, updated: 0, unchanged: 10, deleted: 0 },
+        sandbox_pdp_entries: { created: 0, updated: 0, unchanged: 12, deleted: 0, regenerated: 0 },
       });
       expect(await everyAnswer(doc())).to.deep.equal(before);
     });
@@ -180,7 +208,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       expect(reports[0]!.products).to.include({ created: 7, unchanged: 0 });
       expect(reports[1]!.products).to.include({ created: 0, unchanged: 7 });
       expect(reports[1]!.pdp_entries.regenerated).to.equal(0);
-      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+      expect(await everyAnswer(doc())).to.deep.equal(await answersInFileOrder(doc()));
     });
 
     it('leaves partners absent from the file alone', async function () {
@@ -269,14 +297,14 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         expect(report.api_keys).to.deep.equal({ created: 0, updated: 0, unchanged: 3, revoked: 1 });
         expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acme))).to.equal(null);
         expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.equal(null);
-        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.globex))).to.deep.equal({ keyId: 'globex-prod', partnerId: 'globex' });
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.globex))).to.deep.equal(principalOf('globex-prod', 'globex', 'live'));
       });
 
       it('leaves keys issued by an operator alone on re-import', async function () {
         await importDoc(doc());
         await s.issueKey('cli-key', 'acme', hashApiKey(KEYS.unknown));
         await importDoc(doc());
-        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.unknown))).to.deep.equal({ keyId: 'cli-key', partnerId: 'acme' });
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.unknown))).to.deep.equal(principalOf('cli-key', 'acme', 'live'));
       });
 
       it('moves a key listed under another partner, without revoking it', async function () {
@@ -287,7 +315,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         moved.partners[1].api_keys.push(key);
         const report = await importDoc(moved);
         expect(report.api_keys).to.include({ updated: 1, revoked: 0 });
-        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.deep.equal({ keyId: 'acme-staging', partnerId: 'globex' });
+        expect(await s.keys.findActiveByHash(hashApiKey(KEYS.acmeSecond))).to.deep.equal(principalOf('acme-staging', 'globex', 'live'));
       });
     });
 
@@ -295,7 +323,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       const calls: KeyChanges[] = [];
       const told = async (d: unknown): Promise<{ withdrawn: string[]; added: string[] } | undefined> => {
         calls.length = 0;
-        await new ImportCatalog(s.store, systemClock, processCursorKeys()).execute(piecesOfDocument(d), (c) => calls.push(c));
+        await new ImportCatalog(s.store, systemClock, processCursorKeys(), demoProducts).execute(piecesOfDocument(d), (c) => calls.push(c));
         expect(calls).to.have.length(1);
         return { withdrawn: [...calls[0]!.withdrawn].sort(), added: [...calls[0]!.added].sort() };
       };
@@ -401,7 +429,7 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       it('keeps deleted products 30 days, then expires the cursors from before them', async function () {
         const day = 24 * 60 * 60 * 1000;
         let now = Date.parse('2026-01-01T00:00:00Z');
-        const importAt = (d: unknown) => new ImportCatalog(s.store, { now: () => now }, processCursorKeys()).execute(piecesOfDocument(d));
+        const importAt = (d: unknown) => new ImportCatalog(s.store, { now: () => now }, processCursorKeys(), demoProducts).execute(piecesOfDocument(d));
         const clock = { now: () => now };
         const cursorKeys = processCursorKeys({ clock });
         const read = (cursor: string | undefined) => new ReadChanges(s.feed, cursorKeys, clock).execute({ partnerId: 'acme', cursor, limit: '1000' });
@@ -436,8 +464,8 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       async function* grouped() {
         for (let i = 0; i < pieces.length; i += 3) yield await Promise.resolve(pieces.slice(i, i + 3));
       }
-      await new ImportCatalog(s.store, systemClock, processCursorKeys()).execute(grouped());
-      expect(await everyAnswer(doc())).to.deep.equal(answersInFileOrder(doc()));
+      await new ImportCatalog(s.store, systemClock, processCursorKeys(), demoProducts).execute(grouped());
+      expect(await everyAnswer(doc())).to.deep.equal(await answersInFileOrder(doc()));
     });
   });
 }

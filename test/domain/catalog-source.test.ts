@@ -72,12 +72,36 @@ describe('catalog source (partner-catalog/v1)', function () {
     ['an upload date-time without seconds', (d) => { d.partners[0].products[0].videos[0].upload_date = '2026-03-14T09:00Z'; }, 'partners[0].products[0].videos[0].upload_date: must be an ISO 8601 date'],
     ['a numeric upload date', (d) => { d.partners[0].products[0].videos[0].upload_date = 20260314; }, 'partners[0].products[0].videos[0].upload_date: must be a string'],
     ['a missing creator job title', (d) => { delete d.partners[0].products[0].videos[0].creator.job_title; }, 'partners[0].products[0].videos[0].creator.job_title: is required'],
+    ['a sandbox that is not an object', (d) => { d.partners[0].sandbox = []; }, 'partners[0].sandbox: must be an object'],
+    ['a sandbox without products', (d) => { d.partners[0].sandbox = {}; }, 'partners[0].sandbox.products: is required'],
+    ['a sandbox with products that are not an array', (d) => { d.partners[0].sandbox = { products: {} }; }, 'partners[0].sandbox.products: must be an array'],
+    ['an unknown field of a sandbox', (d) => { d.partners[0].sandbox = { products: [], keys: [] }; }, 'partners[0].sandbox.keys: is not a known field'],
+    ['a bad product of a sandbox', (d) => { d.partners[0].sandbox = { products: [{ ...d.partners[0].products[1], status: 'gone' }] }; }, 'partners[0].sandbox.products[0].status: must be "active" or "inactive"'],
+    ['a SKU twice within a sandbox', (d) => { d.partners[0].sandbox = { products: [d.partners[0].products[1], d.partners[0].products[1]] }; }, 'partners[0].sandbox.products[1].sku: duplicate sku "abc-1", first at partners[0].sandbox.products[0].sku'],
+    ['a video ref twice within a sandbox', (d) => { d.partners[0].sandbox = { products: [d.partners[0].products[0], { ...d.partners[0].products[1], videos: [d.partners[0].products[0].videos[0]] }] }; }, 'partners[0].sandbox.products[1].videos[0].ref: duplicate video ref "tent-pitch", first at partners[0].sandbox.products[0].videos[0].ref'],
+    ['a sandbox of more products than a sandbox holds', (d) => { d.partners[0].sandbox = { products: Array.from({ length: 10_001 }, () => d.partners[0].products[1]) }; }, 'partners[0].sandbox.products: holds 10,001 products; a sandbox holds at most 10,000: it is test data, read whole'],
+    ...['TEST-404', 'TEST-429', 'TEST-503'].map((sku): [string, (doc: Doc) => void, string] => [
+      `a sandbox product under ${sku}`, (d) => { d.partners[1].sandbox = { products: [{ ...d.partners[0].products[1], sku }] }; },
+      `partners[1].sandbox.products[0].sku: "${sku}" is kept for the error it answers a test key; give the product another SKU`,
+    ]),
   ];
   for (const [what, edit, expected] of cases) {
     it(`refuses ${what}, naming the JSON path`, function () {
       expect(problemsOf(broken(edit)).some((p) => p.startsWith(expected)), problemsOf(broken(edit)).join('\n')).to.equal(true);
     });
   }
+
+  it('reads a sandbox of the partner\'s own beside its products, SKUs and refs its own; no section reads as none', function () {
+    const doc = fixtureDocument() as Doc;
+    const [tent, abc] = doc.partners[0].products;
+    // A live SKU, video ref and error SKU of a live catalog may all be used again in the sandbox.
+    doc.partners[0].products.push({ ...abc, sku: 'TEST-429' });
+    doc.partners[0].sandbox = { products: [{ ...tent, title: 'Sandbox tent' }] };
+    const [acme, globex] = parseCatalogSource(doc).partners;
+    expect(acme!.sandbox!.map((product) => [product.sku, product.title, product.videos.length])).to.deep.equal([['TENT-2P', 'Sandbox tent', tent.videos.length]]);
+    expect(acme!.products.map((product) => product.sku)).to.include('TEST-429');
+    expect(globex!.sandbox).to.equal(null);
+  });
 
   it('reads a video\'s thumbnail URL and upload date as written, and left out or null as null', function () {
     const accepted = ['2026-03-14', '2024-02-29', '2026-03-14T09:00:00Z', '2026-03-14T09:00:00+01:00', '2026-03-14T23:59:59.125-05:30'];

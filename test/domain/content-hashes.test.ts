@@ -39,7 +39,8 @@ function rowHashes(partner: PartnerEntry): Map<string, string> {
  */
 function rowOf(path: LeafPath): string | null {
   const [first, index, field] = path;
-  if (first === 'api_keys') return null;
+  // Keys are no rows of a product; a sandbox's products are rows of the sandbox's own catalog, hashed under its id.
+  if (first === 'api_keys' || first === 'sandbox') return null;
   if (first !== 'products') return '*';
   if (index === undefined) return null;
   const [, , , position] = path;

@@ -47,10 +47,16 @@ describe('API keys', function () {
     expect(new Set(keys).size).to.equal(keys.length);
   });
 
-  it('recognises only the prefix with 32 to 64 base62 characters', function () {
-    expect(isWellFormedApiKey(`pcat_live_${'a'.repeat(32)}`)).to.equal(true);
-    expect(isWellFormedApiKey(`pcat_live_${'a'.repeat(64)}`)).to.equal(true);
-    for (const key of [`pcat_live_${'a'.repeat(31)}`, `pcat_live_${'a'.repeat(65)}`, `pcat_test_${'a'.repeat(40)}`, `pcat_live_${'a'.repeat(39)}-`, `PCAT_LIVE_${'a'.repeat(40)}`]) {
+  it('recognises only the live and test prefixes with 32 to 64 base62 characters', function () {
+    for (const prefix of ['pcat_live_', 'pcat_test_']) {
+      expect(isWellFormedApiKey(`${prefix}${'a'.repeat(32)}`), prefix).to.equal(true);
+      expect(isWellFormedApiKey(`${prefix}${'a'.repeat(64)}`), prefix).to.equal(true);
+      for (const key of [`${prefix}${'a'.repeat(31)}`, `${prefix}${'a'.repeat(65)}`, `${prefix}${'a'.repeat(39)}-`, `${prefix.toUpperCase()}${'a'.repeat(40)}`]) {
+        expect(isWellFormedApiKey(key), key).to.equal(false);
+      }
+    }
+    // Any other mode word is not a key, however well the rest is formed.
+    for (const key of [`pcat_prod_${'a'.repeat(40)}`, `pcat_${'a'.repeat(40)}`, `pcat_live_test_${'a'.repeat(40)}`]) {
       expect(isWellFormedApiKey(key), key).to.equal(false);
     }
   });

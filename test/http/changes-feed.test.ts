@@ -23,9 +23,10 @@ import type { ChangesResponse, ChangeView } from '../../src/domain/changes-view.
 import type { Infrastructure } from '../../src/composition/container.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { importDocument } from '../support/import.js';
-import { emptyDatabase, migrateTo } from '../support/legacy-database.js';
+import { emptyDatabase, importBeforeTestKeys, migrateTo } from '../support/legacy-database.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { startTestServer, type Response, type TestServer } from '../support/test-server.js';
+import { demoProducts } from '../../src/adapters/catalog-file/catalog-file.js';
 
 const API = '/api/v1/public';
 const ACME = { Authorization: `Bearer ${KEYS.acme}` };
@@ -404,7 +405,7 @@ for (const backend of BACKENDS) describe(`HTTP: changes feed on ${backend.name} 
 
   it('answers 410 cursor_expired to a cursor older than a deletion the feed no longer keeps, and serves a fresh start', async function () {
     const now = Date.now();
-    const at = (ms: number) => new ImportCatalog(store, { now: () => ms }, served.cursorKeys);
+    const at = (ms: number) => new ImportCatalog(store, { now: () => ms }, served.cursorKeys, demoProducts);
     ({ store, served, signingBegan } = await storage.fresh());
     await serveAgain();
     const all = catalogOf(FIFTY.map((sku) => product(sku)));
@@ -464,7 +465,7 @@ describe('HTTP: changes feed on a MySQL deployment that served its feed before i
     await migrateTo(db, '0011_webhook_outbox');
     // Acme's feed, written by a version that issued unsigned cursors and made no cursor key.
     const both = catalogOf(FIFTY.map((sku) => product(sku))) as { partners: unknown[] };
-    await importDocument(new MysqlCatalogStore(db), { ...both, partners: both.partners.slice(0, 1) });
+    await importBeforeTestKeys(new MysqlCatalogStore(db), { ...both, partners: both.partners.slice(0, 1) });
     await migrateToLatest(db);
     // This version makes the key with its first import, which brings Globex.
     await importDocument(new MysqlCatalogStore(db), both, new MysqlCursorKeys(db));

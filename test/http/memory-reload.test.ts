@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -166,6 +167,34 @@ describe('memory storage reloading its catalog file without a restart', function
     const after = await get('TENT-2P');
     expect(transcriptOf(after)).to.equal('Read on SIGHUP.');
     expect(idsOf(after)).to.deep.equal(idsOf(before));
+  });
+
+  it('serves a test key the file lists its partner\'s sandbox, and shows the sandbox and the key as a reload changes them', async function () {
+    const testKey = `pcat_test_${'d1'.repeat(20)}`;
+    const withSandbox = (title: string, listed: boolean): Document => {
+      const document = fixtureDocument() as Document & { partners: Array<Record<string, unknown>> };
+      const acme = document.partners[0]!;
+      if (listed) acme.api_keys.push({ id: 'acme-ci', mode: 'test', sha256: createHash('sha256').update(testKey).digest('hex') } as { id: string });
+      acme.sandbox = { products: [{ ...acme.products[0]!, title }] };
+      return document;
+    };
+    writeFileSync(join(dir, 'catalog.json'), JSON.stringify(withSandbox('Sandbox tent', true)));
+    await start(join(dir, 'catalog.json'));
+    const live = await get('TENT-2P');
+    expect((await get('TENT-2P', testKey)).body.data?.product.title).to.equal('Sandbox tent');
+    expect((await get('abc-1', testKey)).status).to.equal(404);
+
+    writeFileSync(join(dir, 'catalog.json'), JSON.stringify(withSandbox('Sandbox tent, refined', true)));
+    service.child.kill('SIGHUP');
+    expect(await nextReload(0)).to.deep.include({ msg: 'catalog reloaded', sandbox_products: { created: 0, updated: 1, unchanged: 4, deleted: 0 } });
+    expect((await get('TENT-2P', testKey)).body.data?.product.title).to.equal('Sandbox tent, refined');
+    expect(await get('TENT-2P')).to.deep.equal(live);
+
+    writeFileSync(join(dir, 'catalog.json'), JSON.stringify(withSandbox('Sandbox tent, refined', false)));
+    service.child.kill('SIGHUP');
+    expect(await nextReload(1)).to.deep.include({ msg: 'catalog reloaded', api_keys: { created: 0, updated: 0, unchanged: 4, revoked: 1 } });
+    expect((await get('TENT-2P', testKey)).status).to.equal(401);
+    expectNoKeyInOutput([service]);
   });
 
   it('answers 404 for a product the file no longer lists and 401 for a key it no longer lists', async function () {

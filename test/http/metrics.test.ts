@@ -153,11 +153,11 @@ describe('metrics (/metrics)', function () {
 
       const scraped = await scrape(metricsServer);
       expect(samples(scraped, 'pcat_http_requests_total')).to.deep.equal({
-        [`route=${SKU_ROUTE},status=200`]: 3,
-        [`route=${SKU_ROUTE},status=404`]: 1,
-        [`route=${SKU_ROUTE},status=401`]: 2,
-        [`route=${PRODUCT_ROUTE},status=429`]: 1,
-        'route=unmatched,status=404': 1,
+        [`mode=live,route=${SKU_ROUTE},status=200`]: 3,
+        [`mode=live,route=${SKU_ROUTE},status=404`]: 1,
+        [`mode=live,route=${SKU_ROUTE},status=401`]: 2,
+        [`mode=live,route=${PRODUCT_ROUTE},status=429`]: 1,
+        'mode=live,route=unmatched,status=404': 1,
       });
       expect(family(scraped, 'pcat_http_request_duration_seconds').type).to.equal('HISTOGRAM');
       expect(await durationCounts(metrics)).to.deep.equal({ [SKU_ROUTE]: 6, [PRODUCT_ROUTE]: 1, unmatched: 1 });
@@ -205,7 +205,7 @@ describe('metrics (/metrics)', function () {
     const scraped = await scrape(metricsServer);
     expect(samples(scraped, 'pcat_rate_limit_rejections_total')).to.deep.equal({ 'limit=key': 0, 'limit=auth_failures': 1 });
     expect(samples(scraped, 'pcat_auth_failures_total')).to.deep.equal({ 'code=missing_api_key': 0, 'code=invalid_api_key': 1 });
-    expect(samples(scraped, 'pcat_http_requests_total')).to.deep.equal({ [`route=${SKU_ROUTE},status=401`]: 1, [`route=${SKU_ROUTE},status=429`]: 1 });
+    expect(samples(scraped, 'pcat_http_requests_total')).to.deep.equal({ [`mode=live,route=${SKU_ROUTE},status=401`]: 1, [`mode=live,route=${SKU_ROUTE},status=429`]: 1 });
   });
 
   it('records the same figures whether the lookups take the fast path or go through Koa', async function () {
@@ -238,15 +238,15 @@ describe('metrics (/metrics)', function () {
     }
     expect(figures[0]).to.deep.equal(figures[1]);
     expect(figures[0]![0]).to.deep.equal({
-      [`route=${SKU_ROUTE},status=200`]: 1,
-      [`route=${SKU_ROUTE},status=401`]: 2,
-      [`route=${SKU_ROUTE},status=404`]: 1,
-      [`route=${PRODUCT_ROUTE},status=400`]: 2,
-      [`route=${PRODUCT_ROUTE},status=404`]: 1,
-      [`route=${PRODUCT_ROUTE},status=200`]: 1,
-      [`route=${PRODUCT_ROUTE},status=429`]: 1,
-      [`route=${BATCH_ROUTE},status=200`]: 1,
-      [`route=${BATCH_ROUTE},status=400`]: 1,
+      [`mode=live,route=${SKU_ROUTE},status=200`]: 1,
+      [`mode=live,route=${SKU_ROUTE},status=401`]: 2,
+      [`mode=live,route=${SKU_ROUTE},status=404`]: 1,
+      [`mode=live,route=${PRODUCT_ROUTE},status=400`]: 2,
+      [`mode=live,route=${PRODUCT_ROUTE},status=404`]: 1,
+      [`mode=live,route=${PRODUCT_ROUTE},status=200`]: 1,
+      [`mode=live,route=${PRODUCT_ROUTE},status=429`]: 1,
+      [`mode=live,route=${BATCH_ROUTE},status=200`]: 1,
+      [`mode=live,route=${BATCH_ROUTE},status=400`]: 1,
     });
   });
 
@@ -260,9 +260,9 @@ describe('metrics (/metrics)', function () {
     expect((await server.request('/healthz')).status).to.equal(200);
     const scraped = await scrape(metricsServer);
     expect(samples(scraped, 'pcat_http_requests_total')).to.deep.equal({
-      [`route=${SKU_ROUTE},status=405`]: 1,
-      'route=unmatched,status=404': 5,
-      'route=/healthz,status=200': 1,
+      [`mode=live,route=${SKU_ROUTE},status=405`]: 1,
+      'mode=live,route=unmatched,status=404': 5,
+      'mode=live,route=/healthz,status=200': 1,
     });
   });
 
@@ -293,7 +293,8 @@ describe('metrics (/metrics)', function () {
     for (const [method, path, status] of visits) expect((await browser.send(method, path)).status, `${method} ${path}`).to.equal(status);
 
     const counted = samples(await scrape(metricsServer), 'pcat_http_requests_total');
-    const routes = new Set(Object.keys(counted).map((labels) => /^route=([^,]*),status=\d{3}$/.exec(labels)![1]!));
+    // Every request carried a live key or none: all are counted as live.
+    const routes = new Set(Object.keys(counted).map((labels) => /^mode=live,route=([^,]*),status=\d{3}$/.exec(labels)![1]!));
     for (const route of routes) {
       expect(route === 'unmatched' || documented.api.has(route) || (route.startsWith('/portal') && !route.includes('made-up')), `route="${route}"`).to.equal(true);
     }
@@ -301,7 +302,7 @@ describe('metrics (/metrics)', function () {
       ['/portal', '/portal/assets/portal.css', '/portal/assets/portal.js', '/portal/invite/:token', '/portal/login', PORTAL_PATHS.apiKeys,
         `${PORTAL_PATHS.webhooks}/:endpointId/messages/:messageId/resend`].sort());
     expect(routes, 'the documentation\'s examples are labels the portal gives').to.include.members(documented.portalExamples);
-    expect(counted['route=/portal/assets/portal.css,status=405'], 'a wrong method on a portal file, under its template').to.equal(1);
-    expect(counted['route=unmatched,status=404']).to.equal(2);
+    expect(counted['mode=live,route=/portal/assets/portal.css,status=405'], 'a wrong method on a portal file, under its template').to.equal(1);
+    expect(counted['mode=live,route=unmatched,status=404']).to.equal(2);
   });
 });

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { requestLogOf, type RequestLine } from '../../src/adapters/http/request-log.js';
+import { principalOf } from '../../src/domain/api-key.js';
 
 /** Bytes as the destination received them, one entry per write. */
 function sink(): { stream: Writable; writes: string[] } {
@@ -19,30 +20,32 @@ function sink(): { stream: Writable; writes: string[] } {
 /** What `logger.info(fields, 'request')` writes for the line: the request log's line before it wrote its own. */
 function pinoLine(logger: Logger, line: RequestLine): void {
   const fields: Record<string, unknown> = {
-    reqId: line.requestId, method: line.method, path: line.path.replace(/pcat_live_[A-Za-z0-9]*/g, 'pcat_live_[redacted]'),
+    reqId: line.requestId, method: line.method, path: line.path.replace(/(pcat_(?:live|test)_)[A-Za-z0-9]*/g, '$1[redacted]'),
     status: line.status, ms: Math.round(line.ms * 100) / 100,
   };
   if (line.traceId !== undefined) fields.trace_id = line.traceId;
-  if (line.principal !== undefined) Object.assign(fields, { partner: line.principal.partnerId, keyId: line.principal.keyId });
+  if (line.principal !== undefined) Object.assign(fields, { partner: line.principal.partnerId, mode: line.principal.mode, keyId: line.principal.keyId });
   logger.info(fields, 'request');
 }
 
 const base: RequestLine = {
   requestId: '0b6f0d5e-6c8f-4f6e-9a59-1f1a3c9f7e21', traceId: undefined, method: 'GET', path: '/api/v1/public/sku/TENT-2P',
-  status: 200, ms: 0.123456, principal: { partnerId: 'acme', keyId: 'key_7' },
+  status: 200, ms: 0.123456, principal: principalOf('key_7', 'acme', 'live'),
 };
 
 const LINES: RequestLine[] = [
   base,
   { ...base, principal: undefined, status: 401 },
+  { ...base, principal: principalOf('key_8', 'acme', 'test') },
   { ...base, traceId: '4bf92f3577b34da6a3ce929d0e0e4736', ms: 12.005 },
   { ...base, method: undefined },
   { ...base, method: 'PROPFIND', status: 405 },
   { ...base, path: '/api/v1/public/sku/pcat_live_AbC123/x"y\\z' },
+  { ...base, path: '/api/v1/public/sku/pcat_test_AbC123/pcat_live_' },
   { ...base, path: '/control\u0001\u001f/é/\u00ff' },
   { ...base, path: `/${'long-segment/'.repeat(20)}"quoted"` },
-  { ...base, requestId: 'client:req.1_2-3', principal: { partnerId: 'part"ner', keyId: 'key\\1' } },
-  { ...base, principal: { partnerId: 'a"\ud800b', keyId: `${'k'.repeat(100)}\ud800` } },
+  { ...base, requestId: 'client:req.1_2-3', principal: principalOf('key\\1', 'part"ner', 'live') },
+  { ...base, principal: principalOf(`${'k'.repeat(100)}\ud800`, 'a"\ud800b', 'live') },
 ];
 
 /** The same line from both writers, with the one field that differs between two calls (the time) set aside. */
@@ -70,7 +73,7 @@ describe('the request log line', function () {
     };
     requestLogOf(logger)(base);
     expect(writes).to.have.length(1);
-    expect(JSON.parse(writes[0]!)).to.include({ level: 30, service: 'partner-catalog-api', reqId: base.requestId, msg: 'request' });
+    expect(JSON.parse(writes[0]!)).to.include({ level: 30, service: 'partner-catalog-api', reqId: base.requestId, partner: 'acme', mode: 'live', keyId: 'key_7', msg: 'request' });
 
     const quiet = sink();
     const warnOnly = createLogger('warn', quiet.stream);

@@ -3,17 +3,22 @@ import { connect } from 'node:net';
 import { AcceptInvitation } from '../../src/application/admin-sign-in/accept-invitation.js';
 import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
 import { IssueApiKey } from '../../src/application/keys/issue-api-key.js';
+import type { ApiKeyRecord } from '../../src/application/keys/api-key-admin.js';
 import { AddWebhookEndpoint } from '../../src/application/webhooks/add-webhook-endpoint.js';
 import { MemoryWebhookEndpoints } from '../../src/adapters/memory/memory-webhook-endpoints.js';
 import { PasswordHashGate } from '../../src/application/admin-sign-in/password-hash-gate.js';
 import { INVITATION_LIFETIME_MS, SIGN_IN_BUSY_RETRY_AFTER_SECONDS } from '../../src/domain/admin.js';
-import { hashApiKey } from '../../src/domain/api-key.js';
+import { hashApiKey, principalOf } from '../../src/domain/api-key.js';
 import { PortalClient, startTestPortal, type PortalResponse, type TestPortal } from '../support/portal-server.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 
 const PASSWORD = 'a long enough passphrase';
 const KEYS_PAGE = '/portal/settings/api-keys';
 const KEY_IN_PAGE = /value="(pcat_live_[A-Za-z0-9]{40})"/;
+const TEST_KEY_IN_PAGE = /value="(pcat_test_[A-Za-z0-9]{40})"/;
+/** The row of the keys table naming the key id, its cells' text without tags. */
+const rowOf = (page: PortalResponse, keyId: string): string[] | undefined => page.text.split('<tr>').find((row) => row.includes(`<code>${keyId}</code>`))
+  ?.split('</td>').slice(0, -1).map((cell) => cell.replace(/<[^>]*>/g, '').trim());
 
 describe('the partner portal over HTTP', function () {
   this.timeout(30_000);
@@ -44,6 +49,9 @@ describe('the partner portal over HTTP', function () {
   }
 
   const keyIds = async (partnerId = 'acme'): Promise<string[]> => (await world.keys.list(partnerId)).filter((k) => k.revokedAt === null).map((k) => k.id);
+  /** Acme's keys, revoked ones too, that are not among `before`: the fixture's keys aside. */
+  const keysSince = async (before: readonly ApiKeyRecord[]): Promise<ApiKeyRecord[]> =>
+    (await world.keys.list('acme')).filter((k) => !before.some((old) => old.id === k.id));
 
   it('serves the sign-in page with the fields and button named as specified, a tight CSP, no-store, and a strict form cookie', async function () {
     const page = await new PortalClient(portal.url).get('/portal/login');
@@ -117,7 +125,7 @@ describe('the partner portal over HTTP', function () {
   });
 
   it('answers another partner\'s key id exactly as a missing one: 404, and the key keeps working', async function () {
-    const { issued } = await new IssueApiKey(world.keys, world.announcer, world.admin.audit, world.clock).execute({ partnerId: 'globex', label: 'theirs', actor: null });
+    const { issued } = await new IssueApiKey(world.keys, world.announcer, world.admin.audit, world.clock).execute({ partnerId: 'globex', mode: 'live', label: 'theirs', actor: null });
     const ada = await admin('ada@acme.example');
     const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
     const missing = await ada.get(`${KEYS_PAGE}/acme-nonexistent/revoke`);
@@ -126,7 +134,7 @@ describe('the partner portal over HTTP', function () {
     expect(theirs.text.replaceAll(issued.id, 'ID')).to.equal(missing.text.replaceAll('acme-nonexistent', 'ID'));
     expect((await ada.post(`${KEYS_PAGE}/${issued.id}/revoke`, { csrf })).status).to.equal(404);
     expect((await ada.post(`${KEYS_PAGE}/${issued.id}/replace`, { csrf })).status).to.equal(404);
-    expect(await world.store.findActiveByHash(hashApiKey(issued.key))).to.deep.equal({ keyId: issued.id, partnerId: 'globex' });
+    expect(await world.store.findActiveByHash(hashApiKey(issued.key))).to.deep.equal(principalOf(issued.id, 'globex', 'live'));
     expect((await ada.get(KEYS_PAGE)).text).to.not.include(issued.id);
   });
 
@@ -216,7 +224,7 @@ describe('the partner portal over HTTP', function () {
   it('shows a new key on exactly one page load after its POST, to its own session only, and never writes it to the log', async function () {
     const ada = await admin('ada@acme.example');
     const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
-    const created = await ada.post(KEYS_PAGE, { csrf, label: 'Shop' });
+    const created = await ada.post(KEYS_PAGE, { csrf, label: 'Shop', mode: 'live' });
     expect([created.status, created.location]).to.deep.equal([303, KEYS_PAGE]);
     expect(created.text).to.not.match(KEY_IN_PAGE);
     const sealed = ada.jar.get('pcat_portal_new_key')!;
@@ -225,6 +233,7 @@ describe('the partner portal over HTTP', function () {
     expect(key).to.be.a('string');
     expect(shown.text).to.include('<label for="new-key">New API key</label>');
     expect(shown.text).to.include('It cannot be shown again.');
+    expect(shown.text).to.include('Mode: <strong>live</strong>. Reads your catalog.');
     expect(await world.store.findActiveByHash(hashApiKey(key!))).to.not.equal(null);
     // Reloading shows the table, not the key.
     const reload = await ada.get(KEYS_PAGE);
@@ -249,6 +258,85 @@ describe('the partner portal over HTTP', function () {
     }
     expect(portal.logs.some((l) => l.includes('"route":"/portal/invite/:token"'))).to.equal(true);
     expect(portal.logs.every((l) => !/\/portal\/invite\/[A-Za-z0-9_-]{43}/.test(l))).to.equal(true);
+  });
+
+  it('creates, shows once, replaces and revokes a test key as a live one, each listed with mode test', async function () {
+    const ada = await admin('ada@acme.example');
+    const form = await ada.get(`${KEYS_PAGE}/new`);
+    expect(form.text).to.include('<legend>Mode</legend>');
+    expect(form.text).to.include('<input id="mode-live" name="mode" type="radio" value="live" checked aria-describedby="mode-live-hint">');
+    expect(form.text).to.include('<input id="mode-test" name="mode" type="radio" value="test" aria-describedby="mode-test-hint">');
+    const csrf = PortalClient.csrfOf(form);
+    const before = await world.keys.list('acme');
+    const created = await ada.post(KEYS_PAGE, { csrf, label: 'Sandbox tryout', mode: 'test' });
+    expect([created.status, created.location]).to.deep.equal([303, KEYS_PAGE]);
+
+    const shown = await ada.get(KEYS_PAGE);
+    const key = TEST_KEY_IN_PAGE.exec(shown.text)?.[1];
+    expect(key, 'a pcat_test_ key on the page').to.be.a('string');
+    expect(shown.text).to.include('Mode: <strong>test</strong>. Reads your sandbox catalog only, never live data');
+    expect(shown.text).to.not.match(KEY_IN_PAGE);
+    const [record, ...others] = await keysSince(before);
+    expect(others).to.deep.equal([]);
+    expect(record).to.include({ mode: 'test', label: 'Sandbox tryout' });
+    expect(record!.id).to.match(/^acme-test-[0-9a-f]+$/);
+    const principal = await world.store.findActiveByHash(hashApiKey(key!));
+    expect(principal, 'reads the sandbox').to.deep.equal(principalOf(record!.id, 'acme', 'test'));
+    expect(principal!.catalogId).to.not.equal('acme');
+    const reload = await ada.get(KEYS_PAGE);
+    expect(reload.text).to.not.include(key!);
+    expect(reload.text).to.include('<th scope="col">Mode</th>');
+    expect(rowOf(reload, record!.id)?.slice(0, 2)).to.deep.equal([`Sandbox tryout ${record!.id}`, 'test']);
+
+    const replaced = await ada.post(`${KEYS_PAGE}/${record!.id}/replace`, { csrf });
+    expect([replaced.status, replaced.location]).to.deep.equal([303, KEYS_PAGE]);
+    const replacement = await ada.get(KEYS_PAGE);
+    const second = TEST_KEY_IN_PAGE.exec(replacement.text)?.[1];
+    expect(second, 'a pcat_test_ key replaces a test key').to.be.a('string').and.not.equal(key);
+    expect(replacement.text).to.include('Mode: <strong>test</strong>.');
+    expect(await world.store.findActiveByHash(hashApiKey(key!))).to.equal(null);
+    const next = (await keysSince(before)).find((k) => k.id !== record!.id);
+    expect(next).to.include({ mode: 'test', revokedAt: null });
+    expect(await world.store.findActiveByHash(hashApiKey(second!))).to.include({ keyId: next!.id, mode: 'test' });
+    const listed = await ada.get(KEYS_PAGE);
+    const modeAndStatus = (page: PortalResponse, keyId: string): (string | undefined)[] => {
+      const cells = rowOf(page, keyId);
+      return [cells?.[1], cells?.[4]];
+    };
+    expect(modeAndStatus(listed, record!.id)).to.deep.equal(['test', 'revoked']);
+    expect(modeAndStatus(listed, next!.id)).to.deep.equal(['test', 'active']);
+
+    expect((await ada.post(`${KEYS_PAGE}/${next!.id}/revoke`, { csrf })).status).to.equal(303);
+    expect(await world.store.findActiveByHash(hashApiKey(second!))).to.equal(null);
+    expect(modeAndStatus(await ada.get(KEYS_PAGE), next!.id)).to.deep.equal(['test', 'revoked']);
+  });
+
+  it('refuses a mode other than live or test with 400 and the form again, creating nothing; a form without one makes a live key', async function () {
+    const ada = await admin('ada@acme.example');
+    const csrf = PortalClient.csrfOf(await ada.get(KEYS_PAGE));
+    const before = await world.keys.list('acme');
+    for (const mode of ['', 'Test', 'LIVE', 'test ', 'sandbox', '__proto__', 'live,test']) {
+      const refused = await ada.post(KEYS_PAGE, { csrf, label: 'Kept <label>', mode });
+      expect(refused.status, JSON.stringify(mode)).to.equal(400);
+      expect(refused.text).to.include('<p class="message" role="alert">Choose the mode of the key: Live or Test.</p>');
+      expect(refused.text, 'the label typed, escaped').to.include('value="Kept &lt;label&gt;"');
+      expect(refused.text).to.include('value="live" checked');
+      expect(refused.setCookies.filter((c) => c.startsWith('pcat_portal_new_key'))).to.deep.equal([]);
+      expect(refused.text).to.not.match(/pcat_(live|test)_[A-Za-z0-9]{40}/);
+    }
+    expect(await keysSince(before)).to.deep.equal([]);
+    expect((await ada.send('POST', KEYS_PAGE, `csrf=${csrf}&mode=test&mode=live`, { 'Content-Type': 'application/x-www-form-urlencoded' })).status, 'the field twice').to.equal(400);
+    expect(await keysSince(before)).to.deep.equal([]);
+
+    // A refused label keeps the mode chosen.
+    const long = await ada.post(KEYS_PAGE, { csrf, label: 'x'.repeat(300), mode: 'test' });
+    expect(long.status).to.equal(400);
+    expect(long.text).to.include('value="test" checked');
+    expect(await keysSince(before)).to.deep.equal([]);
+
+    expect((await ada.post(KEYS_PAGE, { csrf, label: 'no mode field' })).status).to.equal(303);
+    expect(KEY_IN_PAGE.test((await ada.get(KEYS_PAGE)).text)).to.equal(true);
+    expect((await keysSince(before)).map((k) => k.mode)).to.deep.equal(['live']);
   });
 
   it('takes a sign-in form abandoned part-way as the client\'s doing: no error in the log', async function () {

@@ -1,7 +1,15 @@
 import { Migrator, sql, type Kysely } from 'kysely';
+import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import type { Database } from '../../src/adapters/mysql/database.js';
 import { migrationProvider } from '../../src/adapters/mysql/migrations.js';
+import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
+import type { CatalogImportSession, CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
+import type { ImportReport } from '../../src/application/catalog-import/operator-commands.js';
+import type { CursorKeys } from '../../src/application/changes/cursor-keys.js';
+import { systemClock, type Clock } from '../../src/application/common/clock.js';
 import type { Catalog } from '../../src/domain/catalog.js';
+import { piecesOfDocument } from '../../src/domain/catalog-source.js';
+import { isSandboxCatalog } from '../../src/domain/sandbox.js';
 import { pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../../src/domain/content-hashes.js';
 import { generateJsonLd } from '../../src/domain/json-ld.js';
 
@@ -59,4 +67,27 @@ export async function writeLegacyCatalog(db: Kysely<Database>, catalog: Catalog)
       }
     }
   }
+}
+
+/**
+ * Imports a document as the versions before test keys (migration 0014) did, into a database migrated no
+ * further than their time: the partners' products, videos, PDP entries and feed. This version's import
+ * reads and writes each key's mode, a column those schemas lack, so the document's keys are left out
+ * (a test imports them with a later import); and those versions kept no sandbox, so none is written.
+ */
+export function importBeforeTestKeys(
+  store: CatalogStore,
+  document: Record<string, unknown>,
+  { clock = systemClock, cursorKeys = processCursorKeys() }: { clock?: Clock; cursorKeys?: CursorKeys } = {},
+): Promise<ImportReport> {
+  const partners = (document.partners as Record<string, unknown>[]).map((partner) => ({ ...partner, api_keys: [] }));
+  const asBefore = (session: CatalogImportSession): CatalogImportSession => new Proxy(session, {
+    get: (target, name: keyof CatalogImportSession) => {
+      if (name === 'apiKeys') return () => Promise.resolve([]);
+      if (name === 'savePartner') return (partnerId: string, partnerName: string) => (isSandboxCatalog(partnerId) ? Promise.resolve() : target.savePartner(partnerId, partnerName));
+      return target[name].bind(target);
+    },
+  });
+  const withoutKeysOrSandboxes: CatalogStore = { importing: (work) => store.importing((session) => work(asBefore(session))) };
+  return new ImportCatalog(withoutKeysOrSandboxes, clock, cursorKeys, () => Promise.resolve([])).execute(piecesOfDocument({ ...document, partners }));
 }

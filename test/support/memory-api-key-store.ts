@@ -1,5 +1,5 @@
 import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
-import type { Principal } from '../../src/domain/api-key.js';
+import { principalOf, type KeyMode, type Principal } from '../../src/domain/api-key.js';
 import type { Catalog } from '../../src/domain/catalog.js';
 
 interface StoredKey extends Principal {
@@ -14,13 +14,13 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   constructor(catalog: Catalog) {
     for (const partner of catalog.partners) {
       for (const key of partner.apiKeys) {
-        this.add({ keyId: key.id, partnerId: partner.id, sha256: key.sha256, revoked: key.revoked });
+        this.add({ keyId: key.id, partnerId: partner.id, mode: key.mode, sha256: key.sha256, revoked: key.revoked });
       }
     }
   }
 
-  add(key: { keyId: string; partnerId: string; sha256: string; revoked?: boolean }): void {
-    const stored = { keyId: key.keyId, partnerId: key.partnerId, revoked: key.revoked ?? false };
+  add(key: { keyId: string; partnerId: string; mode?: KeyMode; sha256: string; revoked?: boolean }): void {
+    const stored = { ...principalOf(key.keyId, key.partnerId, key.mode ?? 'live'), revoked: key.revoked ?? false };
     this.byHash.set(key.sha256, stored);
     this.byKeyId.set(key.keyId, stored);
   }
@@ -39,11 +39,11 @@ export class MemoryApiKeyStore implements ApiKeyStore {
 
   findActiveByHash(sha256: string): Promise<Principal | null> {
     const key = this.byHash.get(sha256);
-    return Promise.resolve(key === undefined || key.revoked ? null : { keyId: key.keyId, partnerId: key.partnerId });
+    return Promise.resolve(key === undefined || key.revoked ? null : principalOf(key.keyId, key.partnerId, key.mode));
   }
 
   isStillActive(principal: Principal): Promise<boolean> {
     const key = this.byKeyId.get(principal.keyId);
-    return Promise.resolve(key !== undefined && key.partnerId === principal.partnerId && !key.revoked);
+    return Promise.resolve(key !== undefined && key.catalogId === principal.catalogId && !key.revoked);
   }
 }

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { TOKENS, type Infrastructure } from '../../src/composition/container.js';
 import type { Deployment } from '../../src/composition/deployment.js';
+import type { KeyMode } from '../../src/domain/api-key.js';
 import { fixtureCatalog } from '../fixtures/catalog-fixture.js';
 import { openMemoryDeployment, openTestDeployment } from './deployments.js';
 import { importCatalog } from './import.js';
@@ -12,6 +13,8 @@ export interface OpenedStorage {
   readonly infrastructure: Omit<Infrastructure, 'logger'>;
   /** Revokes through the use case the CLI and the portal run, announced to the instances where there are others. */
   revoke(keyId: string): Promise<void>;
+  /** Issues a key through the same use case: its id and the key, shown this once. */
+  issue(partnerId: string, mode: KeyMode): Promise<{ id: string; key: string }>;
   /** Undoes what a test changed, so the next test starts from the fixture, and closes this opening. */
   reset(): Promise<void>;
 }
@@ -33,6 +36,7 @@ function openings(open: () => Promise<Deployment>, restore: (deployment: Deploym
         // The server a test starts brings its own logger, to read what was logged.
         infrastructure: deployment.api,
         revoke: (keyId) => deployment.container.get(TOKENS.PortalUseCases).revokeKey.execute({ partnerId: null, keyId, actor: null }).then(() => undefined),
+        issue: async (partnerId, mode) => (await deployment.container.get(TOKENS.PortalUseCases).issueKey.execute({ partnerId, mode, label: null, actor: null })).issued,
         reset: async () => {
           live.delete(deployment);
           await restore(deployment);

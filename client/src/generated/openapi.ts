@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Get a product by SKU
-         * @description Looks the SKU up in the calling key's partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`.
+         * @description Looks the SKU up in the calling key's partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`. A test key (`pcat_test_`) reads its sandbox, where `TEST-429` and `TEST-503` answer those errors on purpose, as the real ones are answered, and `TEST-404` is never found.
          */
         get: operations["getProductBySku"];
         put?: never;

@@ -4,7 +4,7 @@ import type { Clock } from '../../application/common/clock.js';
 import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
 import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import { TIMEOUTS } from '../timeouts.js';
-import type { Principal } from '../../domain/api-key.js';
+import { principalOf, type Principal } from '../../domain/api-key.js';
 import { ServiceUnavailable } from '../../domain/errors.js';
 
 /** A live key as read from storage: its owner and its hash, never the key. */
@@ -194,7 +194,7 @@ export class KeySetCache implements ApiKeyStore {
     const byHash = new Map<string, Principal>();
     const byKeyId = new Map<string, Principal>();
     for (const row of rows) {
-      const principal: Principal = { keyId: row.keyId, partnerId: row.partnerId };
+      const principal = principalOf(row.keyId, row.partnerId, row.mode);
       byHash.set(row.sha256, principal);
       byKeyId.set(row.keyId, principal);
     }
@@ -236,7 +236,7 @@ export class KeySetCache implements ApiKeyStore {
 function stillActive(held: Held, principal: Principal): boolean {
   const live = held.byKeyId.get(principal.keyId);
   if (live === undefined && held.withoutDatabase?.undecided.has(principal.keyId) === true) throw cannotCheck();
-  return live !== undefined && live.partnerId === principal.partnerId;
+  return live !== undefined && live.catalogId === principal.catalogId;
 }
 
 /** A key not in the held set: unknown, unless the set was made without the database after a key was added. */

@@ -3,13 +3,14 @@ import type { CatalogPiece, CatalogPieces } from '../../domain/catalog-source.js
 import type { OperatorCommands } from '../../application/catalog-import/operator-commands.js';
 import { reasonOf } from '../../domain/failure-reason.js';
 import { NotAnnouncedError } from '../../application/instances/not-announced.js';
+import { sandboxCatalogOf } from '../../domain/sandbox.js';
 
 /**
  * The operator commands, with every import told to the running instances once it has committed: new
  * tokens for the key set and for every partner in the file. If Redis cannot be told, the import
  * throws NotAnnouncedError with its summary: the write stands, and instances still connected to
  * Redis may serve what they hold for up to CACHE_TTL_MS. (Keys issued and revoked announce
- * themselves: the use cases do it.)
+ * themselves: the use cases do it.) Each partner's sandbox is imported with it, and is told too.
  */
 export function announceImports(commands: OperatorCommands, versions: ChangeVersions): OperatorCommands {
   return {
@@ -19,7 +20,7 @@ export function announceImports(commands: OperatorCommands, versions: ChangeVers
       let keyChanges: KeyChanges | undefined;
       const summary = await commands.importCatalog(noticingPartners(pieces, partners), (changes) => (keyChanges = changes), progress);
       // Told what the import did to the keys, an instance that cannot read the database can still apply it.
-      await announce('the import', summary, () => Promise.all([versions.catalogsChanged(partners), versions.keysChanged(keyChanges)]));
+      await announce('the import', summary, () => Promise.all([versions.catalogsChanged(partners.flatMap((id) => [id, sandboxCatalogOf(id)])), versions.keysChanged(keyChanges)]));
       return summary;
     },
   };

@@ -1,14 +1,15 @@
 import { parseArgs } from 'node:util';
+import type { KeyMode } from '../../domain/api-key.js';
 
 export type Command =
   | { readonly name: 'help' }
   | { readonly name: 'migrate'; readonly json: boolean }
   | { readonly name: 'import'; readonly json: boolean; readonly file: string; readonly quiet: boolean }
   | { readonly name: 'check'; readonly json: boolean; readonly file: string; readonly quiet: boolean; readonly entries: boolean }
-  | { readonly name: 'keys issue'; readonly json: boolean; readonly partner: string; readonly label: string | null }
+  | { readonly name: 'keys issue'; readonly json: boolean; readonly partner: string; readonly label: string | null; readonly mode: KeyMode }
   | { readonly name: 'keys revoke'; readonly json: boolean; readonly keyId: string }
   | { readonly name: 'keys list'; readonly json: boolean; readonly partner: string }
-  | { readonly name: 'keys generate'; readonly json: boolean }
+  | { readonly name: 'keys generate'; readonly json: boolean; readonly mode: KeyMode }
   | { readonly name: 'admins invite'; readonly json: boolean; readonly partner: string; readonly email: string }
   | { readonly name: 'webhooks add'; readonly json: boolean; readonly partner: string; readonly url: string; readonly description: string | null }
   | { readonly name: 'webhooks list'; readonly json: boolean; readonly partner: string }
@@ -31,10 +32,14 @@ Commands:
                                               its PDP entries' JSON-LD: each of Google's findings with the number of
                                               entries it applies to and the first 3, each reason for no JSON-LD the
                                               same way, then the totals; --entries: each entry with its own findings
-  keys issue --partner <id> [--label <text>]  create a key, print it once, store only its hash
+  keys issue --partner <id> [--label <text>] [--test]
+                                              create a key, print it once, store only its hash; a live key
+                                              (pcat_live_), or with --test a test key (pcat_test_) that reads
+                                              the partner's sandbox, never its live catalog
   keys revoke <key-id>                        revoke a key from the next request on
-  keys list --partner <id>                    list a partner's keys (never a key or a hash)
-  keys generate                               print a fresh key and its sha256 for a catalog file; stores nothing
+  keys list --partner <id>                    list a partner's keys and their modes (never a key or a hash)
+  keys generate [--test]                      print a fresh key and its sha256 for a catalog file; stores nothing;
+                                              --test: a test key, whose file entry needs "mode": "test"
   admins invite --partner <id> --email <email>
                                               invite a partner admin to the portal: prints a one-time link, valid 72 hours
   webhooks add --partner <id> --url <url> [--description <text>]
@@ -49,7 +54,7 @@ Commands:
   webhooks deliveries <endpoint-id>           the endpoint's last 100 attempts, newest first
   webhooks resend <endpoint-id> <message-id>  send the endpoint a message again, now, with the same webhook-id
 
---json prints one JSON document instead of text; check --json --entries prints a JSON object a line per entry.
+An option is given at most once. --json prints one JSON document instead of text; check --json --entries prints a JSON object a line per entry.
 import and check show their progress on stderr: a line redrawn on a terminal, else a line every
 4 seconds, the first after 1 (PROGRESS_INTERVAL_MS sets the 4 seconds); --quiet shows none.
 `;
@@ -59,8 +64,8 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-type Option = 'partner' | 'label' | 'email' | 'url' | 'description' | 'quiet' | 'entries';
-const OPTIONS: readonly Option[] = ['partner', 'label', 'email', 'url', 'description', 'quiet', 'entries'];
+type Option = 'partner' | 'label' | 'email' | 'url' | 'description' | 'quiet' | 'entries' | 'test';
+const OPTIONS: readonly Option[] = ['partner', 'label', 'email', 'url', 'description', 'quiet', 'entries', 'test'];
 
 export function parseCommand(argv: readonly string[]): Command {
   let parsed;
@@ -68,6 +73,7 @@ export function parseCommand(argv: readonly string[]): Command {
     parsed = parseArgs({
       args: [...argv],
       allowPositionals: true,
+      tokens: true,
       options: {
         json: { type: 'boolean', default: false },
         partner: { type: 'string' },
@@ -77,23 +83,31 @@ export function parseCommand(argv: readonly string[]): Command {
         description: { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
         entries: { type: 'boolean' },
+        test: { type: 'boolean' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   if (values.help || positionals.length === 0 || positionals[0] === 'help') return { name: 'help' };
   const json = values.json;
   const [first = '', second = ''] = positionals;
   const grouped = first === 'keys' || first === 'admins' || first === 'webhooks';
   const name = grouped ? `${first} ${second}` : first;
   const operands = positionals.slice(grouped ? 2 : 1);
-  /** Checks the options and the operands (named like `<file>`) the command takes, if any. */
+  /** Checks the options and the operands (named like `<file>`) the command takes, if any, and that no option is given twice. */
   const allow = (options: readonly Option[], operand?: string, count = 1): void => {
     for (const option of OPTIONS) {
       if (values[option] !== undefined && !options.includes(option)) throw new UsageError(`${name} takes no --${option}`);
+    }
+    // parseArgs keeps the last of a repeated option: `--partner a --partner b` would act on b unnoticed.
+    const seen = new Set<string>();
+    for (const token of tokens) {
+      if (token.kind !== 'option') continue;
+      if (seen.has(token.name)) throw new UsageError(`${name} takes --${token.name} once; it is given more than once`);
+      seen.add(token.name);
     }
     if (operand === undefined && operands.length > 0) throw new UsageError(`${name} takes no argument; got ${JSON.stringify(operands.join(' '))}`);
     if (operand !== undefined && operands.length !== count) throw new UsageError(`${name} needs exactly ${count === 1 ? 'one ' : ''}${operand}`);
@@ -113,8 +127,8 @@ export function parseCommand(argv: readonly string[]): Command {
       allow(['quiet', 'entries'], '<file>');
       return { name, json, file: operands[0]!, quiet: values.quiet === true, entries: values.entries === true };
     case 'keys issue':
-      allow(['partner', 'label']);
-      return { name, json, partner: partner(), label: values.label ?? null };
+      allow(['partner', 'label', 'test']);
+      return { name, json, partner: partner(), label: values.label ?? null, mode: modeOf(values.test) };
     case 'keys revoke':
       allow([], '<key-id>');
       return { name, json, keyId: operands[0]! };
@@ -122,8 +136,8 @@ export function parseCommand(argv: readonly string[]): Command {
       allow(['partner']);
       return { name, json, partner: partner() };
     case 'keys generate':
-      allow([]);
-      return { name, json };
+      allow(['test']);
+      return { name, json, mode: modeOf(values.test) };
     case 'admins invite': {
       allow(['partner', 'email']);
       const partnerId = partner();
@@ -151,6 +165,11 @@ export function parseCommand(argv: readonly string[]): Command {
       }
       throw new UsageError(`unknown command ${JSON.stringify(positionals.slice(0, grouped ? 2 : 1).join(' '))}`);
   }
+}
+
+/** `--test` asks for a test key; without it, a live one. */
+function modeOf(test: boolean | undefined): KeyMode {
+  return test === true ? 'test' : 'live';
 }
 
 function isEndpointCommand(name: string): name is EndpointCommand {

@@ -65,9 +65,13 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
     case 'help':
       return USAGE;
     case 'keys generate': {
-      const key = generateApiKey();
-      const generated = { key, sha256: hashApiKey(key) };
-      return command.json ? json(generated) : `key:    ${generated.key}\nsha256: ${generated.sha256}\n`;
+      const key = generateApiKey(command.mode);
+      const generated = { key, sha256: hashApiKey(key), mode: command.mode };
+      if (command.json) return json(generated);
+      const text = `key:    ${generated.key}\nsha256: ${generated.sha256}\n`;
+      // A file entry without "mode" is a live key, and a key is taken only with its entry's mode's prefix.
+      return command.mode === 'live' ? text
+        : `${text}a test key: its api_keys entry in the catalog file needs "mode": "test" (an entry without "mode" is live, and this key would be refused)\n`;
     }
     case 'import': {
       // The file is checked as it is written, in one transaction: a bad file changes nothing.
@@ -92,9 +96,12 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
       return applied.length === 0 ? 'schema is up to date\n' : applied.map((name) => `applied ${name}\n`).join('');
     }
     case 'keys issue': {
-      const issued = await withCommands(io, (commands) => commands.issueKey(command.partner, command.label));
-      if (command.json) return json({ ...issued, created_at: issued.created_at.toISOString() });
-      return `issued key ${issued.id} for partner ${issued.partner}; it is shown only now, store it as a secret:\n${issued.key}\n`;
+      const issued = await withCommands(io, (commands) => commands.issueKey(command.partner, command.mode, command.label));
+      if (command.json) {
+        return json({ id: issued.id, partner: issued.partner, mode: issued.mode, label: issued.label, key: issued.key, created_at: issued.created_at.toISOString() });
+      }
+      const reads = issued.mode === 'live' ? 'its live catalog' : 'its sandbox, never live data';
+      return `issued ${issued.mode} key ${issued.id} for partner ${issued.partner} (reads ${reads}); it is shown only now, store it as a secret:\n${issued.key}\n`;
     }
     case 'keys revoke': {
       const revoked = await committed(outcome, () => withCommands(io, (commands) => commands.revokeKey(command.keyId)));
@@ -164,7 +171,7 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
       const keys = (await withCommands(io, (commands) => commands.listKeys(command.partner))).map(listing);
       if (command.json) return json(keys);
       if (keys.length === 0) return `partner ${command.partner} has no keys\n`;
-      return keys.map((k) => `${k.id}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
+      return keys.map((k) => `${k.id}\t${k.mode}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
     }
   }
 }
@@ -174,7 +181,7 @@ function json(value: unknown): string {
 }
 
 function listing(key: ApiKeyListing) {
-  return { id: key.id, label: key.label, created_at: key.created_at.toISOString(), revoked_at: key.revoked_at?.toISOString() ?? null };
+  return { id: key.id, mode: key.mode, label: key.label, created_at: key.created_at.toISOString(), revoked_at: key.revoked_at?.toISOString() ?? null };
 }
 
 /** What the work committed, also when it could not be announced (noted in the outcome, for the exit code). */

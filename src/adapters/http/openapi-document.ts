@@ -254,7 +254,7 @@ export const describeOperations = (operations: readonly Operation<unknown>[], se
       bearerAuth: {
         type: 'http',
         scheme: 'bearer',
-        description: '`Authorization: Bearer <key>`; the scheme name in any letter case. Keys are `pcat_live_` followed by 32 to 64 letters and digits.',
+        description: '`Authorization: Bearer <key>`; the scheme name in any letter case. Keys are `pcat_live_` (live: your catalog) or `pcat_test_` (test: your sandbox) followed by 32 to 64 letters and digits.',
       },
       apiKeyHeader: {
         type: 'apiKey',

@@ -8,6 +8,7 @@ import type { ReadChanges } from '../../application/changes/read-changes.js';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { MAX_CURSOR_LENGTH } from '../../domain/changes-view.js';
 import { DomainError, type DomainErrorCode } from '../../domain/errors.js';
+import type { Principal } from '../../domain/api-key.js';
 import type { LookupAnswer } from '../../domain/lookup-answer.js';
 import { MAX_BATCH_VALUES } from '../../domain/lookup-batch.js';
 import { ProductIdSchema } from '../../domain/product-id.js';
@@ -17,6 +18,7 @@ import { DOCS_ASSETS, DOCS_PAGE } from './docs-page.js';
 import { bodyAnswer, jsonAnswer, type Answer } from './answer.js';
 import { errorAnswer } from './error-response.js';
 import { lookupAnswer } from './lookup-response.js';
+import { refuseAsAsked } from './sandbox-answers.js';
 import { describeOperations, header, RATE_LIMIT, REQUEST_ID } from './openapi-document.js';
 import { demoTentLookupExample } from './openapi-examples.js';
 import { DEFAULT_PUBLIC_BASE_URL, pathTemplate, type DocumentInfo, type Operation, type OperationRequest } from './operation.js';
@@ -127,7 +129,7 @@ function lookupOperation(lookup: {
   example: string | number;
   invalid: [DomainErrorCode, string];
   notFound: [DomainErrorCode, string];
-  find: (useCases: ApiUseCases, partnerId: string, value: string) => Promise<LookupAnswer>;
+  find: (useCases: ApiUseCases, principal: Principal, value: string) => Promise<LookupAnswer>;
 }): Operation<ApiUseCases> {
   const parameter = pathTemplate(lookup.path).parameter?.name;
   if (parameter === undefined) throw new Error(`${lookup.operationId}: its path must end in the parameter it looks up by`);
@@ -150,7 +152,7 @@ function lookupOperation(lookup: {
     },
     responses: LOOKUP_RESPONSES,
     answer: (useCases, request, principal) =>
-      lookup.find(useCases, principal!.partnerId, request.params[parameter] ?? '').then((answer) => lookupAnswer(answer, request.header('if-none-match'))),
+      lookup.find(useCases, principal!, request.params[parameter] ?? '').then((answer) => lookupAnswer(answer, request.header('if-none-match'))),
   };
 }
 
@@ -160,13 +162,16 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     operationId: 'getProductBySku',
     path: `${API}/sku/{sku}`,
     summary: 'Get a product by SKU',
-    description: 'Looks the SKU up in the calling key\'s partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`.',
+    description: 'Looks the SKU up in the calling key\'s partner catalog, exactly and case-sensitively (`abc-1` never finds `ABC-1`). An inactive product is still returned, with `status: "inactive"`. An empty SKU (`/sku/` or `/sku`) is 400 `invalid_sku`. A test key (`pcat_test_`) reads its sandbox, where `TEST-429` and `TEST-503` answer those errors on purpose, as the real ones are answered, and `TEST-404` is never found.',
     parameterDescription: '1 to 50 letters, digits, `-`, `_` or `.`. Anything else, malformed percent-encoding or an encoded `/` is 400 `invalid_sku`.',
     schema: SkuSchema,
     example: 'TENT-2P',
     invalid: ['invalid_sku', 'SKU may contain only letters, digits, hyphen, underscore and period.'],
     notFound: ['sku_not_found', 'No product with SKU "NO-SUCH-SKU" in your catalog.'],
-    find: ({ lookupBySku }, partnerId, sku) => lookupBySku.execute({ partnerId, sku }),
+    find: ({ lookupBySku }, principal, sku) => {
+      refuseAsAsked(principal, [sku]);
+      return lookupBySku.execute({ partnerId: principal.catalogId, sku });
+    },
   }),
   lookupOperation({
     operationId: 'getProductById',
@@ -178,7 +183,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     example: 1,
     invalid: ['invalid_product_id', `Product ID must be a positive integer without leading zeros, at most ${MAX_PRODUCT_ID}.`],
     notFound: ['product_not_found', 'No product with ID 999999 in your catalog.'],
-    find: ({ lookupById }, partnerId, id) => lookupById.execute({ partnerId, id }),
+    find: ({ lookupById }, principal, id) => lookupById.execute({ partnerId: principal.catalogId, id }),
   }),
   {
     operationId: 'getProducts',
@@ -205,8 +210,9 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
       'TENT-2P,NO-SUCH-SKU': { summary: 'Demo catalog: ?sku=TENT-2P,NO-SUCH-SKU', value: { data: [demoTentLookupExample.data], not_found: ['NO-SUCH-SKU'] } },
     }),
     answer: async ({ lookupManyBySku, lookupManyById }, request, principal) => {
-      const partnerId = principal!.partnerId;
+      const partnerId = principal!.catalogId;
       const { by, values } = batchOf(request);
+      if (by === 'sku') refuseAsAsked(principal!, values);
       const batch = by === 'sku' ? await lookupManyBySku.execute({ partnerId, skus: values }) : await lookupManyById.execute({ partnerId, ids: values });
       return lookupAnswer(batch, request.header('if-none-match'));
     },
@@ -280,7 +286,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     },
     // Other query parameters are ignored, as on the lookups, as long as the query can be read whole.
     answer: async ({ readChanges }, request, principal) => changesAnswer(await readChanges.execute({
-      partnerId: principal!.partnerId,
+      partnerId: principal!.catalogId,
       limit: singleQueryValue(request.query('limit'), 'invalid_limit', 'limit'),
       cursor: singleQueryValue(request.query('cursor'), 'invalid_cursor', 'cursor'),
     })),

@@ -6,6 +6,7 @@ import type { CountOverlap } from '../../application/access/count-overlap.js';
 import type { EnforceRateLimit } from '../../application/access/enforce-rate-limit.js';
 import { UNMATCHED_ROUTE, type ServiceMetrics } from '../service-metrics.js';
 import type { Principal } from '../../domain/api-key.js';
+import { RateLimitExceeded } from '../../domain/errors.js';
 import type { RateLimitStatus } from '../../domain/rate-limit.js';
 import type { Answer, HeaderList } from './answer.js';
 import { errorAnswer, errorAnswerFor } from './error-response.js';
@@ -15,6 +16,7 @@ import { putRateLimitHeaders, RATE_LIMIT_HEADER_COUNT } from './rate-limit-heade
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
 import { requestLogOf, type RequestLine } from './request-log.js';
+import { SandboxRateLimitAsked } from './sandbox-answers.js';
 import { apiSecurityHeaders, helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
 import { traceIdOf } from './trace-context.js';
 import { TurnWrites } from './turn-writes.js';
@@ -76,7 +78,7 @@ export function createPipeline<UseCases>(
     writeAnswer(pending.res, pending.method, pending.status, pending.headers, pending.body);
     pending.ms = performance.now() - pending.started;
     log(pending);
-    deps.metrics.observeRequest(pending.label, pending.status, pending.ms / 1000);
+    deps.metrics.observeRequest(pending.label, pending.status, pending.ms / 1000, pending.principal?.mode ?? 'live');
   }, (error, pending) => {
     // An answer that could not be written ends its connection; one already written is left to finish.
     if (!pending.res.writableEnded) pending.res.destroy();
@@ -131,8 +133,15 @@ export function createPipeline<UseCases>(
             answer = answered instanceof Promise ? await answered : answered;
           }
         }
-      } catch (error) {
-        countRefusal(deps.metrics, error);
+      } catch (thrown) {
+        // Counted as what it is: a refusal a test key asked for is no rejection by the limit.
+        countRefusal(deps.metrics, thrown);
+        let error = thrown;
+        if (error instanceof SandboxRateLimitAsked && rateLimit !== undefined) {
+          // Refused as the count refuses a spent window, with the key's own window's figures, which ride with the refusal.
+          error = new RateLimitExceeded({ ...rateLimit, allowed: false, remaining: 0 });
+          rateLimit = undefined;
+        }
         const problem = errorAnswerFor(error);
         if (!problem.expected) failures.unexpected(error, requestId);
         if (problem.delayMs > 0) await setTimeout(problem.delayMs);

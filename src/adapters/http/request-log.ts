@@ -1,11 +1,11 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Principal } from '../../domain/api-key.js';
 
-const KEY_LIKE = /pcat_live_[A-Za-z0-9]*/g;
+const KEY_LIKE = /(pcat_(?:live|test)_)[A-Za-z0-9]*/g;
 
-/** A path fit for a log line: anything shaped like a key is masked, whatever position it is in. */
+/** A path fit for a log line: anything shaped like a key, of either mode, is masked, whatever position it is in. */
 export function loggablePath(path: string): string {
-  return path.includes('pcat_live_') ? path.replace(KEY_LIKE, 'pcat_live_[redacted]') : path;
+  return path.includes('pcat_') ? path.replace(KEY_LIKE, '$1[redacted]') : path;
 }
 
 /** What the one log line of a request says; never a header value or a key. */
@@ -29,6 +29,7 @@ function fieldsOf({ requestId, traceId, method, path, status, ms, principal }: R
   if (traceId !== undefined) fields.trace_id = traceId;
   if (principal !== undefined) {
     fields.partner = principal.partnerId;
+    fields.mode = principal.mode;
     fields.keyId = principal.keyId;
   }
   return fields;
@@ -36,7 +37,7 @@ function fieldsOf({ requestId, traceId, method, path, status, ms, principal }: R
 
 const roundedMs = (ms: number): number => Math.round(ms * 100) / 100;
 
-const FIELD_NAMES = ['reqId', 'method', 'path', 'status', 'ms', 'trace_id', 'partner', 'keyId', 'msg'];
+const FIELD_NAMES = ['reqId', 'method', 'path', 'status', 'ms', 'trace_id', 'partner', 'mode', 'keyId', 'msg'];
 
 /** What a string needs to be written in JSON: nothing, `"` and `\` escaped, or JSON.stringify (a control character). */
 function escaping(value: string): 'none' | 'quotes' | 'control' {
@@ -93,7 +94,7 @@ export function requestLogOf(logger: Logger): RequestLog {
     const { principal, traceId } = line;
     const method = line.method === undefined ? '' : `,"method":${quoted(line.method)}`;
     const trace = traceId === undefined ? '' : `,"trace_id":${quoted(traceId)}`;
-    const who = principal === undefined ? '' : `,"partner":${quoted(principal.partnerId)},"keyId":${quoted(principal.keyId)}`;
+    const who = principal === undefined ? '' : `,"partner":${quoted(principal.partnerId)},"mode":"${principal.mode}","keyId":${quoted(principal.keyId)}`;
     // Bindings are read per line: a child's may change (setBindings).
     stream.write(`${levelText}${time.call(logger)}${internals[chindingsSym] as string},"reqId":${quoted(line.requestId)}${method},"path":${quoted(loggablePath(line.path))},"status":${line.status},"ms":${roundedMs(line.ms)}${trace}${who},"msg":"request"${end}`);
   };

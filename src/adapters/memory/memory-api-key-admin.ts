@@ -30,7 +30,7 @@ export class MemoryApiKeyAdmin implements ApiKeyAdmin {
 
   insert(key: NewApiKey): Promise<void> {
     if (this.store.apiKey(key.id) !== undefined) return Promise.reject(new Error(`key id ${key.id} is taken`));
-    this.store.addKey({ keyId: key.id, partnerId: key.partnerId, sha256: key.sha256 });
+    this.store.addKey({ keyId: key.id, partnerId: key.partnerId, mode: key.mode, sha256: key.sha256 });
     this.details.set(key.id, { label: key.label, createdAt: key.createdAt, revokedAt: null, lastUsedAt: null });
     return Promise.resolve();
   }
@@ -79,6 +79,7 @@ export class MemoryApiKeyAdmin implements ApiKeyAdmin {
     return {
       id: key.id,
       partnerId: key.partnerId,
+      mode: key.mode,
       label: details?.label ?? null,
       createdAt: details?.createdAt ?? this.startedAt,
       // A key the catalog file lists as revoked has no time of its own either.

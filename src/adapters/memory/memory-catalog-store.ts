@@ -3,12 +3,13 @@ import type { ChangesFeed, FeedPage } from '../../application/changes/changes-fe
 import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import type { OutboxMessage } from '../../application/webhooks/webhook-outbox.js';
-import type { Principal } from '../../domain/api-key.js';
+import { principalOf, type KeyMode, type Principal } from '../../domain/api-key.js';
 import type { FeedEntry, ProductChange } from '../../domain/changes.js';
 import { LookupAnswer } from '../../domain/lookup-answer.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 import type { MemoryWebhookOutbox } from './memory-webhook-outbox.js';
+import { isSandboxCatalog } from '../../domain/sandbox.js';
 
 interface ProductRow extends StoredProduct {
   readonly partnerId: string;
@@ -96,8 +97,8 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
   }
 
   /** A key that is not in any catalog file (the demo's): kept across imports, as an operator's key is. */
-  addKey(key: { readonly keyId: string; readonly partnerId: string; readonly sha256: string }): void {
-    const stored: StoredApiKey = { id: key.keyId, partnerId: key.partnerId, sha256: key.sha256, origin: 'cli', revoked: false };
+  addKey(key: { readonly keyId: string; readonly partnerId: string; readonly mode: KeyMode; readonly sha256: string }): void {
+    const stored: StoredApiKey = { id: key.keyId, partnerId: key.partnerId, mode: key.mode, sha256: key.sha256, origin: 'cli', revoked: false };
     this.state.keys.set(stored.id, stored);
     this.state.keysByHash.set(stored.sha256, stored);
   }
@@ -112,8 +113,9 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
     return true;
   }
 
+  /** A partner of the catalog; a sandbox is stored as one, but takes no keys, admins or endpoints of its own. */
   hasPartner(partnerId: string): boolean {
-    return this.state.partners.has(partnerId);
+    return !isSandboxCatalog(partnerId) && this.state.partners.has(partnerId);
   }
 
   /** A key by its id, whether from the catalog file or issued here. */
@@ -156,12 +158,12 @@ export class MemoryCatalogStore implements CatalogStore, ProductCatalog, ApiKeyS
 
   findActiveByHash(sha256: string): Promise<Principal | null> {
     const key = this.state.keysByHash.get(sha256);
-    return Promise.resolve(key === undefined || key.revoked ? null : { keyId: key.id, partnerId: key.partnerId });
+    return Promise.resolve(key === undefined || key.revoked ? null : principalOf(key.id, key.partnerId, key.mode));
   }
 
   isStillActive(principal: Principal): Promise<boolean> {
     const key = this.state.keys.get(principal.keyId);
-    return Promise.resolve(key !== undefined && key.partnerId === principal.partnerId && !key.revoked);
+    return Promise.resolve(key !== undefined && key.partnerId === principal.partnerId && key.mode === principal.mode && !key.revoked);
   }
 }
 
@@ -332,10 +334,10 @@ class MemoryImportSession implements CatalogImportSession {
     return Promise.resolve([...this.state.keys.values()].filter((key) => ids.has(key.id) || (key.origin === 'catalog' && partners.has(key.partnerId))));
   }
 
-  saveApiKeys(rows: readonly { id: string; partnerId: string; sha256: string; revoked: boolean }[]): Promise<void> {
+  saveApiKeys(rows: readonly { id: string; partnerId: string; mode: KeyMode; sha256: string; revoked: boolean }[]): Promise<void> {
     for (const row of rows) {
       const existing = this.state.keys.get(row.id);
-      this.putKey(existing, { id: row.id, partnerId: row.partnerId, sha256: row.sha256, origin: 'catalog', revoked: existing?.revoked ?? row.revoked });
+      this.putKey(existing, { id: row.id, partnerId: row.partnerId, mode: row.mode, sha256: row.sha256, origin: 'catalog', revoked: existing?.revoked ?? row.revoked });
     }
     return Promise.resolve();
   }

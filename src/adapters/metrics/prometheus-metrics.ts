@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import type { AttemptOutcomeLabel, DeliveryMetrics } from '../../application/webhooks/deliver-webhooks.js';
+import type { KeyMode } from '../../domain/api-key.js';
 import { UNMATCHED_ROUTE, type AuthFailureCode, type RateLimitKind, type ServiceMetrics } from '../service-metrics.js';
 import { RouteDurationHistogram, RouteFigures } from './request-figures.js';
 
@@ -104,13 +105,14 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
     const routes = this.routes;
     new Counter({
       name: `${METRIC_PREFIX}http_requests_total`,
-      help: 'Requests answered, by route template and status.',
-      labelNames: ['route', 'status'],
+      help: 'Requests answered, by route template, status, and the mode of the key that made them ("test" for a test key, else "live").',
+      labelNames: ['route', 'status', 'mode'],
       registers: [this.registry],
       collect() {
         this.reset();
         for (const [route, figures] of routes) {
-          for (const [status, count] of figures.statuses) this.inc({ route, status: String(status) }, count);
+          for (const [status, count] of figures.statuses) this.inc({ route, status: String(status), mode: 'live' }, count);
+          for (const [status, count] of figures.testStatuses) this.inc({ route, status: String(status), mode: 'test' }, count);
         }
       },
     });
@@ -130,10 +132,10 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
       'result', this.cacheLookups);
   }
 
-  observeRequest(route: string, status: number, seconds: number): void {
+  observeRequest(route: string, status: number, seconds: number, mode: KeyMode = 'live'): void {
     let figures = this.routes.get(route);
     if (figures === undefined) figures = this.addRoute(route);
-    figures.observe(status, seconds);
+    figures.observe(status, seconds, mode);
   }
 
   deprecatedOperationCalled(operationId: string, partnerId: string | undefined): void {

@@ -1,3 +1,5 @@
+import type { KeyMode } from '../../domain/api-key.js';
+
 /**
  * Upper bounds of the request duration buckets, in seconds: a lookup is answered in about a
  * millisecond, one that reads the database in a few, a held-back answer after a second, and
@@ -12,15 +14,18 @@ export const DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005
  * some 3 % of a lookup on memory storage); the figures are handed to prom-client at scrape time.
  */
 export class RouteFigures {
-  /** Requests per status answered. */
+  /** Requests per status answered, but those made with a test key. */
   readonly statuses = new Map<number, number>();
+  /** Requests per status answered to a test key: kept apart, so live traffic reads true. */
+  readonly testStatuses = new Map<number, number>();
   /** Requests per duration bucket, not cumulative; the last counts those above every bound. */
   readonly buckets = new Float64Array(DURATION_BUCKETS.length + 1);
   /** Seconds, all requests together. */
   sum = 0;
 
-  observe(status: number, seconds: number): void {
-    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+  observe(status: number, seconds: number, mode: KeyMode): void {
+    const statuses = mode === 'test' ? this.testStatuses : this.statuses;
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
     let bucket = 0;
     while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]!) bucket += 1;
     this.buckets[bucket] = this.buckets[bucket]! + 1;

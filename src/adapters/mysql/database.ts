@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { KeyMode } from '../../domain/api-key.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 
 /** A JSON column: written as JSON text, read back parsed (mysql2 parses MariaDB JSON). */
@@ -34,6 +35,8 @@ export interface ApiKeysTable {
   sha256: string;
   label: string | null;
   origin: 'catalog' | 'cli';
+  /** Which catalog the key reads: its partner's (live) or its sandbox (test). */
+  mode: ColumnType<KeyMode, KeyMode | undefined, KeyMode>;
   created_at: CreatedAt;
   revoked_at: Date | null;
   /** Written in batches by each instance (at most a minute behind); a later time never gives way to an earlier. */

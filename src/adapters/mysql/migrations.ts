@@ -12,6 +12,7 @@ import { webhookEndpoints } from './migrations/0010_webhook_endpoints.js';
 import { webhookOutbox } from './migrations/0011_webhook_outbox.js';
 import { feedBeforeSigning } from './migrations/0012_feed_before_signing.js';
 import { attemptsAcrossResends } from './migrations/0013_attempts_across_resends.js';
+import { testKeys } from './migrations/0014_test_keys.js';
 
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
@@ -29,5 +30,6 @@ export const migrationProvider: MigrationProvider = {
     '0011_webhook_outbox': webhookOutbox,
     '0012_feed_before_signing': feedBeforeSigning,
     '0013_attempts_across_resends': attemptsAcrossResends,
+    '0014_test_keys': testKeys,
   }),
 };

@@ -1,12 +1,15 @@
 import { sql, type Kysely } from 'kysely';
 import type { ApiKeyAdmin, ApiKeyRecord, NewApiKey } from '../../application/keys/api-key-admin.js';
+import type { KeyMode } from '../../domain/api-key.js';
 import type { Database } from './database.js';
+import { isSandboxCatalog } from '../../domain/sandbox.js';
 
-const COLUMNS = ['id', 'partner_id', 'label', 'created_at', 'revoked_at', 'last_used_at'] as const;
+const COLUMNS = ['id', 'partner_id', 'mode', 'label', 'created_at', 'revoked_at', 'last_used_at'] as const;
 
 interface KeyRow {
   id: string;
   partner_id: string;
+  mode: KeyMode;
   label: string | null;
   created_at: Date;
   revoked_at: Date | null;
@@ -14,7 +17,7 @@ interface KeyRow {
 }
 
 function record(row: KeyRow): ApiKeyRecord {
-  return { id: row.id, partnerId: row.partner_id, label: row.label, createdAt: row.created_at, revokedAt: row.revoked_at, lastUsedAt: row.last_used_at };
+  return { id: row.id, partnerId: row.partner_id, mode: row.mode, label: row.label, createdAt: row.created_at, revokedAt: row.revoked_at, lastUsedAt: row.last_used_at };
 }
 
 /** Keys issued, revoked and listed in MySQL; only hashes are written. Keys issued here are `origin = 'cli'`: an import leaves them alone. */
@@ -22,6 +25,8 @@ export class MysqlApiKeyAdmin implements ApiKeyAdmin {
   constructor(private readonly db: Kysely<Database>) {}
 
   async partnerExists(partnerId: string): Promise<boolean> {
+    // A sandbox has a partner row of its own, but no keys or admins of its own: its partner's test keys read it.
+    if (isSandboxCatalog(partnerId)) return false;
     return (await this.db.selectFrom('partners').select('id').where('id', '=', partnerId).executeTakeFirst()) !== undefined;
   }
 
@@ -68,6 +73,6 @@ export class MysqlApiKeyAdmin implements ApiKeyAdmin {
 
 async function insertKey(db: Kysely<Database>, key: NewApiKey): Promise<void> {
   await db.insertInto('api_keys').values({
-    id: key.id, partner_id: key.partnerId, sha256: key.sha256, label: key.label, origin: 'cli', created_at: key.createdAt, revoked_at: null,
+    id: key.id, partner_id: key.partnerId, mode: key.mode, sha256: key.sha256, label: key.label, origin: 'cli', created_at: key.createdAt, revoked_at: null,
   }).execute();
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
+import type { KeyMode } from '../../domain/api-key.js';
 import type { OutboxMessage } from '../../application/webhooks/webhook-outbox.js';
 import { TIMEOUTS } from '../timeouts.js';
 import { batches } from './batches.js';
@@ -217,19 +218,19 @@ class MysqlImportSession implements CatalogImportSession {
   async apiKeys(partnerIds: readonly string[], keyIds: readonly string[]): Promise<StoredApiKey[]> {
     const rows = await this.trx
       .selectFrom('api_keys')
-      .select(['id', 'partner_id', 'sha256', 'origin', 'revoked_at'])
+      .select(['id', 'partner_id', 'mode', 'sha256', 'origin', 'revoked_at'])
       .where((eb) => eb.or([
         eb.and([eb('partner_id', 'in', partnerIds), eb('origin', '=', 'catalog')]),
         ...(keyIds.length === 0 ? [] : [eb('id', 'in', keyIds)]),
       ]))
       .execute();
-    return rows.map((row) => ({ id: row.id, partnerId: row.partner_id, sha256: row.sha256, origin: row.origin, revoked: row.revoked_at !== null }));
+    return rows.map((row) => ({ id: row.id, partnerId: row.partner_id, mode: row.mode, sha256: row.sha256, origin: row.origin, revoked: row.revoked_at !== null }));
   }
 
-  saveApiKeys(rows: readonly { id: string; partnerId: string; sha256: string; revoked: boolean }[], at: Date): Promise<void> {
+  saveApiKeys(rows: readonly { id: string; partnerId: string; mode: KeyMode; sha256: string; revoked: boolean }[], at: Date): Promise<void> {
     return upsertRows(this.trx, 'api_keys', rows.map((key) => ({
-      id: key.id, partner_id: key.partnerId, sha256: key.sha256, origin: 'catalog' as const, created_at: at, revoked_at: key.revoked ? at : null,
-    })), ['partner_id', 'sha256', 'origin']);
+      id: key.id, partner_id: key.partnerId, mode: key.mode, sha256: key.sha256, origin: 'catalog' as const, created_at: at, revoked_at: key.revoked ? at : null,
+    })), ['partner_id', 'mode', 'sha256', 'origin']);
   }
 
   async revokeApiKeys(ids: readonly string[], at: Date): Promise<void> {

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { EndpointInsert, WebhookEndpointStore } from '../../application/webhooks/webhook-endpoint-store.js';
 import type { WebhookEndpoint, WebhookEndpointStatus, WebhookSecrets } from '../../domain/webhook-endpoint.js';
 import type { Database, WebhookEndpointsTable } from './database.js';
+import { isSandboxCatalog } from '../../domain/sandbox.js';
 
 function endpointOf(row: Selectable<WebhookEndpointsTable>): WebhookEndpoint {
   const previous = row.previous_secret === null || row.previous_secret_until === null ? null : { secret: row.previous_secret, until: row.previous_secret_until };
@@ -20,10 +21,13 @@ export class MysqlWebhookEndpoints implements WebhookEndpointStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async partnerExists(partnerId: string): Promise<boolean> {
+    // A sandbox has a partner row of its own, but it is no partner: its changes are never pushed.
+    if (isSandboxCatalog(partnerId)) return false;
     return (await this.db.selectFrom('partners').select('id').where('id', '=', partnerId).executeTakeFirst()) !== undefined;
   }
 
   insertWithin(endpoint: WebhookEndpoint, limit: number): Promise<EndpointInsert> {
+    if (isSandboxCatalog(endpoint.partnerId)) return Promise.resolve('partner_not_found');
     return this.db.transaction().execute(async (trx) => {
       // The partner's row, locked: adds for one partner take turns, so the count below stays true until the insert.
       const partner = await trx.selectFrom('partners').select('id').where('id', '=', endpoint.partnerId).forUpdate().executeTakeFirst();

@@ -1,4 +1,5 @@
 import { AdminError } from '../../domain/admin-errors.js';
+import { KEY_MODES, modeOfKey, type KeyMode } from '../../domain/api-key.js';
 import { checkForm } from './form-csrf.js';
 import { seeOther, sendPage } from './portal-answers.js';
 import { apiKeysPage, newKeyPage, revokePage, viewerOf } from './portal-pages.js';
@@ -9,6 +10,20 @@ import { named } from './request-log.js';
 import { handOver, takeOver } from './shown-once.js';
 
 const KEY_PATH = `${PORTAL_PATHS.apiKeys}/:keyId`;
+
+/** The mode "Create key" has checked: a live key, as every key was before test keys. */
+const DEFAULT_MODE: KeyMode = 'live';
+/** What the form says when shown again for a mode that is neither. */
+const UNKNOWN_MODE = 'Choose the mode of the key: Live or Test.';
+
+/**
+ * The mode a "Create key" form chose: exactly a mode's name, or null to refuse it. A form without
+ * the field gets the default the form has checked, as a script written before test keys sends it.
+ */
+function chosenMode(field: string | null): KeyMode | null {
+  if (field === null) return DEFAULT_MODE;
+  return KEY_MODES.find((mode) => mode === field) ?? null;
+}
 
 /** A map, not an object: `?notice=__proto__` must find nothing. */
 const NOTICES: ReadonlyMap<string, string> = new Map([
@@ -31,21 +46,27 @@ export function addApiKeyRoutes(router: PortalRouter, { useCases, cookies, signe
   router.get(PORTAL_PATHS.apiKeys, named(PORTAL_PATHS.apiKeys), signedIn, async (ctx) => {
     const session = ctx.state.session!;
     const [id, key] = takeOver(ctx, 'new-key', PORTAL_PATHS.apiKeys, cookies, clock)?.split('\n') ?? [];
-    const newKey = id !== undefined && key !== undefined ? { id, key } : null;
+    // The key's prefix names its mode, so the sealed cookie need not carry it.
+    const newKey = id !== undefined && key !== undefined ? { id, key, mode: modeOfKey(key) } : null;
     const keys = await useCases.listKeys.execute({ partnerId: session.partnerId });
     const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) ?? null : null;
     sendPage(ctx, 200, apiKeysPage({ viewer: viewerOf(session), keys, newKey, notice }));
   });
 
   router.get(`${PORTAL_PATHS.apiKeys}/new`, named(`${PORTAL_PATHS.apiKeys}/new`), signedIn, (ctx) => {
-    sendPage(ctx, 200, newKeyPage({ viewer: viewerOf(ctx.state.session!), error: null, label: '' }));
+    sendPage(ctx, 200, newKeyPage({ viewer: viewerOf(ctx.state.session!), error: null, label: '', mode: DEFAULT_MODE }));
   });
 
   router.post(PORTAL_PATHS.apiKeys, named(PORTAL_PATHS.apiKeys), signedIn, checkForm, async (ctx) => {
     const session = ctx.state.session!;
-    const label = (ctx.state.form!.get('label') ?? '').trim();
-    ctx.state.formAgain = (message) => newKeyPage({ viewer: viewerOf(session), error: message, label });
-    const { issued, announceFailure } = await useCases.issueKey.execute({ partnerId: session.partnerId, label: label === '' ? null : label, actor: { adminEmail: session.email } });
+    const form = ctx.state.form!;
+    const label = (form.get('label') ?? '').trim();
+    const mode = chosenMode(form.get('mode'));
+    const again = (message: string, checked: KeyMode): string => newKeyPage({ viewer: viewerOf(session), error: message, label, mode: checked });
+    // Answered as a refused label is: the form again with 400, and nothing created.
+    if (mode === null) return sendPage(ctx, 400, again(UNKNOWN_MODE, DEFAULT_MODE));
+    ctx.state.formAgain = (message) => again(message, mode);
+    const { issued, announceFailure } = await useCases.issueKey.execute({ partnerId: session.partnerId, mode, label: label === '' ? null : label, actor: { adminEmail: session.email } });
     showOnce(ctx, issued, announceFailure);
   });
 

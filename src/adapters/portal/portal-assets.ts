@@ -18,6 +18,12 @@ a { color: #1d4ed8; }
 a[aria-current="page"] { font-weight: 700; }
 label { display: block; font-weight: 600; margin: 0.75rem 0 0.25rem; }
 input[type="email"], input[type="password"], input[type="text"] { width: 100%; max-width: 28rem; font: inherit; padding: 0.5rem; border: 2px solid #4b5563; border-radius: 4px; color: #111827; background: #ffffff; }
+fieldset { border: 0; padding: 0; margin: 0.75rem 0; min-width: 0; }
+legend { font-weight: 600; padding: 0; margin-bottom: 0.25rem; }
+.choice { display: grid; grid-template-columns: auto 1fr; gap: 0 0.5rem; align-items: center; margin: 0.5rem 0; }
+.choice label { margin: 0; }
+.choice span { grid-column: 2; }
+input[type="radio"] { width: 1.1rem; height: 1.1rem; margin: 0; accent-color: #1d4ed8; }
 input[readonly] { background: #f3f4f6; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; max-width: 100%; }
 button, .button { display: inline-block; font: inherit; font-weight: 600; padding: 0.45rem 0.9rem; border-radius: 4px; border: 2px solid #1d4ed8; background: #1d4ed8; color: #ffffff; cursor: pointer; text-decoration: none; margin: 0.25rem 0; }
 button.secondary, .button.secondary { background: #ffffff; color: #1d4ed8; }

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord } from '../../application/keys/api-key-admin.js';
 import type { AdminSession, AuditEvent } from '../../domain/admin.js';
+import { KEY_MODES, type KeyMode } from '../../domain/api-key.js';
 import { html, type Html } from './html.js';
 import { PORTAL_PATHS } from './portal-paths.js';
 
@@ -106,6 +107,15 @@ export function when(date: Date | null, to: 'minute' | 'second' = 'minute'): Htm
   return html`<time datetime="${iso}">${iso.slice(0, to === 'minute' ? 16 : 19).replace('T', ' ')} UTC</time>`;
 }
 
+/** Each mode as the create form offers it. */
+const MODE_LABELS: Readonly<Record<KeyMode, string>> = { live: 'Live', test: 'Test' };
+
+/** What a key of each mode reads, in the words the create form and the new key's panel use. */
+const MODE_READS: Readonly<Record<KeyMode, string>> = {
+  live: 'Reads your catalog.',
+  test: 'Reads your sandbox catalog only, never live data: for building and trying out an integration.',
+};
+
 function keyRow(key: ApiKeyRecord, viewer: Viewer): Html {
   const path = `${PORTAL_PATHS.apiKeys}/${encodeURIComponent(key.id)}`;
   const actions = key.revokedAt !== null ? null : html`
@@ -114,6 +124,7 @@ function keyRow(key: ApiKeyRecord, viewer: Viewer): Html {
   return html`
     <tr>
       <td id="key-${key.id}">${key.label ?? html`<em>No label</em>`} <br><code>${key.id}</code></td>
+      <td>${key.mode}</td>
       <td>${when(key.createdAt)}</td>
       <td>${when(key.lastUsedAt)}</td>
       <td><span class="status-${key.revokedAt === null ? 'active' : 'revoked'}">${key.revokedAt === null ? 'active' : 'revoked'}</span></td>
@@ -121,12 +132,13 @@ function keyRow(key: ApiKeyRecord, viewer: Viewer): Html {
     </tr>`;
 }
 
-export function apiKeysPage(options: { viewer: Viewer; keys: readonly ApiKeyRecord[]; newKey: { key: string; id: string } | null; notice: string | null }): string {
+export function apiKeysPage(options: { viewer: Viewer; keys: readonly ApiKeyRecord[]; newKey: { key: string; id: string; mode: KeyMode } | null; notice: string | null }): string {
   const { viewer, keys, newKey } = options;
   const shown = newKey === null ? null : html`
 <section class="new-key" aria-labelledby="new-key-heading">
   <h2 id="new-key-heading">Your new key</h2>
   <p><strong>Copy this key now and keep it secret. It cannot be shown again.</strong> Key id: <code>${newKey.id}</code></p>
+  <p>Mode: <strong>${newKey.mode}</strong>. ${MODE_READS[newKey.mode]}</p>
   <label for="new-key">New API key</label>
   <input id="new-key" type="text" readonly value="${newKey.key}" autocomplete="off" spellcheck="false">
   <button type="button" id="copy-key" hidden>Copy key</button>
@@ -136,7 +148,7 @@ export function apiKeysPage(options: { viewer: Viewer; keys: readonly ApiKeyReco
 <div class="table-wrap">
 <table>
   <caption class="visually-hidden">Keys of ${viewer.partnerId}</caption>
-  <thead><tr><th scope="col">Label</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
+  <thead><tr><th scope="col">Label</th><th scope="col">Mode</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
   <tbody>${keys.map((key) => keyRow(key, viewer))}</tbody>
 </table>
 </div>`;
@@ -144,12 +156,26 @@ export function apiKeysPage(options: { viewer: Viewer; keys: readonly ApiKeyReco
 <h1>API keys</h1>
 ${options.notice === null ? null : html`<p class="notice" role="status">${options.notice}</p>`}
 ${shown}
-<p>Keys let your systems call the Partner Catalog API. A revoked key is refused from its next request.</p>
+<p>Keys let your systems call the Partner Catalog API. A live key reads your catalog; a test key reads your sandbox, never live data. A revoked key is refused from its next request.</p>
 <form method="get" action="${PORTAL_PATHS.apiKeys}/new"><button type="submit">Create key</button></form>
 ${table}`, viewer, 'api-keys');
 }
 
-export function newKeyPage(options: { viewer: Viewer; error: string | null; label: string }): string {
+/** One radio button per mode, `chosen` checked, each described by what its keys read. */
+function modeChoices(chosen: KeyMode): Html {
+  return html`
+  <fieldset>
+    <legend>Mode</legend>${KEY_MODES.map((mode) => html`
+    <div class="choice">
+      <input id="mode-${mode}" name="mode" type="radio" value="${mode}"${mode === chosen ? html` checked` : null} aria-describedby="mode-${mode}-hint">
+      <label for="mode-${mode}">${MODE_LABELS[mode]}</label>
+      <span id="mode-${mode}-hint">${MODE_READS[mode]}</span>
+    </div>`)}
+  </fieldset>`;
+}
+
+/** `mode`: the mode checked, the one chosen when the form is shown again. */
+export function newKeyPage(options: { viewer: Viewer; error: string | null; label: string; mode: KeyMode }): string {
   return layout('Create key', html`
 <h1>Create key</h1>
 ${message(options.error)}
@@ -158,6 +184,7 @@ ${message(options.error)}
   <label for="label">Label</label>
   <input id="label" name="label" type="text" maxlength="255" value="${options.label}" aria-describedby="label-hint">
   <p id="label-hint">A name to tell your keys apart, such as the system that uses it.</p>
+  ${modeChoices(options.mode)}
   <p><button type="submit">Create</button> <a href="${PORTAL_PATHS.apiKeys}">Cancel</a></p>
 </form>`, options.viewer, 'api-keys');
 }

@@ -1,4 +1,4 @@
-import { hashApiKey, isWellFormedApiKey, type Principal } from '../../domain/api-key.js';
+import { hashApiKey, isWellFormedApiKey, modeOfKey, type Principal } from '../../domain/api-key.js';
 import { DomainError, InvalidApiKey, TooManyFailedAuthentications } from '../../domain/errors.js';
 import type { ApiKeyStore } from './api-key-store.js';
 import type { AuthFailureGuard } from './auth-failure-guard.js';
@@ -41,7 +41,9 @@ export class AuthenticateKey {
       const wait = this.guard.secondsToWait(address, hash);
       if (wait > 0) throw new TooManyFailedAuthentications(wait);
     }
-    const principal = hash === null ? null : await this.keys.findActiveByHash(hash);
+    const found = hash === null ? null : await this.keys.findActiveByHash(hash);
+    // A key is taken only with its own mode's prefix: a test key never reads live data, whatever a catalog file declared.
+    const principal = found !== null && 'key' in presented && found.mode === modeOfKey(presented.key) ? found : null;
     if (principal === null || hash === null) {
       if (address !== undefined) this.guard.failed(address);
       if ('error' in presented) throw presented.error;

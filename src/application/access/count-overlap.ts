@@ -36,7 +36,7 @@ export class CountOverlap {
   start(principal: Principal): OverlapMark | undefined {
     const { watch } = this;
     if (!watch.isShared() || this.limiter.leavesRoom?.(principal.keyId) !== true) return undefined;
-    const catalogToken = watch.catalogToken(principal.partnerId);
+    const catalogToken = watch.catalogToken(principal.catalogId);
     // No token to compare with (none seen yet, or the last read of it was given up): the count decides first.
     return catalogToken === undefined ? undefined : { epoch: watch.epoch, catalogToken };
   }
@@ -44,6 +44,6 @@ export class CountOverlap {
   /** Whether reading started under the mark still stands, now that the request is counted. */
   stands(principal: Principal, mark: OverlapMark): boolean {
     const { watch } = this;
-    return watch.isShared() && watch.epoch === mark.epoch && watch.catalogToken(principal.partnerId) === mark.catalogToken;
+    return watch.isShared() && watch.epoch === mark.epoch && watch.catalogToken(principal.catalogId) === mark.catalogToken;
   }
 }

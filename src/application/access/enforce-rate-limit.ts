@@ -13,7 +13,7 @@ export class EnforceRateLimit {
 
   /** The window's status, for the response headers; throws RateLimitExceeded past the limit. */
   async execute(principal: Principal): Promise<RateLimitStatus> {
-    const status = await this.limiter.consume(principal.keyId, principal.partnerId);
+    const status = await this.limiter.consume(principal.keyId, principal.catalogId);
     // The count's round trip to a shared store also reads what changed elsewhere, and may have shown
     // a key revoked through another instance since the key was checked: the key is asked about
     // again before any answer, and a revoked key is refused as one (401 comes before 429).

@@ -3,11 +3,11 @@ import type { RateLimitStatus } from '../../domain/rate-limit.js';
 /** Counts requests per key in fixed windows (docs/decisions.md, rate limit). */
 export interface RateLimiter {
   /**
-   * Counts one request for the key and says whether it is within the limit. `partnerId` is the
-   * key's owner: where the count is one round trip to a store shared by several instances, that
-   * round trip also reads what changed in the partner's catalog.
+   * Counts one request for the key and says whether it is within the limit. `catalogId` is the
+   * catalog the key reads: where the count is one round trip to a store shared by several
+   * instances, that round trip also reads what changed in it.
    */
-  consume(keyId: string, partnerId?: string): Promise<RateLimitStatus>;
+  consume(keyId: string, catalogId?: string): Promise<RateLimitStatus>;
   /**
    * Whether this instance can show the key has room now, from its own counts of it: the last answer
    * in the key's current window left more than its counts still in flight; nothing is counted. A key

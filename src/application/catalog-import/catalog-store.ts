@@ -1,3 +1,4 @@
+import type { KeyMode } from '../../domain/api-key.js';
 import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ImportMessageSession } from '../webhooks/catalog-changed-messages.js';
 
@@ -42,6 +43,7 @@ export interface StoredPdpEntry {
 export interface StoredApiKey {
   readonly id: string;
   readonly partnerId: string;
+  readonly mode: KeyMode;
   readonly sha256: string;
   /** Keys listed in a catalog file, or issued by an operator. */
   readonly origin: 'catalog' | 'cli';
@@ -108,7 +110,7 @@ export interface CatalogImportSession extends ImportMessageSession {
    * Stores keys as catalog keys: a new one is created revoked if `revoked`; a stored one takes the
    * partner and hash and keeps its revocation, as a revocation is never undone.
    */
-  saveApiKeys(rows: readonly { readonly id: string; readonly partnerId: string; readonly sha256: string; readonly revoked: boolean }[], at: Date): Promise<void>;
+  saveApiKeys(rows: readonly { readonly id: string; readonly partnerId: string; readonly mode: KeyMode; readonly sha256: string; readonly revoked: boolean }[], at: Date): Promise<void>;
   /** Revokes the keys not yet revoked. */
   revokeApiKeys(ids: readonly string[], at: Date): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, Product } from '../../domain/catalog.js';
+import { sandboxCatalogOf } from '../../domain/sandbox.js';
 import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type ListedIdentities, type PartnerHeader } from '../../domain/catalog-source.js';
 import { TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { ChangeTally } from '../../domain/webhook-messages.js';
@@ -37,6 +38,10 @@ const SWEEP_PAGE = 5_000;
  *
  * - A partner whose catalog the import changed gets one `catalog.changed` webhook message, to each
  *   of its enabled endpoints, queued in the same unit of work (`CatalogChangedMessages`).
+ * - Each partner's sandbox, the catalog its test keys read, is imported by the same rules once
+ *   every live catalog is (so a sandbox never moves a live product's ID in memory storage, where
+ *   IDs follow the file's order): the file's `sandbox` section, or else the bundled demo products.
+ *   A sandbox's changes reach its feed, never a webhook.
  *
  * The catalog is read piece by piece and written in batches as it is read, so memory holds one
  * batch and the identities seen, whatever the file's size. A file with any problem is refused
@@ -47,6 +52,8 @@ export class ImportCatalog {
     private readonly store: CatalogStore,
     private readonly clock: Clock,
     private readonly cursorKeys: CursorKeys,
+    /** The bundled demo products: the sandbox of a partner whose file section gives none. */
+    private readonly demoProducts: () => Promise<readonly Product[]>,
   ) {}
 
   /** Imports the file; once it has committed, `keysChanged` is told what it did to the keys, for the instances to be told. */
@@ -54,9 +61,10 @@ export class ImportCatalog {
     let keyChanges: KeyChanges | undefined;
     // Read before the unit of work starts, so the import holds no second connection for it.
     const messages = new CatalogChangedMessages(await this.cursorKeys.cursorKey());
+    const demoProducts = await this.demoProducts();
     const report = await this.store.importing(async (session) => {
       const reader = new CatalogSourceReader();
-      const run = new ImportRun(session, new Date(this.clock.now()), messages, progress);
+      const run = new ImportRun(session, new Date(this.clock.now()), messages, demoProducts, progress);
       keyChanges = run.keyChanges;
       const take = async (piece: CatalogPiece): Promise<void> => {
         const units = reader.read(piece);
@@ -88,6 +96,13 @@ export class ImportCatalog {
 
 const emptyCounts = (): ImportCounts => ({ created: 0, updated: 0, unchanged: 0, deleted: 0 });
 
+/** Where one catalog's rows are counted: a partner's own, or its sandbox's. */
+interface RowCounts {
+  readonly products: ImportCounts;
+  readonly videos: ImportCounts;
+  readonly pdp_entries: ImportCounts & { regenerated: number };
+}
+
 /** Counts one row against what was stored under its identity; true if it must be written. */
 function changed(counts: ImportCounts, stored: { readonly contentHash: string } | undefined, hash: string): boolean {
   if (stored === undefined) counts.created += 1;
@@ -99,9 +114,10 @@ function changed(counts: ImportCounts, stored: { readonly contentHash: string } 
 const byKey = <T, K>(rows: readonly T[], key: (row: T) => K): Map<K, T> => new Map(rows.map((row) => [key(row), row]));
 const entryKey = (productId: number, urlHash: string): string => `${String(productId)}/${urlHash}`;
 
-/** The partner being imported. */
+/** The catalog being imported: a partner's, or its sandbox (under the sandbox's catalog id). */
 interface CurrentPartner {
   readonly header: PartnerHeader;
+  readonly counts: RowCounts;
   readonly batch: Product[];
   /** The partner's feed position before this import listed any of its changes. */
   readonly positionBefore: number;
@@ -116,11 +132,20 @@ class ImportRun {
     products: emptyCounts(),
     videos: emptyCounts(),
     pdp_entries: { ...emptyCounts(), regenerated: 0 },
+    sandbox_products: emptyCounts(),
+    sandbox_videos: emptyCounts(),
+    sandbox_pdp_entries: { ...emptyCounts(), regenerated: 0 },
+  };
+  private readonly liveCounts: RowCounts = this.report;
+  private readonly sandboxCounts: RowCounts = {
+    products: this.report.sandbox_products, videos: this.report.sandbox_videos, pdp_entries: this.report.sandbox_pdp_entries,
   };
   /** What the import did to the keys, as the instances are told it. */
   readonly keyChanges = { withdrawn: [] as string[], added: [] as string[] };
   private partner: CurrentPartner | null = null;
   private readonly keys: { readonly partnerId: string; readonly keys: readonly ApiKeyRecord[] }[] = [];
+  /** Each partner's sandbox, imported once every live catalog is. */
+  private readonly sandboxes: { readonly owner: PartnerHeader; readonly products: readonly Product[] }[] = [];
   private stopped = false;
   private written = 0;
   /**
@@ -133,6 +158,7 @@ class ImportRun {
     private readonly session: CatalogImportSession,
     private readonly now: Date,
     private readonly messages: CatalogChangedMessages,
+    private readonly demoProducts: readonly Product[],
     private readonly progress: ImportProgress | undefined,
   ) {}
 
@@ -168,20 +194,44 @@ class ImportRun {
       case 'partnerEnd': {
         const partner = this.current();
         await this.writing;
-        await this.writeBatch(partner);
-        await this.sweep(partner, unit.listed);
-        await this.session.dropTombstones(unit.partner.id, new Date(this.now.getTime() - TOMBSTONE_RETENTION_MS));
+        await this.endCatalog(partner, unit.listed);
         await this.messages.queue(this.session, { partnerId: unit.partner.id, positionBefore: partner.positionBefore, changes: partner.changes, at: this.now });
         this.keys.push({ partnerId: unit.partner.id, keys: unit.partner.apiKeys });
         this.partner = null;
+        this.sandboxes.push({ owner: unit.partner, products: unit.sandbox ?? this.demoProducts });
         return;
       }
     }
   }
 
   async finish(): Promise<ImportReport> {
+    for (const { owner, products } of this.sandboxes) await this.importSandbox(owner, products);
     await this.importKeys();
     return this.report;
+  }
+
+  /** Writes what waits, then deletes what the file no longer lists and the feed's expired tombstones. */
+  private async endCatalog(partner: CurrentPartner, listed: ListedIdentities): Promise<void> {
+    await this.writeBatch(partner);
+    await this.sweep(partner, listed);
+    await this.session.dropTombstones(partner.header.id, new Date(this.now.getTime() - TOMBSTONE_RETENTION_MS));
+  }
+
+  /** The partner's sandbox, whole: a sandbox is small, so it is written in batches only for the bound on a statement. */
+  private async importSandbox(owner: PartnerHeader, products: readonly Product[]): Promise<void> {
+    const header = { id: sandboxCatalogOf(owner.id), name: owner.name };
+    // Its partner row carries the name its answers' JSON-LD gives as publisher, and its feed's position.
+    if ((await this.session.partnerName(header.id)) !== header.name) await this.session.savePartner(header.id, header.name);
+    // No webhook message is queued for a sandbox: its feed position before and its tally go unread.
+    const sandbox: CurrentPartner = { header, counts: this.sandboxCounts, batch: [], positionBefore: 0, changes: new ChangeTally() };
+    for (let start = 0; start < products.length; start += BATCH) {
+      sandbox.batch.push(...products.slice(start, start + BATCH));
+      await this.writeBatch(sandbox);
+    }
+    await this.endCatalog(sandbox, {
+      skus: new Set(products.map((product) => product.sku)),
+      videoRefs: new Set(products.flatMap((product) => product.videos.map((video) => video.ref))),
+    });
   }
 
   private current(): CurrentPartner {
@@ -196,14 +246,15 @@ class ImportRun {
     else if (stored === header.name) counts.unchanged += 1;
     else counts.updated += 1;
     if (stored !== header.name) await this.session.savePartner(header.id, header.name);
-    this.partner = { header, batch: [], positionBefore: await this.session.feedPosition(header.id), changes: new ChangeTally() };
+    this.partner = { header, counts: this.liveCounts, batch: [], positionBefore: await this.session.feedPosition(header.id), changes: new ChangeTally() };
   }
 
   /** Writes a batch of one partner's products: rows, then entries' JSON-LD, then answers, each only where changed. */
   private async writeBatch(partner: CurrentPartner): Promise<void> {
     const products = partner.batch.splice(0);
     if (products.length === 0) return;
-    const { session, report } = this;
+    const { session } = this;
+    const report = partner.counts;
     const { id: partnerId, name: partnerName } = partner.header;
 
     const hashes = products.map((product) => productHash(partnerId, product));
@@ -277,8 +328,10 @@ class ImportRun {
     for (const row of lookups) {
       if (row.changed) partner.changes.add({ sku: row.sku, productId: row.productId, change: 'upserted', etag: row.etag, changedAt: this.now });
     }
-    this.written += products.length;
-    this.progress?.productsWritten(this.written);
+    if (partner.counts === this.liveCounts) {
+      this.written += products.length;
+      this.progress?.productsWritten(this.written);
+    }
   }
 
   /**
@@ -286,7 +339,8 @@ class ImportRun {
    * own record of the SKUs and refs it met, so nothing more is held per row.
    */
   private async sweep(partner: CurrentPartner, listed: ListedIdentities): Promise<void> {
-    const { session, report } = this;
+    const { session } = this;
+    const report = partner.counts;
     const partnerId = partner.header.id;
     for (let after: string | null = null; ;) {
       const page = await session.videoPage(partnerId, after, SWEEP_PAGE);
@@ -317,7 +371,7 @@ class ImportRun {
     const storedById = byKey(stored, (row) => row.id);
     const counts = this.report.api_keys;
     const same = (row: StoredApiKey, key: (typeof listed)[number]): boolean =>
-      row.partnerId === key.partnerId && row.sha256 === key.sha256 && row.origin === 'catalog' && (row.revoked || !key.revoked);
+      row.partnerId === key.partnerId && row.mode === key.mode && row.sha256 === key.sha256 && row.origin === 'catalog' && (row.revoked || !key.revoked);
     const write = listed.filter((key) => {
       const row = storedById.get(key.id);
       if (row === undefined) counts.created += 1;
@@ -325,7 +379,7 @@ class ImportRun {
       else counts.updated += 1;
       return row === undefined || !same(row, key);
     });
-    await this.session.saveApiKeys(write.map(({ id, partnerId, sha256, revoked }) => ({ id, partnerId, sha256, revoked })), this.now);
+    await this.session.saveApiKeys(write.map(({ id, partnerId, mode, sha256, revoked }) => ({ id, partnerId, mode, sha256, revoked })), this.now);
     const revokedInFile = write.filter((key) => key.revoked && storedById.get(key.id)?.revoked === false).map((key) => key.id);
     const dropped = stored.filter((row) => row.origin === 'catalog' && !row.revoked && !listedIds.has(row.id)).map((row) => row.id);
     counts.revoked = dropped.length;
@@ -334,7 +388,7 @@ class ImportRun {
       const row = storedById.get(key.id);
       // A revoked key stays revoked, whatever the file says.
       const live = !key.revoked && row?.revoked !== true;
-      const moved = row !== undefined && (row.sha256 !== key.sha256 || row.partnerId !== key.partnerId);
+      const moved = row !== undefined && (row.sha256 !== key.sha256 || row.partnerId !== key.partnerId || row.mode !== key.mode);
       if (row !== undefined && !row.revoked && (!live || moved)) this.keyChanges.withdrawn.push(key.id);
       if (live && (row === undefined || moved)) this.keyChanges.added.push(key.id);
     }

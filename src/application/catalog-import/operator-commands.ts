@@ -1,3 +1,4 @@
+import type { KeyMode } from '../../domain/api-key.js';
 import type { CatalogPieces } from '../../domain/catalog-source.js';
 import type { IssuedInvitation } from '../admin-sign-in/invite-admin.js';
 import type { KeyChanges } from '../instances/change-versions.js';
@@ -7,6 +8,7 @@ import type { WebhookUseCases } from '../webhooks/webhook-use-cases.js';
 export interface IssuedApiKey {
   readonly id: string;
   readonly partner: string;
+  readonly mode: KeyMode;
   readonly label: string | null;
   /** The key itself: handed to the operator once, never stored. */
   readonly key: string;
@@ -16,6 +18,7 @@ export interface IssuedApiKey {
 /** One of a partner's keys as listed: never a key, never a hash. */
 export interface ApiKeyListing {
   readonly id: string;
+  readonly mode: KeyMode;
   readonly label: string | null;
   readonly created_at: Date;
   readonly revoked_at: Date | null;
@@ -38,6 +41,10 @@ export type ImportReport = {
   products: ImportCounts;
   videos: ImportCounts;
   pdp_entries: ImportCounts & { regenerated: number };
+  /** The same rows of the partners' sandboxes (their own sections, or the bundled demo products). */
+  sandbox_products: ImportCounts;
+  sandbox_videos: ImportCounts;
+  sandbox_pdp_entries: ImportCounts & { regenerated: number };
 };
 
 /** Told how an import goes, for a person watching a long one. */
@@ -59,7 +66,7 @@ export interface OperatorCommands {
    * Once it has committed, `keysChanged` is told what it did to the keys; `progress` is told how it goes.
    */
   importCatalog(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void, progress?: ImportProgress): Promise<ImportReport>;
-  issueKey(partnerId: string, label: string | null): Promise<IssuedApiKey>;
+  issueKey(partnerId: string, mode: KeyMode, label: string | null): Promise<IssuedApiKey>;
   revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;
   /** A one-use invitation for a partner admin (`InviteAdmin`); its token is handed out once. */

@@ -1,9 +1,11 @@
+import type { KeyMode } from '../../domain/api-key.js';
 import type { KeyChanges } from '../instances/change-versions.js';
 
 /** One of a partner's keys as an admin sees it: never a key, never a hash. */
 export interface ApiKeyRecord {
   readonly id: string;
   readonly partnerId: string;
+  readonly mode: KeyMode;
   readonly label: string | null;
   readonly createdAt: Date;
   readonly revokedAt: Date | null;
@@ -15,6 +17,7 @@ export interface ApiKeyRecord {
 export interface NewApiKey {
   readonly id: string;
   readonly partnerId: string;
+  readonly mode: KeyMode;
   readonly sha256: string;
   readonly label: string | null;
   readonly createdAt: Date;

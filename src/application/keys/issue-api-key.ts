@@ -1,4 +1,4 @@
-import { generateApiKey, hashApiKey } from '../../domain/api-key.js';
+import { generateApiKey, hashApiKey, type KeyMode } from '../../domain/api-key.js';
 import { AdminError } from '../../domain/admin-errors.js';
 import { MAX_KEY_LABEL_LENGTH, randomHex } from '../../domain/admin.js';
 import type { ApiKeyAdmin, KeyChangeAnnouncer, NewApiKey } from './api-key-admin.js';
@@ -16,14 +16,14 @@ export interface KeyIssue {
 }
 
 /** A new key for the partner: the key itself in the answer, only its hash stored. */
-export function newKey(partnerId: string, label: string | null, now: Date): { key: string; record: NewApiKey } {
+export function newKey(partnerId: string, mode: KeyMode, label: string | null, now: Date): { key: string; record: NewApiKey } {
   if (label !== null && label.length > MAX_KEY_LABEL_LENGTH) {
     throw new AdminError('invalid_label', `A label is at most ${MAX_KEY_LABEL_LENGTH} characters.`);
   }
-  const key = generateApiKey();
-  // The id is random, not derived from the key, so listing ids reveals nothing of any key.
-  const id = `${partnerId}-${randomHex(6)}`;
-  return { key, record: { id, partnerId, sha256: hashApiKey(key), label, createdAt: now } };
+  const key = generateApiKey(mode);
+  // The id is random, not derived from the key, so listing ids reveals nothing of any key; a test key's says so.
+  const id = mode === 'live' ? `${partnerId}-${randomHex(6)}` : `${partnerId}-test-${randomHex(6)}`;
+  return { key, record: { id, partnerId, mode, sha256: hashApiKey(key), label, createdAt: now } };
 }
 
 /** Tells the instances; a failure is reported, not thrown, since the write has committed. */
@@ -45,16 +45,16 @@ export class IssueApiKey {
     private readonly clock: Clock,
   ) {}
 
-  async execute(input: { partnerId: string; label: string | null; actor: Actor }): Promise<KeyIssue> {
-    const { partnerId, label, actor } = input;
+  async execute(input: { partnerId: string; mode: KeyMode; label: string | null; actor: Actor }): Promise<KeyIssue> {
+    const { partnerId, mode, label, actor } = input;
     if (!(await this.keys.partnerExists(partnerId))) {
       throw new AdminError('partner_not_found', `no partner with id ${JSON.stringify(partnerId)}; import its catalog first`);
     }
     const now = new Date(this.clock.now());
-    const { key, record } = newKey(partnerId, label, now);
+    const { key, record } = newKey(partnerId, mode, label, now);
     await this.keys.insert(record);
     await this.audit.record({ at: now, partnerId, adminEmail: actor?.adminEmail ?? null, action: 'key.created', keyId: record.id });
     const announceFailure = await announce(this.announcer, { withdrawn: [], added: [record.id] });
-    return { issued: { id: record.id, partner: partnerId, label, key, created_at: now }, announceFailure };
+    return { issued: { id: record.id, partner: partnerId, mode, label, key, created_at: now }, announceFailure };
   }
 }

@@ -23,12 +23,13 @@ export class ReplaceApiKey {
     const notActive = new AdminError('key_not_active', `key ${keyId} is revoked: create a new key instead`);
     if (old.revokedAt !== null) throw notActive;
     const now = new Date(this.clock.now());
-    const { key, record } = newKey(partnerId, old.label, now);
+    // The new key reads what the old one did: a test key is replaced by a test key.
+    const { key, record } = newKey(partnerId, old.mode, old.label, now);
     if (!(await this.keys.replace(keyId, record))) throw notActive;
     const adminEmail = actor?.adminEmail ?? null;
     await this.audit.record({ at: now, partnerId, adminEmail, action: 'key.replaced', keyId });
     await this.audit.record({ at: now, partnerId, adminEmail, action: 'key.created', keyId: record.id });
     const announceFailure = await announce(this.announcer, { withdrawn: [keyId], added: [record.id] });
-    return { issued: { id: record.id, partner: partnerId, label: old.label, key, created_at: now }, announceFailure };
+    return { issued: { id: record.id, partner: partnerId, mode: old.mode, label: old.label, key, created_at: now }, announceFailure };
   }
 }
