@@ -122,7 +122,7 @@ function importMessagesSuite(name: string, open: () => Promise<World>): void {
       expect(report.sandbox_products).to.include({ created: 1, deleted: 4 });
       expect(await claimAll()).to.deep.equal([]);
       expect(await world.outbox.pendingCount()).to.equal(0);
-      const read = await new ReadChanges(world.feed, world.cursorKeys, { now: () => Date.now() }).execute({ partnerId: '~acme', limit: '1000' });
+      const read = await new ReadChanges(world.feed, world.cursorKeys, { now: () => Date.now() }).execute({ partnerId: '~acme', cursor: undefined, limit: '1000' });
       expect(read.changes.map((change) => `${change.sku} ${change.change}`)).to.include('abc-1 upserted');
       // A live change in the same import still reaches the live partner's endpoints.
       acmeProducts(d)[0].title = 'Live change';
