@@ -152,6 +152,21 @@ describe('operator CLI: check', function () {
     expect(exact.warnings.some((w) => w.fields.includes('duration'))).to.equal(true);
   });
 
+  it('checks a partner\'s sandbox section\'s entries too, each under the sandbox\'s id, after the partner\'s own', async function () {
+    const doc = catalogWithOneRichVideo();
+    const acme = doc.partners[0]!;
+    (acme as Doc['partners'][number] & { sandbox?: unknown }).sandbox = { products: [acme.products.find((p) => p.sku === 'TENT-2P')] };
+    const file = await write('with-sandbox.json', doc);
+    const run = await cli(['check', file, '--json', '--entries', '--quiet']);
+    expect(run.code, run.stderr).to.equal(0);
+    const entries = entriesOf(run);
+    const tentEntries = (partner: string): [string, string][] => entries.filter((e) => e.partner === partner && e.sku === 'TENT-2P').map((e) => [e.pdp_url, e.json_ld]);
+    expect(entries).to.have.length(7 + tentEntries('acme').length);
+    expect(tentEntries('~acme')).to.deep.equal(tentEntries('acme'));
+    const places = (partner: string): number[] => entries.flatMap((e, i) => (e.partner === partner ? [i] : []));
+    expect(Math.min(...places('~acme'))).to.be.above(Math.max(...places('acme')));
+  });
+
   it('prints a summary by finding by default: each finding once, with its entries counted and the first named, then the totals', async function () {
     const file = await write('good-summary.json', catalogWithOneRichVideo());
     const run = await cli(['check', file, '--quiet']);

@@ -1,6 +1,8 @@
 import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces } from '../../domain/catalog-source.js';
 import { jsonLdOutcome, type VideoObjectJsonLd } from '../../domain/json-ld.js';
 import type { StructuredDataFindings } from '../../domain/structured-data.js';
+import type { Product } from '../../domain/catalog.js';
+import { sandboxCatalogOf } from '../../domain/sandbox.js';
 import { CheckSummary, NdjsonEntries, TextEntries, write, type EntryCheck } from './check-reports.js';
 
 export interface CheckIo {
@@ -55,33 +57,37 @@ export async function checkCatalog(io: CheckIo, options: CheckOptions): Promise<
 }
 
 /**
- * Reads the file once through the rules and hands on each PDP entry of its valid products, checked.
- * Once the file has a problem nothing will be printed, so entries are no longer checked; the rules
- * still read the rest, to name every problem. Returns the reader, for its problems.
+ * Reads the file once through the rules and hands on each PDP entry of its valid products, checked;
+ * a partner's sandbox section's follow its end, under the sandbox's id (`~<partner>`). Once the
+ * file has a problem nothing will be printed, so entries are no longer checked; the rules still
+ * read the rest, to name every problem. Returns the reader, for its problems.
  */
 async function eachEntry(io: CheckIo, take: (entry: EntryCheck) => Promise<void> | void): Promise<CatalogSourceReader> {
   const reader = new CatalogSourceReader();
+  const check = async (partnerId: string, publisher: string, product: Product): Promise<void> => {
+    for (const entry of product.pdpUrls) {
+      const outcome = jsonLdOutcome(entry, product, publisher);
+      const findings = outcome.jsonLd === null ? NO_FINDINGS : await io.checkStructuredData(outcome.jsonLd);
+      const taken = take({
+        partner: partnerId,
+        sku: product.sku,
+        pdp_url: entry.pdpUrl,
+        json_ld: outcome.jsonLd === null ? 'null' : 'generated',
+        reason: outcome.reason,
+        errors: findings.errors,
+        warnings: findings.warnings,
+      });
+      if (taken !== undefined) await taken;
+    }
+  };
   await eachPiece(io.pieces(), async (piece) => {
     for (const unit of reader.read(piece)) {
-      if (unit.kind !== 'product') continue;
-      const { partner, product } = unit;
-      if (reader.problems.length === 0) {
-        for (const entry of product.pdpUrls) {
-          const outcome = jsonLdOutcome(entry, product, partner.name);
-          const findings = outcome.jsonLd === null ? NO_FINDINGS : await io.checkStructuredData(outcome.jsonLd);
-          const taken = take({
-            partner: partner.id,
-            sku: product.sku,
-            pdp_url: entry.pdpUrl,
-            json_ld: outcome.jsonLd === null ? 'null' : 'generated',
-            reason: outcome.reason,
-            errors: findings.errors,
-            warnings: findings.warnings,
-          });
-          if (taken !== undefined) await taken;
-        }
+      if (unit.kind === 'product') {
+        if (reader.problems.length === 0) await check(unit.partner.id, unit.partner.name, unit.product);
+        io.progress?.product();
+      } else if (unit.kind === 'partnerEnd' && unit.sandbox !== null && reader.problems.length === 0) {
+        for (const product of unit.sandbox) await check(sandboxCatalogOf(unit.partner.id), unit.partner.name, product);
       }
-      io.progress?.product();
     }
   });
   return reader;
