@@ -130,8 +130,11 @@ describe('test keys on two instances sharing one database and one Redis, answers
     expect(rows.map((row) => [row.partner_id, Number(row.n)])).to.deep.equal([['~acme', 2], ['~globex', 4]]);
   });
 
-  it('refuses a sandbox id wherever an operator names a partner, and a file whose sandbox takes an error SKU, changing nothing', async function () {
-    for (const args of [['keys', 'issue', '--partner', '~acme'], ['keys', 'list', '--partner', '~acme'], ['admins', 'invite', '--partner', '~acme', '--email', 'a@acme.example']]) {
+  it('refuses a sandbox id wherever an operator names a partner (keys, admins, webhooks), and a file whose sandbox takes an error SKU, changing nothing', async function () {
+    for (const args of [
+      ['keys', 'issue', '--partner', '~acme'], ['keys', 'list', '--partner', '~acme'], ['admins', 'invite', '--partner', '~acme', '--email', 'a@acme.example'],
+      ['webhooks', 'add', '--partner', '~acme', '--url', 'https://hooks.example.com/sandbox'], ['webhooks', 'list', '--partner', '~acme'],
+    ]) {
       const run = await cli(args, operatorEnv());
       expect(run.code, args.join(' ')).to.not.equal(0);
       expect(run.stderr, args.join(' ')).to.include('no partner with id "~acme"');
