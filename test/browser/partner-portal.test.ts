@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { alwaysReady } from '../../src/adapters/memory/always-ready.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
-import { launchChromium, recordPages } from '../support/chromium.js';
+import { acceptInvitation, launchChromium, recordPages } from '../support/chromium.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 import { startTestPortal, type TestPortal } from '../support/portal-server.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -47,11 +47,7 @@ describe('the partner portal in headless Chromium', function () {
     const recorded = recordPages(page);
     const { documents } = recorded;
 
-    await page.goto(`${portal!.url}/portal/invite/${token}`);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('Confirm password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Create account', exact: true }).click();
-    await page.getByRole('heading', { name: 'API keys', exact: true }).waitFor();
+    await acceptInvitation(page, `${portal!.url}/portal/invite/${token}`, PASSWORD);
 
     await page.getByRole('button', { name: 'Create key', exact: true }).click();
     await page.getByLabel('Label', { exact: true }).fill('Shop backend');
@@ -116,11 +112,7 @@ describe('the partner portal in headless Chromium', function () {
     const page = await browser!.newPage({ viewport: { width: 1000, height: 700 } });
     const recorded = recordPages(page);
 
-    await page.goto(`${portal!.url}/portal/invite/${token}`);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('Confirm password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Create account', exact: true }).click();
-    await page.getByRole('heading', { name: 'API keys', exact: true }).waitFor();
+    await acceptInvitation(page, `${portal!.url}/portal/invite/${token}`, PASSWORD);
 
     await page.getByRole('button', { name: 'Create key', exact: true }).click();
     await page.getByRole('heading', { name: 'Create key', exact: true }).waitFor();

@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { HttpWebhookSender } from '../../src/adapters/webhooks/http-webhook-sender.js';
 import { InviteAdmin } from '../../src/application/admin-sign-in/invite-admin.js';
 import { DeliverWebhooks } from '../../src/application/webhooks/deliver-webhooks.js';
-import { launchChromium, recordPages } from '../support/chromium.js';
+import { acceptInvitation, launchChromium, recordPages } from '../support/chromium.js';
 import { startTestPortal, type TestPortal } from '../support/portal-server.js';
 import { memoryPortalWorld, type PortalWorld } from '../support/portal-world.js';
 
@@ -73,11 +73,7 @@ describe('the portal\'s webhooks page in headless Chromium', function () {
   async function signedIn(email: string, partnerId: string): Promise<Page> {
     const { token } = await new InviteAdmin(world.keys, world.admin.accounts, world.admin.invitations, world.clock).execute({ partnerId, email });
     const page = await (await browser!.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
-    await page.goto(`${portal!.url}/portal/invite/${token}`);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('Confirm password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Create account', exact: true }).click();
-    await page.getByRole('heading', { name: 'API keys', exact: true }).waitFor();
+    await acceptInvitation(page, `${portal!.url}/portal/invite/${token}`, PASSWORD);
     await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
     await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
     return page;

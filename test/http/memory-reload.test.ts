@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { hashApiKey } from '../../src/domain/api-key.js';
 import type { LookupResult } from '../../src/domain/lookup-result.js';
 import { fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { catalogWithBom, defectiveCatalogs } from '../fixtures/defective-catalogs.js';
@@ -174,7 +174,7 @@ describe('memory storage reloading its catalog file without a restart', function
     const withSandbox = (title: string, listed: boolean): Document => {
       const document = fixtureDocument() as Document & { partners: Array<Record<string, unknown>> };
       const acme = document.partners[0]!;
-      if (listed) acme.api_keys.push({ id: 'acme-ci', mode: 'test', sha256: createHash('sha256').update(testKey).digest('hex') } as { id: string });
+      if (listed) acme.api_keys.push({ id: 'acme-ci', mode: 'test', sha256: hashApiKey(testKey) } as { id: string });
       acme.sandbox = { products: [{ ...acme.products[0]!, title }] };
       return document;
     };

@@ -144,6 +144,9 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: test keys and 
       'retry-after': '2', 'cache-control': 'no-store', 'ratelimit-limit': String(LIMIT), 'ratelimit-remaining': String(LIMIT - 4),
     });
 
+    // Asked for, not met: nothing is logged as a failure.
+    expect(server.logs.filter((line) => !line.includes('"msg":"request"'))).to.deep.equal([]);
+
     // In a batch: the first value that asks for an error decides; TEST-404 is one more value not found.
     expect((await server.request(`${API}/products?sku=TENT-2P,TEST-429,TEST-503`, TEST)).status).to.equal(429);
     expect((await server.request(`${API}/products?sku=TEST-503,TEST-429`, TEST)).status).to.equal(503);

@@ -48,3 +48,12 @@ export function recordPages(page: Page): RecordedPages {
     },
   };
 }
+
+/** Opens an admin invitation's link and creates the account with the password: the page ends on the portal's API keys. */
+export async function acceptInvitation(page: Page, invitationUrl: string, password: string): Promise<void> {
+  await page.goto(invitationUrl);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByLabel('Confirm password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Create account', exact: true }).click();
+  await page.getByRole('heading', { name: 'API keys', exact: true }).waitFor();
+}
