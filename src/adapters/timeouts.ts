@@ -74,6 +74,11 @@ export const TIMEOUTS = {
   storageRetryAfterSeconds: 2,
   /** While the database is unreachable, the key set is read again at most this often (one read at a time, in the background). */
   keySetRetryMs: 1_000,
+  /**
+   * Start-up waits this long for the whole key set before it listens: a small set is held before the
+   * first request; a large one goes on loading while the instance listens, not ready until it is held.
+   */
+  keySetStartWaitMs: 2_000,
   /** `/readyz`: the database is ready when `SELECT 1` answers within this long. */
   readinessProbeMs: 1_500,
   /** Operator commands work on large catalogs: connect fast, but let a statement run long. */

@@ -28,6 +28,7 @@ import { noMetrics } from '../adapters/service-metrics.js';
 import { TIMEOUTS } from '../adapters/timeouts.js';
 import { HttpWebhookSender } from '../adapters/webhooks/http-webhook-sender.js';
 import type { ApiKeyStore } from '../application/access/api-key-store.js';
+import type { ReadinessProbe } from '../application/common/readiness-probe.js';
 import { CountOverlap } from '../application/access/count-overlap.js';
 import { KeyUsageRecorder } from '../application/access/key-usage.js';
 import type { RateLimiter } from '../application/access/rate-limiter.js';
@@ -139,27 +140,53 @@ async function openMysql(
   // Keys issued and revoked in the portal are announced like the CLI's, so every instance sees them on its next request.
   const announcer = redis === null ? undefined : new RedisChangeVersions({ target: redis, position: storage.position });
   let keys: ApiKeyStore = storage.keys;
+  let readiness = storage.readiness;
+  let held: KeySetCache | undefined;
   if (changes !== undefined) {
-    const held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
+    held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
     // The token first, then the keys, so the first request finds both current.
     await changes.versions.keysVersion();
-    await held.warm().catch((error: unknown) => {
-      logger.warn({ reason: reasonOf(error) }, 'keys: not read at start; the first request will read them');
-    });
+    await loadKeySet(held, logger);
     keys = held;
+    readiness = keySetReadiness(held, storage.readiness);
   }
   const catalog = withResponseCache(storage.catalog, {
     ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes, watch: changes?.watch, metrics: metrics ?? noMetrics,
   });
   return {
-    api: { catalog, changes: storage.changes, cursorKeys: storage.cursorKeys, keys, readiness: storage.readiness },
+    api: { catalog, changes: storage.changes, cursorKeys: storage.cursorKeys, keys, readiness },
     admin: { keys: storage.keyAdmin, ...storage.admins, announcer: announcer ?? nobodyToTell },
     webhooks: storage.webhooks,
     close: async () => {
+      held?.close();
       await announcer?.close();
       await storage.close();
     },
   };
+}
+
+/**
+ * Starts reading the whole key set, and waits for it a while: a small set is held before the first
+ * request, a large one goes on loading while the instance listens, not ready, each request reading
+ * its key from the database meanwhile. A read that fails is tried again until it succeeds.
+ */
+async function loadKeySet(held: KeySetCache, logger: Logger): Promise<void> {
+  const startedAt = performance.now();
+  let failures = 0;
+  const loaded = held.load((error) => {
+    // Told once, then once more when it is held: not a line a second while the database is away.
+    if (failures++ === 0) logger.warn({ reason: reasonOf(error) }, 'keys: not read; tried again every second, not ready until they are');
+  }).then(() => {
+    if (held.isLoaded()) logger.info({ keys: held.size(), ms: Math.round(performance.now() - startedAt) }, 'keys: held; ready');
+  });
+  let waited: NodeJS.Timeout | undefined;
+  await Promise.race([loaded, new Promise((resolve) => (waited = setTimeout(resolve, TIMEOUTS.keySetStartWaitMs)))]);
+  clearTimeout(waited);
+}
+
+/** Ready only while the key set is held and the storage answers (docs/operations.md, probes). */
+function keySetReadiness(held: KeySetCache, storage: ReadinessProbe): ReadinessProbe {
+  return { isReady: async () => held.isLoaded() && (await storage.isReady()) };
 }
 
 /** Memory storage: the catalog file's content in this process, or the embedded demo with a key made now. */

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { KeySetCache, type KeySetSource, type KeySetVersionReader, type LiveKeyRow } from '../../src/adapters/cache/key-set-cache.js';
+import { KeySetCache, type KeySetVersionReader } from '../../src/adapters/cache/key-set-cache.js';
+import type { KeyChangesRead, KeySetSource, LiveKeyRow } from '../../src/application/access/key-set-source.js';
 import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { AnnouncedKeyChanges } from '../../src/application/instances/change-versions.js';
@@ -9,37 +10,55 @@ import { TIMEOUTS } from '../../src/adapters/timeouts.js';
 import { codeOfRejection } from '../support/domain-error.js';
 
 /**
- * Stands for the database: live keys by hash, counting every read. Each read hands out a new
- * principal object, as rows read from a database would be.
+ * Stands for the database: keys by id, each change numbered as the key-change counter numbers them,
+ * counting every read. Each read hands out new principal objects, as rows read from a database would be.
  */
 class CountingKeySource implements KeySetSource {
-  readonly reads = { listLive: 0, findActiveByHash: 0, isLive: 0 };
-  private readonly rows = new Map<string, LiveKeyRow>();
+  readonly reads = { whole: 0, changes: 0, findActiveByHash: 0, isLive: 0 };
+  /** Rows handed out by reads of the changes. */
+  changedRowsRead = 0;
+  private readonly rows = new Map<string, { row: LiveKeyRow; live: boolean; change: number }>();
+  private lastChange = 0;
   /** The database cannot be reached: every read fails as the MySQL adapter's would. */
   down = false;
+  /** Reads of the changes wait for this (a slow database). */
+  held: Promise<void> = Promise.resolve();
 
   add(keyId: string, partnerId: string): string {
     const key = generateApiKey();
-    this.rows.set(hashApiKey(key), { ...principalOf(keyId, partnerId, 'live'), sha256: hashApiKey(key) });
+    this.rows.set(keyId, { row: { ...principalOf(keyId, partnerId, 'live'), sha256: hashApiKey(key) }, live: true, change: ++this.lastChange });
     return key;
   }
 
   remove(keyId: string): void {
-    for (const [sha256, row] of this.rows) if (row.keyId === keyId) this.rows.delete(sha256);
+    const stored = this.rows.get(keyId);
+    if (stored !== undefined) this.rows.set(keyId, { ...stored, live: false, change: ++this.lastChange });
   }
 
-  async listLive(): Promise<readonly LiveKeyRow[]> {
-    this.reads.listLive += 1;
+  async readLiveKeys(open: () => (page: readonly LiveKeyRow[]) => void): Promise<number> {
+    this.reads.whole += 1;
     // A real read takes a while: requests arriving meanwhile find it in flight.
     await nextTurn();
     if (this.down) throw unreachable();
-    return [...this.rows.values()].map((row) => ({ ...row }));
+    open()([...this.rows.values()].filter((stored) => stored.live).map((stored) => ({ ...stored.row })));
+    return this.lastChange;
+  }
+
+  async keysChangedAfter(after: number): Promise<KeyChangesRead> {
+    this.reads.changes += 1;
+    await nextTurn();
+    await this.held;
+    if (this.down) throw unreachable();
+    const rows = [...this.rows.values()].filter((stored) => stored.change > after).sort((a, b) => a.change - b.change);
+    this.changedRowsRead += rows.length;
+    return { rows: rows.map((stored) => ({ ...stored.row, live: stored.live })), through: this.lastChange };
   }
 
   findActiveByHash(sha256: string): Promise<Principal | null> {
     this.reads.findActiveByHash += 1;
-    const row = this.rows.get(sha256);
-    return Promise.resolve(row === undefined ? null : principalOf(row.keyId, row.partnerId, 'live'));
+    if (this.down) return Promise.reject(unreachable());
+    const stored = [...this.rows.values()].find((candidate) => candidate.live && candidate.row.sha256 === sha256);
+    return Promise.resolve(stored === undefined ? null : principalOf(stored.row.keyId, stored.row.partnerId, 'live'));
   }
 
   isStillActive(): Promise<boolean> {
@@ -48,7 +67,8 @@ class CountingKeySource implements KeySetSource {
 
   isLive(principal: Principal): Promise<boolean> {
     this.reads.isLive += 1;
-    return Promise.resolve([...this.rows.values()].some((row) => row.keyId === principal.keyId && row.partnerId === principal.partnerId));
+    const stored = this.rows.get(principal.keyId);
+    return Promise.resolve(stored !== undefined && stored.live && stored.row.partnerId === principal.partnerId);
   }
 }
 
@@ -94,7 +114,7 @@ async function setup(): Promise<{
   // As the service starts: the token first, then the keys.
   await reader.keysVersion();
   await held.warm();
-  expect(source.reads.listLive, 'read once at start').to.equal(1);
+  expect(source.reads, 'read whole once at start, then the changes made meanwhile').to.deep.include({ whole: 1, changes: 1 });
   return { held, source, versions, watch, reader, clock, acmeKey };
 }
 
@@ -109,13 +129,13 @@ describe('KeySetCache', function () {
       await reader.keysVersion();
       expect(await held.isStillActive(principal!)).to.equal(true);
     }
-    expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 0, isLive: 0 });
+    expect(source.reads).to.deep.equal({ whole: 1, changes: 1, findActiveByHash: 0, isLive: 0 });
   });
 
   it('refuses 1000 unknown well-formed keys with no read of the source while the token is unchanged', async function () {
     const { held, source } = await setup();
     for (let i = 0; i < 1_000; i += 1) expect(await held.findActiveByHash(hashApiKey(generateApiKey()))).to.equal(null);
-    expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 0, isLive: 0 });
+    expect(source.reads).to.deep.equal({ whole: 1, changes: 1, findActiveByHash: 0, isLive: 0 });
   });
 
   it('finds a key issued and announced elsewhere on its first request, with one read of the set', async function () {
@@ -123,9 +143,9 @@ describe('KeySetCache', function () {
     const issued = source.add('acme-new', 'acme');
     await versions.keysChanged();
     expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
-    expect(source.reads.listLive).to.equal(2);
+    expect(source.reads.changes).to.equal(2);
     expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
-    expect(source.reads).to.deep.equal({ listLive: 2, findActiveByHash: 0, isLive: 0 });
+    expect(source.reads).to.deep.equal({ whole: 1, changes: 2, findActiveByHash: 0, isLive: 0 });
   });
 
   it('refuses a key revoked and announced elsewhere once the watch has seen the new token', async function () {
@@ -138,7 +158,7 @@ describe('KeySetCache', function () {
     expect(await held.isStillActive(principal!)).to.equal(false);
     expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
     expect(await held.isStillActive(principalOf('globex-prod', 'globex', 'live'))).to.equal(true);
-    expect(source.reads.listLive).to.equal(2);
+    expect(source.reads.changes).to.equal(2);
   });
 
   it('refuses a key revoked and announced elsewhere on a request whose read of the token was given up as slow', async function () {
@@ -149,7 +169,7 @@ describe('KeySetCache', function () {
     // The count of this request did not come back in time: no token seen, but the set is read again.
     watch.versionsMissed('acme');
     expect(await held.isStillActive(principal!)).to.equal(false);
-    expect(source.reads.listLive).to.equal(2);
+    expect(source.reads.changes).to.equal(2);
     expect(watch.isShared(), 'a slow read is no loss').to.equal(true);
   });
 
@@ -168,7 +188,7 @@ describe('KeySetCache', function () {
         expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
         expect(await held.findActiveByHash(unknown)).to.equal(null);
       }
-      expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 6, isLive: 0 });
+      expect(source.reads).to.deep.equal({ whole: 1, changes: 1, findActiveByHash: 6, isLive: 0 });
     });
 
     it('asks the source about a principal that came from the held set, and not about one read from the source', async function () {
@@ -186,7 +206,7 @@ describe('KeySetCache', function () {
       // Revoked meanwhile: the held set still has it, the source decides.
       source.remove('acme-prod');
       expect(await held.isStillActive(fromHeld!)).to.equal(false);
-      expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 1, isLive: 2 });
+      expect(source.reads).to.deep.equal({ whole: 1, changes: 1, findActiveByHash: 1, isLive: 2 });
     });
 
     it('reads the set once more when the shared store returns, then holds it again', async function () {
@@ -201,11 +221,11 @@ describe('KeySetCache', function () {
         expect(await held.isStillActive(ACME)).to.equal(false);
         expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
       }
-      expect(source.reads.listLive).to.equal(2);
+      expect(source.reads.changes).to.equal(2);
       expect(source.reads.findActiveByHash).to.equal(1);
       // The first token read after the return finds the token of before: nothing more to read.
       expect(await held.findActiveByHash(hashApiKey(`pcat_live_${'z'.repeat(40)}`))).to.equal(null);
-      expect(source.reads.listLive).to.equal(2);
+      expect(source.reads.changes).to.equal(2);
     });
   });
 
@@ -215,7 +235,7 @@ describe('KeySetCache', function () {
     reader.down = true;
     expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
     expect(watch.isShared()).to.equal(false);
-    expect(source.reads).to.deep.equal({ listLive: 1, findActiveByHash: 1, isLive: 0 });
+    expect(source.reads).to.deep.equal({ whole: 1, changes: 1, findActiveByHash: 1, isLive: 0 });
   });
 
   it('reads the set again once it is older than maxAgeMs, with no token change', async function () {
@@ -223,12 +243,78 @@ describe('KeySetCache', function () {
     const issued = source.add('acme-unannounced', 'acme');
     clock.t += MAX_AGE_MS - 1;
     expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
-    expect(source.reads.listLive).to.equal(1);
+    expect(source.reads.changes).to.equal(1);
     clock.t += 1;
     expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-unannounced', 'acme', 'live'));
-    expect(source.reads.listLive).to.equal(2);
+    expect(source.reads.changes).to.equal(2);
     await held.findActiveByHash(hashApiKey(acmeKey));
-    expect(source.reads.listLive).to.equal(2);
+    expect(source.reads.changes).to.equal(2);
+  });
+
+  it('applies a key change by reading only the keys it changed, never the whole set again', async function () {
+    const { held, source, versions, reader, acmeKey } = await setup();
+    for (let i = 0; i < 1_000; i += 1) source.add(`many-${String(i)}`, 'globex');
+    await versions.keysChanged();
+    await reader.keysVersion();
+    expect(await held.isStillActive(ACME)).to.equal(true);
+    const rowsBefore = source.changedRowsRead;
+    source.remove('acme-prod');
+    await versions.keysChanged({ withdrawn: ['acme-prod'], added: [] });
+    await reader.keysVersion();
+    expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.equal(null);
+    expect(source.changedRowsRead - rowsBefore, 'the one key the change wrote').to.equal(1);
+    expect(source.reads.whole).to.equal(1);
+    expect(await held.isStillActive(principalOf('many-999', 'globex', 'live'))).to.equal(true);
+  });
+
+  it('answers a held key at once when the set is old, and reads the changes since in the background', async function () {
+    const { held, source, clock, acmeKey } = await setup();
+    source.remove('globex-prod');
+    clock.t += MAX_AGE_MS;
+    const reads = source.reads.changes;
+    let release!: () => void;
+    source.held = new Promise((resolve) => (release = resolve));
+    expect(await held.findActiveByHash(hashApiKey(acmeKey)), 'answered while the read of the changes waits').to.deep.equal(ACME);
+    expect(await held.isStillActive(ACME)).to.equal(true);
+    expect(source.reads.changes, 'one read started').to.equal(reads + 1);
+    release();
+    // Revoked without an announcement: refused once the background read has applied it, with no other read.
+    while (await held.isStillActive(principalOf('globex-prod', 'globex', 'live'))) await nextTurn();
+    expect(source.reads.changes).to.equal(reads + 1);
+  });
+
+  describe('before the whole set is read', function () {
+    it('is not loaded, and reads each key from the source, until a read succeeds', async function () {
+      const source = new CountingKeySource();
+      const key = source.add('acme-prod', 'acme');
+      source.down = true;
+      const watch = new ChangesElsewhere();
+      const versions = new MemoryChangeVersions();
+      const held = new KeySetCache(source, {
+        watch, clock: { now: () => 0 }, maxAgeMs: MAX_AGE_MS,
+        versions: { keysVersion: () => versions.keysVersion(), keyChangesMark: () => versions.keyChangesMark(), keyChangesSince: (mark) => versions.keyChangesSince(mark) },
+      });
+      const failures: unknown[] = [];
+      let firstFailure!: () => void;
+      const failed = new Promise<void>((resolve) => (firstFailure = resolve));
+      const loaded = held.load((error) => {
+        failures.push(error);
+        firstFailure();
+      });
+      await failed;
+      expect(held.isLoaded()).to.equal(false);
+      const refused: unknown = await held.findActiveByHash(hashApiKey(key)).then(() => null, (error: unknown) => error);
+      expect(refused, 'the source decides, and cannot').to.have.property('storageUnavailable', true);
+      source.down = false;
+      expect(await held.findActiveByHash(hashApiKey(key)), 'read from the source').to.deep.equal(ACME);
+      expect(await held.isStillActive(ACME), 'just read from the source').to.equal(true);
+      expect(source.reads.findActiveByHash).to.equal(2);
+      await loaded;
+      expect(held.isLoaded()).to.equal(true);
+      expect(failures).to.have.length.at.least(1);
+      expect(await held.findActiveByHash(hashApiKey(key))).to.deep.equal(ACME);
+      expect(source.reads.findActiveByHash, 'held now').to.equal(2);
+    });
   });
 
   it('reads the set once for many requests that arrive while a read is needed', async function () {
@@ -241,7 +327,7 @@ describe('KeySetCache', function () {
     expect(answers.filter((a, i) => i % 2 === 0 && a !== null)).to.have.length(25);
     expect(answers.filter((a, i) => i % 2 === 1 && a === true)).to.have.length(25);
     expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
-    expect(source.reads).to.deep.equal({ listLive: 2, findActiveByHash: 0, isLive: 0 });
+    expect(source.reads).to.deep.equal({ whole: 1, changes: 2, findActiveByHash: 0, isLive: 0 });
   });
 
   describe('while the database cannot be read', function () {
@@ -273,17 +359,17 @@ describe('KeySetCache', function () {
       expect(await codeOfRejection(held.findActiveByHash(hashApiKey(issued)))).to.equal('service_unavailable');
       expect(await codeOfRejection(held.findActiveByHash(hashApiKey(generateApiKey())))).to.equal('service_unavailable');
       expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
-      const reads = source.reads.listLive;
+      const reads = source.reads.changes;
       // Tried again in the background at most once a retry period, while the held keys answer.
       for (let i = 0; i < 20; i += 1) expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
-      expect(source.reads.listLive).to.equal(reads);
+      expect(source.reads.changes).to.equal(reads);
       source.down = false;
       clock.t += TIMEOUTS.keySetRetryMs;
       expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
       await nextTurn();
       await nextTurn();
       expect(await held.findActiveByHash(hashApiKey(issued))).to.deep.equal(principalOf('acme-new', 'acme', 'live'));
-      expect(source.reads.listLive).to.equal(reads + 1);
+      expect(source.reads.changes).to.equal(reads + 1);
     });
 
     it('cannot decide a held key given another hash or partner meanwhile (withdrawn and added again), and serves the others', async function () {
@@ -302,9 +388,9 @@ describe('KeySetCache', function () {
       await versions.keysChanged();
       await reader.keysVersion();
       expect(await codeOfRejection(held.findActiveByHash(hashApiKey(acmeKey)))).to.equal('service_unavailable');
-      const reads = source.reads.listLive;
+      const reads = source.reads.changes;
       for (let i = 0; i < 20; i += 1) expect(await codeOfRejection(held.isStillActive(ACME))).to.equal('service_unavailable');
-      expect(source.reads.listLive, 'no read until the retry period ends').to.equal(reads);
+      expect(source.reads.changes, 'no read until the retry period ends').to.equal(reads);
       source.down = false;
       clock.t += TIMEOUTS.keySetRetryMs;
       expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);

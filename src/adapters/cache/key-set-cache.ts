@@ -1,24 +1,12 @@
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
 import type { ApiKeyStore } from '../../application/access/api-key-store.js';
+import type { KeyChangesRead, KeySetSource, LiveKeyRow } from '../../application/access/key-set-source.js';
 import type { Clock } from '../../application/common/clock.js';
 import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
 import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { principalOf, type Principal } from '../../domain/api-key.js';
+import { principalOf, type KeyMode, type Principal } from '../../domain/api-key.js';
 import { ServiceUnavailable } from '../../domain/errors.js';
-
-/** A live key as read from storage: its owner and its hash, never the key. */
-export interface LiveKeyRow extends Principal {
-  readonly sha256: string;
-}
-
-/** The storage the held keys are read from. */
-export interface KeySetSource extends ApiKeyStore {
-  /** Every live key. */
-  listLive(): Promise<readonly LiveKeyRow[]>;
-  /** Whether the key is live now, read from storage. */
-  isLive(principal: Principal): Promise<boolean>;
-}
 
 /**
  * What the held keys read from the shared store: the key-set token (reported to the watch), and
@@ -38,212 +26,329 @@ export interface KeySetCacheOptions {
   readonly versions: KeySetVersionReader;
   readonly clock: Clock;
   /**
-   * The held keys are read again once older than this (CACHE_TTL_MS), whatever the tokens say:
-   * the bound on staleness if a write commits but cannot announce itself.
+   * Once the held keys were last brought up to date longer ago than this (CACHE_TTL_MS), the changes
+   * since are read in the background, whatever the tokens say: the bound on staleness if a write
+   * commits but cannot announce itself.
    */
   readonly maxAgeMs: number;
 }
 
-interface KeySet {
-  readonly byHash: ReadonlyMap<string, Principal>;
-  readonly byKeyId: ReadonlyMap<string, Principal>;
-}
-
-interface Held extends KeySet {
-  /** The watch's `keysSeq` when the read started: everything announced before it is in here. */
-  readonly seq: number;
-  /** Until when it stands as it is (the clock's time). */
+/**
+ * What the announcements made since the last read of the database tell, while it cannot be read:
+ * keys withdrawn (refused as revoked), keys withdrawn and added again (undecided), and whether any
+ * key was added (then a key not held cannot be decided).
+ */
+interface WithoutDatabase {
+  readonly withdrawn: ReadonlySet<string>;
+  readonly undecided: ReadonlySet<string>;
+  readonly keysAdded: boolean;
+  /** The database is not tried again before this (the clock's time). */
   readonly until: number;
-  /**
-   * Null when read from the database. Else it was made without it, from the last read and the
-   * changes announced since: the hashes of the keys revoked since (withdrawn and not added again,
-   * refused as any revoked key), and whether a key was added that only the database can tell.
-   */
-  readonly withoutDatabase: {
-    readonly withdrawn: ReadonlySet<string>;
-    /** Ids withdrawn and added again: their keys cannot be decided. */
-    readonly undecided: ReadonlySet<string>;
-    readonly keysAdded: boolean;
-  } | null;
 }
 
 /**
- * Every live key held in memory (keys are few), so a request authenticates without a database
- * read, and a well-formed key that is not live costs the database nothing. The set is read again
- * whenever the watch has seen the key-set token change, before the request is answered.
+ * Every live key held in memory, so a request authenticates without a database read, and a
+ * well-formed key that is not live costs the database nothing (docs/several-instances.md).
  *
- * While the database cannot be read, a change is applied from what its announcement told: the
- * keys it withdrew are refused on the next request and every other held key keeps working; a key
- * the instance does not hold is refused as unknown unless a key was added meanwhile, when it cannot
- * be decided (503, ServiceUnavailable) until the database answers, which is tried again in the
- * background at most once a second.
- *
- * While the shared store is unreachable the watch cannot be trusted, and every check goes to the
- * database, as it does without a shared store.
+ * - **Read whole once, at start** (`load`), page by page with no deadline on the whole; until it is
+ *   held, `isLoaded()` is false (the instance is not ready) and each request reads its key from the
+ *   database, as without a shared store.
+ * - **Kept by what changed.** Every key change takes the next number of the database's key-change
+ *   counter and stamps it on the rows it wrote; the set records the last number it applied, and is
+ *   brought up to date by reading the rows changed after it: one small read per change, never every key.
+ * - **When.** Before a request is answered, whenever the watch has seen the key-set token change (a
+ *   change announced, a read of the token given up, the shared store back after a loss). Besides,
+ *   once the set was last brought up to date longer ago than `maxAgeMs`, in the background: a held key
+ *   is answered at once meanwhile, a key not held waits for that read (it may have been issued unannounced).
+ * - **While the shared store is unreachable** the watch cannot be trusted: every check goes to the database.
+ * - **While the database cannot be read**, a change is applied from what its announcement told: the
+ *   keys it withdrew are refused on the next request and every other held key keeps working; a key not
+ *   held is refused as unknown unless a key was added meanwhile, when it cannot be decided (503,
+ *   ServiceUnavailable) until the database answers, which is tried again in the background at most
+ *   once a second.
  */
 export class KeySetCache implements ApiKeyStore {
-  private held: Held | null = null;
-  /** The last set read from the database, and the shared store's mark taken before that read. */
-  private lastRead: { readonly keys: KeySet; readonly mark: number | null } | null = null;
-  private reading: Promise<void> | null = null;
-  /** Until when a key set that could be made neither way is not tried again. */
+  /** Null until the whole set was read once. */
+  private keys: HeldKeys | null = null;
+  /** The last key change applied: every change up to it is in `keys`. */
+  private applied = 0;
+  /** The watch's `keysSeq` when the last update started: everything announced before it is in. */
+  private seq = -1;
+  /** When the changes since are next read in the background (the clock's time). */
+  private until = -Infinity;
+  /** The shared store's mark taken before the last update that read the database; null if none could be. */
+  private mark: number | null = null;
+  private withoutDatabase: WithoutDatabase | null = null;
+  private updating: Promise<void> | null = null;
+  /** Until when an update that could be made neither way is not tried again. */
   private undecidedUntil = -Infinity;
+  private loading: Promise<void> | null = null;
+  private closed = false;
 
   constructor(
     private readonly source: KeySetSource,
     private readonly options: KeySetCacheOptions,
   ) {}
 
-  /** Reads the key set now, so the first request does not wait for it. */
+  /** Whether the whole set has been read: until then each request reads its key from the database. */
+  isLoaded(): boolean {
+    return this.keys !== null;
+  }
+
+  /** How many live keys are held. */
+  size(): number {
+    return this.keys?.byHash.size ?? 0;
+  }
+
+  /**
+   * Reads the whole set, trying again every `TIMEOUTS.keySetRetryMs` while it fails (each failure told
+   * to `onFailure`), until it is held or the cache is closed. One load at a time.
+   */
+  load(onFailure: (error: unknown) => void = () => undefined): Promise<void> {
+    this.loading ??= this.loadUntilHeld(onFailure);
+    return this.loading;
+  }
+
+  /** Reads the whole set now, once; fails as the read does. For tests and the first start. */
   async warm(): Promise<void> {
-    await this.current();
+    if (this.keys === null) await this.loadOnce();
+  }
+
+  /** Stops trying to load. */
+  close(): void {
+    this.closed = true;
   }
 
   findActiveByHash(sha256: string): Promise<Principal | null> {
-    // The common case answers without an async step: a held key, with nothing to re-read.
-    const principal = this.upToDate()?.byHash.get(sha256);
+    // The common case answers without an async step: a held key, with nothing to read first.
+    const keys = this.upToDate();
+    const principal = keys?.byHash.get(sha256);
     return principal === undefined ? this.findNotHeld(sha256) : Promise.resolve(principal);
   }
 
   isStillActive(principal: Principal): Promise<boolean> {
-    const held = this.upToDate();
-    // A set made without the database may not decide it: the slower path answers that as a refusal.
-    if (held === null || held.withoutDatabase !== null) return this.checkAgain(principal);
-    return Promise.resolve(stillActive(held, principal));
+    const keys = this.upToDate();
+    // Applied without the database, the set may not decide it: the slower path answers that as a refusal.
+    if (keys === null) return this.checkAgain(principal);
+    return Promise.resolve(keys.isLive(principal));
   }
 
   private async findNotHeld(sha256: string): Promise<Principal | null> {
     const { watch, versions } = this.options;
-    if (!watch.isShared()) return this.source.findActiveByHash(sha256);
-    const held = await this.current();
-    const principal = held.byHash.get(sha256);
+    if (!watch.isShared() || this.keys === null) return this.source.findActiveByHash(sha256);
+    let keys = await this.current({ waitIfOld: true });
+    const principal = this.liveHeld(keys, sha256);
     if (principal !== undefined) return principal;
     // Not held: it may have been issued a moment ago through another instance or the CLI.
     // One read of the token decides; the database is read only if the token changed.
     const token = await versions.keysVersion();
     if (token === null || !watch.isShared()) return this.source.findActiveByHash(sha256);
-    const latest = held.seq >= watch.keysSeq ? held : await this.current();
-    return latest.byHash.get(sha256) ?? notHeld(latest, sha256);
+    if (this.seq < watch.keysSeq) keys = await this.current({ waitIfOld: false });
+    return this.liveHeld(keys, sha256) ?? this.notHeld(sha256);
   }
 
   private async checkAgain(principal: Principal): Promise<boolean> {
-    if (!this.options.watch.isShared()) {
-      // Read from the database on this request, unless it came from the held set before the
-      // shared store was lost: then the held set may be stale, and the database decides.
-      return this.held?.byKeyId.get(principal.keyId) !== principal || this.source.isLive(principal);
+    if (!this.options.watch.isShared() || this.keys === null) {
+      // Read from the database on this request, unless it came from the held set before the shared
+      // store was lost: then the held set may be stale, and the database decides.
+      return this.keys?.principalOf(principal.keyId) !== principal || this.source.isLive(principal);
     }
-    return stillActive(await this.current(), principal);
+    const keys = await this.current({ waitIfOld: false });
+    const without = this.withoutDatabase;
+    if (without !== null) {
+      if (without.undecided.has(principal.keyId)) throw cannotCheck();
+      if (without.withdrawn.has(principal.keyId)) return false;
+    }
+    return keys.isLive(principal);
   }
 
-  /** The held set when it can be trusted as it is: sharing, nothing seen since it was read, not too old. */
-  private upToDate(): Held | null {
-    return this.options.watch.isShared() ? this.fresh() : null;
+  /** A held key's principal, unless a change announced while the database cannot be read withdrew it. */
+  private liveHeld(keys: HeldKeys, sha256: string): Principal | undefined {
+    const principal = keys.byHash.get(sha256);
+    const without = this.withoutDatabase;
+    if (principal === undefined || without === null) return principal;
+    if (without.undecided.has(principal.keyId)) throw cannotCheck();
+    return without.withdrawn.has(principal.keyId) ? undefined : principal;
   }
 
-  /** The held set if it was read after every change the watch has seen, and stands still. */
-  private fresh(): Held | null {
+  /** A key not held: unknown, unless a key was added while the database cannot be read. */
+  private notHeld(sha256: string): null {
+    const without = this.withoutDatabase;
+    if (without !== null && without.keysAdded && this.keys?.byHash.has(sha256) !== true) throw cannotCheck();
+    return null;
+  }
+
+  /**
+   * The held set when it can be trusted as it is, with no async step: sharing, nothing seen since it
+   * was brought up to date, read from the database. An old one starts a read of the changes in the background.
+   */
+  private upToDate(): HeldKeys | null {
     const { watch, clock } = this.options;
-    const held = this.held;
-    return held !== null && held.seq >= watch.keysSeq && clock.now() < held.until ? held : null;
+    const keys = this.keys;
+    if (keys === null || !watch.isShared() || this.seq < watch.keysSeq || this.withoutDatabase !== null) return null;
+    if (clock.now() >= this.until) this.updateInBackground();
+    return keys;
   }
 
-  /** The held set, read again first if the watch has seen a change since, or if it is too old. */
-  private async current(): Promise<Held> {
+  /**
+   * The held set brought up to date with every change the watch has seen: read again first if it has
+   * seen one since. With `waitIfOld`, an old set is brought up to date first too.
+   */
+  private async current(options: { readonly waitIfOld: boolean }): Promise<HeldKeys> {
+    const { watch, clock } = this.options;
     for (;;) {
-      const held = this.fresh();
-      if (held !== null) return held;
-      const stale = this.held;
-      if (stale !== null && stale.withoutDatabase !== null && stale.seq >= this.options.watch.keysSeq) {
-        // Made without the database and nothing announced since: it answers while the database is
-        // tried again in the background.
-        this.readOnce().catch(() => undefined);
-        return stale;
+      const keys = this.keys;
+      if (keys === null) throw new Error('the key set is read before it was loaded');
+      if (this.seq >= watch.keysSeq) {
+        const without = this.withoutDatabase;
+        // Applied without the database and nothing announced since: it answers while the database is tried again in the background.
+        if (without !== null) {
+          if (clock.now() >= without.until) this.updateInBackground();
+          return keys;
+        }
+        if (clock.now() < this.until) return keys;
+        if (!options.waitIfOld) {
+          this.updateInBackground();
+          return keys;
+        }
       }
-      if (this.options.clock.now() < this.undecidedUntil) throw undecided();
-      await this.readOnce();
+      if (clock.now() < this.undecidedUntil) throw undecided();
+      await this.updateOnce();
     }
   }
 
-  /** One read at a time; a request that needs a later one than the read in flight waits for it, then starts its own. */
-  private readOnce(): Promise<void> {
-    this.reading ??= this.read().finally(() => {
-      this.reading = null;
-    });
-    return this.reading;
+  private updateInBackground(): void {
+    this.updateOnce().catch(() => undefined);
   }
 
-  private async read(): Promise<void> {
+  /** One update at a time; a request that needs a later one than the update in flight waits for it, then starts its own. */
+  private updateOnce(): Promise<void> {
+    this.updating ??= this.update().finally(() => {
+      this.updating = null;
+    });
+    return this.updating;
+  }
+
+  /** Reads the keys changed since the last change applied, and applies them. */
+  private async update(): Promise<void> {
     const { watch, versions, clock, maxAgeMs } = this.options;
+    const keys = this.keys;
+    if (keys === null) return;
     // Taken before the read starts: every change announced up to now is committed, so in it.
     const seq = watch.keysSeq;
     const startedAt = clock.now();
     const mark = watch.isShared() ? await versions.keyChangesMark() : null;
-    let rows: readonly LiveKeyRow[];
+    let changes: KeyChangesRead;
     try {
-      rows = await this.source.listLive();
+      changes = await this.source.keysChangedAfter(this.applied);
     } catch (error) {
       if (!isStorageUnavailable(error)) throw error;
-      const made = await this.withoutDatabase(seq);
-      if (made === null) {
+      const without = await this.fromAnnouncements();
+      if (without === null) {
         this.undecidedUntil = clock.now() + TIMEOUTS.keySetRetryMs;
         throw undecided();
       }
-      this.keep(made);
+      this.withoutDatabase = without;
+      this.seq = Math.max(this.seq, seq);
       return;
     }
-    const byHash = new Map<string, Principal>();
-    const byKeyId = new Map<string, Principal>();
-    for (const row of rows) {
-      const principal = principalOf(row.keyId, row.partnerId, row.mode);
-      byHash.set(row.sha256, principal);
-      byKeyId.set(row.keyId, principal);
-    }
-    this.lastRead = { keys: { byHash, byKeyId }, mark };
-    this.keep({ byHash, byKeyId, seq, until: startedAt + maxAgeMs, withoutDatabase: null });
+    for (const row of changes.rows) keys.apply(row, row.live);
+    this.applied = Math.max(this.applied, changes.through);
+    this.mark = mark;
+    this.withoutDatabase = null;
+    this.seq = Math.max(this.seq, seq);
+    this.until = startedAt + maxAgeMs;
   }
 
-  private keep(held: Held): void {
-    if (this.held === null || held.seq >= this.held.seq) this.held = held;
-  }
-
-  /** The last set read, less the keys withdrawn since, as the shared store tells them; null if it cannot. */
-  private async withoutDatabase(seq: number): Promise<Held | null> {
+  /** What the announcements since the last read of the database tell; null if they cannot tell it all. */
+  private async fromAnnouncements(): Promise<WithoutDatabase | null> {
     const { watch, versions, clock } = this.options;
-    const last = this.lastRead;
-    if (last === null || last.mark === null || !watch.isShared()) return null;
-    const changes = await versions.keyChangesSince(last.mark);
+    if (this.mark === null || !watch.isShared()) return null;
+    const changes = await versions.keyChangesSince(this.mark);
     if (changes === null) return null;
-    const byHash = new Map<string, Principal>();
-    const byKeyId = new Map<string, Principal>();
     const withdrawn = new Set<string>();
     const undecided = new Set<string>();
-    for (const [sha256, principal] of last.keys.byHash) {
-      if (changes.withdrawn.has(principal.keyId)) {
-        // Withdrawn alone, it is revoked. Added again too, it may live on under this hash for another
-        // partner, or only under another hash: it cannot be decided.
-        if (changes.added.has(principal.keyId)) undecided.add(principal.keyId);
-        else withdrawn.add(sha256);
-        continue;
+    // Withdrawn alone, a key is revoked. Added again too, it may live on under its hash for another
+    // partner, or only under another hash: it cannot be decided.
+    for (const keyId of changes.withdrawn) (changes.added.has(keyId) ? undecided : withdrawn).add(keyId);
+    return { withdrawn, undecided, keysAdded: changes.added.size > 0, until: clock.now() + TIMEOUTS.keySetRetryMs };
+  }
+
+  private async loadUntilHeld(onFailure: (error: unknown) => void): Promise<void> {
+    while (this.keys === null && !this.closed) {
+      try {
+        await this.loadOnce();
+      } catch (error) {
+        onFailure(error);
+        await new Promise((resolve) => setTimeout(resolve, TIMEOUTS.keySetRetryMs).unref());
       }
-      byHash.set(sha256, principal);
-      byKeyId.set(principal.keyId, principal);
     }
-    return { byHash, byKeyId, seq, until: clock.now() + TIMEOUTS.keySetRetryMs, withoutDatabase: { withdrawn, undecided, keysAdded: changes.added.size > 0 } };
+  }
+
+  /** The whole set, read page by page, then the changes made while it was read. */
+  private async loadOnce(): Promise<void> {
+    const { watch, versions, clock, maxAgeMs } = this.options;
+    const seq = watch.keysSeq;
+    const startedAt = clock.now();
+    const mark = watch.isShared() ? await versions.keyChangesMark() : null;
+    let loaded = new HeldKeys();
+    const through = await this.source.readLiveKeys(() => {
+      loaded = new HeldKeys();
+      return (page) => {
+        for (const row of page) loaded.apply(row, true);
+      };
+    });
+    const changes = await this.source.keysChangedAfter(through);
+    for (const row of changes.rows) loaded.apply(row, row.live);
+    if (this.keys !== null) return;
+    this.keys = loaded;
+    this.applied = changes.through;
+    this.mark = mark;
+    this.seq = seq;
+    this.until = startedAt + maxAgeMs;
   }
 }
 
-/** Whether the principal's key is live in the held set; it cannot be decided if the set was made without the database after its key changed. */
-function stillActive(held: Held, principal: Principal): boolean {
-  const live = held.byKeyId.get(principal.keyId);
-  if (live === undefined && held.withoutDatabase?.undecided.has(principal.keyId) === true) throw cannotCheck();
-  return live !== undefined && live.catalogId === principal.catalogId;
-}
+/**
+ * The live keys, by hash and by key id. A million keys are held in a few hundred megabytes: the
+ * partner ids and catalog ids of each principal are shared by all of a partner's keys.
+ */
+class HeldKeys {
+  readonly byHash = new Map<string, Principal>();
+  private readonly hashById = new Map<string, string>();
+  private readonly catalogs = new Map<string, { live: string; test: string }>();
 
-/** A key not in the held set: unknown, unless the set was made without the database after a key was added. */
-function notHeld(held: Held, sha256: string): null {
-  const without = held.withoutDatabase;
-  if (without !== null && without.keysAdded && !without.withdrawn.has(sha256)) throw cannotCheck();
-  return null;
+  principalOf(keyId: string): Principal | undefined {
+    const sha256 = this.hashById.get(keyId);
+    return sha256 === undefined ? undefined : this.byHash.get(sha256);
+  }
+
+  /** Whether the principal's key is live for the principal's catalog. */
+  isLive(principal: Principal): boolean {
+    return this.principalOf(principal.keyId)?.catalogId === principal.catalogId;
+  }
+
+  /** A key as its latest change left it: its old entry goes, and it is held again under its hash if live. */
+  apply(row: LiveKeyRow, live: boolean): void {
+    const before = this.hashById.get(row.keyId);
+    if (before !== undefined) {
+      this.hashById.delete(row.keyId);
+      if (this.byHash.get(before)?.keyId === row.keyId) this.byHash.delete(before);
+    }
+    if (!live) return;
+    this.byHash.set(row.sha256, this.principal(row.keyId, row.partnerId, row.mode));
+    this.hashById.set(row.keyId, row.sha256);
+  }
+
+  private principal(keyId: string, partnerId: string, mode: KeyMode): Principal {
+    let ids = this.catalogs.get(partnerId);
+    if (ids === undefined) {
+      const live = principalOf('', partnerId, 'live');
+      ids = { live: live.partnerId, test: principalOf('', partnerId, 'test').catalogId };
+      this.catalogs.set(partnerId, ids);
+    }
+    return { keyId, partnerId: ids.live, mode, catalogId: mode === 'live' ? ids.live : ids.test };
+  }
 }
 
 function cannotCheck(): ServiceUnavailable {

@@ -41,6 +41,14 @@ export interface ApiKeysTable {
   revoked_at: Date | null;
   /** Written in batches by each instance (at most a minute behind); a later time never gives way to an earlier. */
   last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The key-change number of the key's last change (key-change-sequence.ts); 0 for rows older than the counter. */
+  changed_seq: ColumnType<number, number | undefined, number>;
+}
+
+/** The one counter every key change takes its number from: a single row, id 1. */
+export interface KeyChangeSequenceTable {
+  id: number;
+  seq: number;
 }
 
 /**
@@ -199,6 +207,7 @@ export interface ServiceSecretsTable {
 export interface Database {
   partners: PartnersTable;
   api_keys: ApiKeysTable;
+  key_change_sequence: KeyChangeSequenceTable;
   products: ProductsTable;
   product_lookups: ProductLookupsTable;
   videos: VideosTable;

@@ -3,6 +3,7 @@ import type { ApiKeyAdmin, ApiKeyRecord, NewApiKey } from '../../application/key
 import type { KeyMode } from '../../domain/api-key.js';
 import type { Database } from './database.js';
 import { isSandboxCatalog } from '../../domain/sandbox.js';
+import { nextKeyChange } from './key-change-sequence.js';
 
 const COLUMNS = ['id', 'partner_id', 'mode', 'label', 'created_at', 'revoked_at', 'last_used_at'] as const;
 
@@ -31,7 +32,7 @@ export class MysqlApiKeyAdmin implements ApiKeyAdmin {
   }
 
   async insert(key: NewApiKey): Promise<void> {
-    await insertKey(this.db, key);
+    await this.db.transaction().execute(async (trx) => insertKey(trx, key, await nextKeyChange(trx)));
   }
 
   async find(keyId: string): Promise<ApiKeyRecord | null> {
@@ -44,18 +45,22 @@ export class MysqlApiKeyAdmin implements ApiKeyAdmin {
     return rows.map(record);
   }
 
-  async revoke(keyId: string, at: Date): Promise<Date | null> {
-    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', keyId).where('revoked_at', 'is', null).execute();
-    const row = await this.db.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirst();
-    return row?.revoked_at ?? null;
+  revoke(keyId: string, at: Date): Promise<Date | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).forUpdate().executeTakeFirst();
+      if (row === undefined || row.revoked_at !== null) return row?.revoked_at ?? null;
+      await trx.updateTable('api_keys').set({ revoked_at: at, changed_seq: await nextKeyChange(trx) }).where('id', '=', keyId).execute();
+      return at;
+    });
   }
 
   replace(keyId: string, replacement: NewApiKey): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const revoked = await trx.updateTable('api_keys').set({ revoked_at: replacement.createdAt })
+      const change = await nextKeyChange(trx);
+      const revoked = await trx.updateTable('api_keys').set({ revoked_at: replacement.createdAt, changed_seq: change })
         .where('id', '=', keyId).where('partner_id', '=', replacement.partnerId).where('revoked_at', 'is', null).executeTakeFirst();
       if (revoked.numUpdatedRows !== 1n) return false;
-      await insertKey(trx, replacement);
+      await insertKey(trx, replacement, change);
       return true;
     });
   }
@@ -71,8 +76,8 @@ export class MysqlApiKeyAdmin implements ApiKeyAdmin {
   }
 }
 
-async function insertKey(db: Kysely<Database>, key: NewApiKey): Promise<void> {
+async function insertKey(db: Kysely<Database>, key: NewApiKey, change: number): Promise<void> {
   await db.insertInto('api_keys').values({
-    id: key.id, partner_id: key.partnerId, mode: key.mode, sha256: key.sha256, label: key.label, origin: 'cli', created_at: key.createdAt, revoked_at: null,
+    id: key.id, partner_id: key.partnerId, mode: key.mode, sha256: key.sha256, label: key.label, origin: 'cli', created_at: key.createdAt, revoked_at: null, changed_seq: change,
   }).execute();
 }

@@ -7,6 +7,7 @@ import { batches } from './batches.js';
 import type { Database } from './database.js';
 import { checkPacketSize } from './packet-size.js';
 import { deleteByIds, upsertRows } from './upsert.js';
+import { nextKeyChange } from './key-change-sequence.js';
 import { enabledEndpointIds, insertOutboxMessage } from './mysql-webhook-outbox.js';
 
 /**
@@ -52,6 +53,7 @@ class MysqlImportSession implements CatalogImportSession {
   private readonly feedPositions = new Map<string, number>();
   /** Whether each partner has tombstones, once known: most imports need not look for one per product. */
   private readonly tombstoned = new Map<string, boolean>();
+  private keyChangeNumber: number | undefined;
 
   constructor(private readonly trx: Transaction<Database>) {}
 
@@ -227,14 +229,23 @@ class MysqlImportSession implements CatalogImportSession {
     return rows.map((row) => ({ id: row.id, partnerId: row.partner_id, mode: row.mode, sha256: row.sha256, origin: row.origin, revoked: row.revoked_at !== null }));
   }
 
-  saveApiKeys(rows: readonly { id: string; partnerId: string; mode: KeyMode; sha256: string; revoked: boolean }[], at: Date): Promise<void> {
-    return upsertRows(this.trx, 'api_keys', rows.map((key) => ({
-      id: key.id, partner_id: key.partnerId, mode: key.mode, sha256: key.sha256, origin: 'catalog' as const, created_at: at, revoked_at: key.revoked ? at : null,
-    })), ['partner_id', 'mode', 'sha256', 'origin']);
+  async saveApiKeys(rows: readonly { id: string; partnerId: string; mode: KeyMode; sha256: string; revoked: boolean }[], at: Date): Promise<void> {
+    if (rows.length === 0) return;
+    const change = await this.keyChange();
+    await upsertRows(this.trx, 'api_keys', rows.map((key) => ({
+      id: key.id, partner_id: key.partnerId, mode: key.mode, sha256: key.sha256, origin: 'catalog' as const, created_at: at, revoked_at: key.revoked ? at : null, changed_seq: change,
+    })), ['partner_id', 'mode', 'sha256', 'origin', 'changed_seq']);
   }
 
   async revokeApiKeys(ids: readonly string[], at: Date): Promise<void> {
     if (ids.length === 0) return;
-    await this.trx.updateTable('api_keys').set({ revoked_at: at }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
+    const change = await this.keyChange();
+    await this.trx.updateTable('api_keys').set({ revoked_at: at, changed_seq: change }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
+  }
+
+  /** The import's one key-change number, taken when it first writes a key: an import that changes none takes none. */
+  private async keyChange(): Promise<number> {
+    this.keyChangeNumber ??= await nextKeyChange(this.trx);
+    return this.keyChangeNumber;
   }
 }

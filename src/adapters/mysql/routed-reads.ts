@@ -1,6 +1,7 @@
 import type { ChangesFeed, FeedPage } from '../../application/changes/changes-feed.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import type { Principal } from '../../domain/api-key.js';
+import type { KeyChangesRead, LiveKeyRow } from '../../application/access/key-set-source.js';
 import type { LookupAnswer } from '../../domain/lookup-answer.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
@@ -57,8 +58,14 @@ export class RoutedKeys implements Pick<MysqlApiKeyStore, keyof MysqlApiKeyStore
     return this.router.read(({ keys }) => keys.isLive(principal));
   }
 
-  listLive(): Promise<Array<Principal & { sha256: string }>> {
-    return this.router.read(({ keys }) => keys.listLive());
+  /** Every page on one server: a read that starts over on the primary starts its pages over too. */
+  readLiveKeys(open: () => (page: readonly LiveKeyRow[]) => void): Promise<number> {
+    return this.router.read(({ keys }) => keys.readLiveKeys(open));
+  }
+
+  /** The counter and the rows on one server, so the rows hold every change up to the counter read. */
+  keysChangedAfter(after: number): Promise<KeyChangesRead> {
+    return this.router.read(({ keys }) => keys.keysChangedAfter(after));
   }
 }
 
