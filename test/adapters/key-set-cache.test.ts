@@ -17,6 +17,8 @@ class CountingKeySource implements KeySetSource {
   readonly reads = { whole: 0, changes: 0, findActiveByHash: 0, isLive: 0 };
   /** Rows handed out by reads of the changes. */
   changedRowsRead = 0;
+  /** Reads of the changes that failed, the database down. */
+  failedReads = 0;
   private readonly rows = new Map<string, { row: LiveKeyRow; live: boolean; change: number }>();
   private lastChange = 0;
   /** The database cannot be reached: every read fails as the MySQL adapter's would. */
@@ -48,7 +50,10 @@ class CountingKeySource implements KeySetSource {
     this.reads.changes += 1;
     await nextTurn();
     await this.held;
-    if (this.down) throw unreachable();
+    if (this.down) {
+      this.failedReads += 1;
+      throw unreachable();
+    }
     const rows = [...this.rows.values()].filter((stored) => stored.change > after).sort((a, b) => a.change - b.change);
     this.changedRowsRead += rows.length;
     return { rows: rows.map((stored) => ({ ...stored.row, live: stored.live })), through: this.lastChange };
@@ -348,6 +353,26 @@ describe('KeySetCache', function () {
       expect(await held.isStillActive(principalOf('globex-prod', 'globex', 'live'))).to.equal(true);
       // No key was added since the last read: a key not held is not live.
       expect(await held.findActiveByHash(hashApiKey(generateApiKey()))).to.equal(null);
+    });
+
+    it('answers held keys past maxAgeMs, reading the changes at most once a retry period', async function () {
+      const { held, source, clock, acmeKey } = await setup();
+      source.down = true;
+      clock.t += MAX_AGE_MS;
+      const reads = source.reads.changes;
+      expect(await held.findActiveByHash(hashApiKey(acmeKey)), 'answered, the read started').to.deep.equal(ACME);
+      while (source.failedReads === 0) await nextTurn();
+      for (let i = 0; i < 20; i += 1) {
+        expect(await held.findActiveByHash(hashApiKey(acmeKey))).to.deep.equal(ACME);
+        expect(await held.isStillActive(ACME)).to.equal(true);
+      }
+      expect(source.reads.changes).to.equal(reads + 1);
+      source.down = false;
+      source.remove('acme-prod');
+      clock.t += TIMEOUTS.keySetRetryMs;
+      // Revoked unannounced: refused once the next background read has applied it.
+      while (await held.isStillActive(ACME)) await nextTurn();
+      expect(source.reads.changes).to.equal(reads + 2);
     });
 
     it('cannot decide a key it does not hold once a key was added meanwhile, and finds it once the database answers', async function () {

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
+import { createConnection } from 'mysql2/promise';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { importCatalog } from '../support/import.js';
+import { hashApiKey } from '../../src/domain/api-key.js';
 import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { cli } from '../support/cli-process.js';
 import { useTestDatabase } from '../support/mariadb.js';
@@ -139,6 +141,48 @@ describe('two instances on one database and one Redis, answers cached for an hou
     }
     // The fixture's key was untouched.
     for (const url of [first!, second!]) expect((await get(url, KEYS.acme)).status).to.equal(200);
+  });
+
+  it('applies a key change on both by reading only the key it changed, with 2,000 other keys held', async function () {
+    const others = Array.from({ length: 2_000 }, (_, i) => ({
+      id: `bulk-${String(i)}`, partner_id: 'acme', sha256: hashApiKey(`pcat_live_${String(i).padStart(40, 'b')}`), label: null, origin: 'cli' as const,
+    }));
+    await testDb.db.insertInto('api_keys').values(others).execute();
+    try {
+      const urls = await startInstances(2, redis!.url, await watchedDatabaseUrl());
+      const issued = await issueKey();
+      for (const url of urls) expect((await get(url, issued.key)).status).to.equal(200);
+      const before = watch!.delivered();
+      await revokeKey(issued.id);
+      for (const url of urls) expect((await get(url, issued.key)).status, url).to.equal(401);
+      // The whole set is about 300 KB on the wire; the change is its one row and the counter, on each instance.
+      expect(watch!.delivered() - before, 'bytes both instances read from the database for the change').to.be.below(2 * 2_000);
+      for (const url of urls) {
+        expect((await get(url, `pcat_live_${String(1_999).padStart(40, 'b')}`)).status, 'a held key').to.equal(200);
+        expect((await get(url, KEYS.acme)).status).to.equal(200);
+      }
+    } finally {
+      await testDb.db.deleteFrom('api_keys').where('id', 'like', 'bulk-%').execute();
+    }
+  });
+
+  it('is not ready until it holds the key set, and is once it does', async function () {
+    // The keys cannot be read (the table locked), though the database answers.
+    const locker = await createConnection({ uri: testDb.url });
+    await locker.query('lock tables api_keys write');
+    let url: string;
+    try {
+      [url] = (await startInstances(1)) as [string];
+      expect((await fetch(`${url}/readyz`)).status, '/readyz without the key set').to.equal(503);
+      expect((await fetch(`${url}/healthz`)).status).to.equal(200);
+    } finally {
+      await locker.query('unlock tables');
+      await locker.end();
+    }
+    while ((await fetch(`${url}/readyz`)).status !== 200) await sleep(50);
+    expect((await get(url, KEYS.acme)).status).to.equal(200);
+    await services[0]!.waitFor(/"msg":"keys: held; ready"/);
+    expect(logLines(services[0]!).map((line) => line.msg)).to.include('keys: not read; tried again every second, not ready until they are');
   });
 
   it('shows a re-imported, refined transcript on the next lookup on both', async function () {

@@ -135,7 +135,7 @@ export interface paths {
         };
         /**
          * Storage is reachable
-         * @description Answers 200 when the storage answers and 503 when it does not: a readiness probe for a load balancer.
+         * @description Answers 200 when the instance can answer lookups (its storage answers and, on MySQL with Redis, it holds its key set) and 503 when it cannot: a readiness probe for a load balancer.
          */
         get: operations["getReadiness"];
         put?: never;

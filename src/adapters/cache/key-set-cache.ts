@@ -5,7 +5,8 @@ import type { Clock } from '../../application/common/clock.js';
 import type { AnnouncedKeyChanges } from '../../application/instances/change-versions.js';
 import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import { TIMEOUTS } from '../timeouts.js';
-import { principalOf, type KeyMode, type Principal } from '../../domain/api-key.js';
+import type { Principal } from '../../domain/api-key.js';
+import { KeyTable } from './key-table.js';
 import { ServiceUnavailable } from '../../domain/errors.js';
 
 /**
@@ -82,6 +83,8 @@ export class KeySetCache implements ApiKeyStore {
   private updating: Promise<void> | null = null;
   /** Until when an update that could be made neither way is not tried again. */
   private undecidedUntil = -Infinity;
+  /** Until when a background update that failed is not tried again. */
+  private retryAt = -Infinity;
   private loading: Promise<void> | null = null;
   private closed = false;
 
@@ -97,7 +100,7 @@ export class KeySetCache implements ApiKeyStore {
 
   /** How many live keys are held. */
   size(): number {
-    return this.keys?.byHash.size ?? 0;
+    return this.keys?.size ?? 0;
   }
 
   /**
@@ -122,7 +125,7 @@ export class KeySetCache implements ApiKeyStore {
   findActiveByHash(sha256: string): Promise<Principal | null> {
     // The common case answers without an async step: a held key, with nothing to read first.
     const keys = this.upToDate();
-    const principal = keys?.byHash.get(sha256);
+    const principal = keys?.byHash(sha256);
     return principal === undefined ? this.findNotHeld(sha256) : Promise.resolve(principal);
   }
 
@@ -164,7 +167,7 @@ export class KeySetCache implements ApiKeyStore {
 
   /** A held key's principal, unless a change announced while the database cannot be read withdrew it. */
   private liveHeld(keys: HeldKeys, sha256: string): Principal | undefined {
-    const principal = keys.byHash.get(sha256);
+    const principal = keys.byHash(sha256);
     const without = this.withoutDatabase;
     if (principal === undefined || without === null) return principal;
     if (without.undecided.has(principal.keyId)) throw cannotCheck();
@@ -174,7 +177,7 @@ export class KeySetCache implements ApiKeyStore {
   /** A key not held: unknown, unless a key was added while the database cannot be read. */
   private notHeld(sha256: string): null {
     const without = this.withoutDatabase;
-    if (without !== null && without.keysAdded && this.keys?.byHash.has(sha256) !== true) throw cannotCheck();
+    if (without !== null && without.keysAdded && this.keys?.byHash(sha256) === undefined) throw cannotCheck();
     return null;
   }
 
@@ -217,8 +220,12 @@ export class KeySetCache implements ApiKeyStore {
     }
   }
 
+  /** Starts an update no request waits for; after one that failed, not again before `TIMEOUTS.keySetRetryMs`. */
   private updateInBackground(): void {
-    this.updateOnce().catch(() => undefined);
+    if (this.updating !== null || this.options.clock.now() < this.retryAt) return;
+    this.updateOnce().catch(() => {
+      this.retryAt = this.options.clock.now() + TIMEOUTS.keySetRetryMs;
+    });
   }
 
   /** One update at a time; a request that needs a later one than the update in flight waits for it, then starts its own. */
@@ -309,45 +316,31 @@ export class KeySetCache implements ApiKeyStore {
   }
 }
 
-/**
- * The live keys, by hash and by key id. A million keys are held in a few hundred megabytes: the
- * partner ids and catalog ids of each principal are shared by all of a partner's keys.
- */
+/** The live keys, by hash and by key id, as the last changes applied left them. */
 class HeldKeys {
-  readonly byHash = new Map<string, Principal>();
-  private readonly hashById = new Map<string, string>();
-  private readonly catalogs = new Map<string, { live: string; test: string }>();
+  private readonly table = new KeyTable();
+
+  get size(): number {
+    return this.table.size;
+  }
+
+  byHash(sha256: string): Principal | undefined {
+    return this.table.get(sha256);
+  }
 
   principalOf(keyId: string): Principal | undefined {
-    const sha256 = this.hashById.get(keyId);
-    return sha256 === undefined ? undefined : this.byHash.get(sha256);
+    return this.table.getById(keyId);
   }
 
   /** Whether the principal's key is live for the principal's catalog. */
   isLive(principal: Principal): boolean {
-    return this.principalOf(principal.keyId)?.catalogId === principal.catalogId;
+    return this.table.getById(principal.keyId)?.catalogId === principal.catalogId;
   }
 
-  /** A key as its latest change left it: its old entry goes, and it is held again under its hash if live. */
+  /** A key as its latest change left it: held under its hash if live, let go of if not. */
   apply(row: LiveKeyRow, live: boolean): void {
-    const before = this.hashById.get(row.keyId);
-    if (before !== undefined) {
-      this.hashById.delete(row.keyId);
-      if (this.byHash.get(before)?.keyId === row.keyId) this.byHash.delete(before);
-    }
-    if (!live) return;
-    this.byHash.set(row.sha256, this.principal(row.keyId, row.partnerId, row.mode));
-    this.hashById.set(row.keyId, row.sha256);
-  }
-
-  private principal(keyId: string, partnerId: string, mode: KeyMode): Principal {
-    let ids = this.catalogs.get(partnerId);
-    if (ids === undefined) {
-      const live = principalOf('', partnerId, 'live');
-      ids = { live: live.partnerId, test: principalOf('', partnerId, 'test').catalogId };
-      this.catalogs.set(partnerId, ids);
-    }
-    return { keyId, partnerId: ids.live, mode, catalogId: mode === 'live' ? ids.live : ids.test };
+    if (live) this.table.set(row.keyId, row.partnerId, row.mode, row.sha256);
+    else this.table.delete(row.keyId);
   }
 }
 

@@ -306,7 +306,7 @@ export const OPERATIONS: readonly Operation<ApiUseCases>[] = [
     path: '/readyz',
     tag: 'Service',
     summary: 'Storage is reachable',
-    description: 'Answers 200 when the storage answers and 503 when it does not: a readiness probe for a load balancer.',
+    description: 'Answers 200 when the instance can answer lookups (its storage answers and, on MySQL with Redis, it holds its key set) and 503 when it cannot: a readiness probe for a load balancer.',
     key: false,
     responses: {
       200: { description: 'Storage is reachable.', headers: { ...REQUEST_ID, ...NEVER_CACHED }, content: statusBody(['ready'], 'ready') },

@@ -89,7 +89,7 @@ export class MysqlApiKeyStore implements ApiKeyStore {
     const through = await this.lastChange();
     for (let after = ''; ;) {
       const rows = await this.livePage(after);
-      take(rows.map((row) => ({ ...principalOf(row.id, row.partner_id, row.mode), sha256: row.sha256 })));
+      take(rows.map((row) => ({ keyId: row.id, partnerId: row.partner_id, mode: row.mode, sha256: row.sha256 })));
       if (rows.length < KEY_PAGE) return through;
       after = rows[rows.length - 1]!.id;
     }
@@ -105,7 +105,7 @@ export class MysqlApiKeyStore implements ApiKeyStore {
     // A page ends inside a change or after it: the rest of that change is read by id, then the changes after it.
     for (let change = after, afterId: string | null = null; ;) {
       const page: readonly ChangedRow[] = afterId === null ? await this.changedAfter(change) : await this.changedWithin(change, afterId);
-      for (const row of page) rows.push({ ...principalOf(row.id, row.partner_id, row.mode), sha256: row.sha256, live: row.revoked_at === null });
+      for (const row of page) rows.push({ keyId: row.id, partnerId: row.partner_id, mode: row.mode, sha256: row.sha256, live: row.revoked_at === null });
       if (page.length === KEY_PAGE) {
         const last: ChangedRow = page[page.length - 1]!;
         change = last.changed_seq;

@@ -1,8 +1,11 @@
-import type { Principal } from '../../domain/api-key.js';
+import type { KeyMode, Principal } from '../../domain/api-key.js';
 import type { ApiKeyStore } from './api-key-store.js';
 
-/** A live key as read from storage: its owner and its hash, never the key. */
-export interface LiveKeyRow extends Principal {
+/** A live key as read from storage: its owner, its mode and its hash, never the key. */
+export interface LiveKeyRow {
+  readonly keyId: string;
+  readonly partnerId: string;
+  readonly mode: KeyMode;
   readonly sha256: string;
 }
 
