@@ -1,11 +1,20 @@
 /**
  * `npm run bench:scale`: the service at the size of a real partner network (docs/performance.md,
- * at scale). Options: --keys <n,...> (default 10000,100000,1000000): the key rows (scale-keys.ts).
+ * at scale). Options: --keys <n,...> (default 10000,100000,1000000): the key rows, two instances
+ * on MySQL + Redis (scale-keys.ts); --only keys,last-used (default both): which rows run; the
+ * "last used" rows (last-used.ts) write a minute of key uses, up to 100,000 keys among 1,000,000.
  */
 import { parseArgs } from 'node:util';
+import { runLastUsedRows } from './last-used.js';
 import { runScaleKeyRows } from './scale-keys.js';
 
-const { values } = parseArgs({ options: { keys: { type: 'string', default: '10000,100000,1000000' } } });
+const ROWS = ['keys', 'last-used'] as const;
+
+const { values } = parseArgs({ options: { keys: { type: 'string', default: '10000,100000,1000000' }, only: { type: 'string', default: ROWS.join(',') } } });
 const sizes = values.keys.split(',').filter((size) => size !== '').map(Number);
 if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Error(`--keys: whole numbers of keys, comma-separated, not ${values.keys}`);
-await runScaleKeyRows(sizes);
+const only = values.only.split(',');
+const unknown = only.filter((row) => !(ROWS as readonly string[]).includes(row));
+if (unknown.length > 0) throw new Error(`--only: ${ROWS.join(', ')}, not ${unknown.join(', ')}`);
+if (only.includes('keys')) await runScaleKeyRows(sizes);
+if (only.includes('last-used')) await runLastUsedRows();

@@ -142,7 +142,8 @@ async function openMysql(
   let keys: ApiKeyStore = storage.keys;
   let readiness = storage.readiness;
   let held: KeySetCache | undefined;
-  if (changes !== undefined) {
+  // The portal's own process answers no API request: it holds no keys.
+  if (changes !== undefined && config.role !== 'portal') {
     held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
     // The token first, then the keys, so the first request finds both current.
     await changes.versions.keysVersion();

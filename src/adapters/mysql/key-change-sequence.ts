@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.js';
 
 /**
@@ -18,4 +18,25 @@ export async function lastKeyChange(db: Kysely<Database>): Promise<number> {
   const row = await db.selectFrom('key_change_sequence').select('seq').where('id', '=', 1).executeTakeFirst();
   if (row === undefined) throw new Error('key_change_sequence has no row: run the migrations (`cli migrate`)');
   return row.seq;
+}
+
+/**
+ * Runs `work` in a transaction that has taken the next key-change number. If the work fails, its own
+ * error is thrown: a rollback that fails after it (its connection closed by that very error, as a
+ * server that refuses writes closes it) must not hide why.
+ */
+export async function changingKeys<T>(db: Kysely<Database>, work: (trx: Transaction<Database>, change: number) => Promise<T>): Promise<T> {
+  const failed: unknown[] = [];
+  try {
+    return await db.transaction().execute(async (trx) => {
+      try {
+        return await work(trx, await nextKeyChange(trx));
+      } catch (error) {
+        failed.push(error);
+        throw error;
+      }
+    });
+  } catch (error) {
+    throw failed.length > 0 ? failed[0] : error;
+  }
 }
