@@ -109,7 +109,7 @@ describe(`operator CLI (npm run ${script})`, function () {
     it('migrates, and a second run applies nothing', async function () {
       const first = await cli(['migrate', '--json'], env);
       expect(first.code).to.equal(0);
-      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers', '0008_service_secrets', '0009_admin_records_retention', '0010_webhook_endpoints', '0011_webhook_outbox', '0012_feed_before_signing', '0013_attempts_across_resends', '0014_test_keys', '0015_key_change_sequence'] });
+      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers', '0008_service_secrets', '0009_admin_records_retention', '0010_webhook_endpoints', '0011_webhook_outbox', '0012_feed_before_signing', '0013_attempts_across_resends', '0014_test_keys', '0015_key_change_sequence', '0016_catalog_source_hash'] });
       expect((await cli(['migrate', '--json'], env)).json()).to.deep.equal({ applied: [] });
     });
 
@@ -249,9 +249,15 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect(missing.stderr).to.match(/^error: admins invite needs --email <email>\n/);
     });
 
-    it('with REDIS_URL unreachable: prints what an import it cannot announce committed, says it stands, and exits 3; prints a new key with a warning', async function () {
+    it('with REDIS_URL unreachable: prints what an import it cannot announce committed, says it stands, and exits 3, again until told; prints a new key with a warning', async function () {
       const unreachable = { ...env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` };
-      const imported = await cli(['import', join(dir, 'catalog.json'), '--quiet', '--json'], unreachable);
+      // The file as imported before: nothing to tell, so nothing asked of Redis.
+      const same = await cli(['import', join(dir, 'catalog.json'), '--quiet', '--json'], unreachable);
+      expect([same.code, same.stderr]).to.deep.equal([0, '']);
+      const changed = fixtureDocument() as { partners: { products: { title: string }[] }[] };
+      changed.partners[1]!.products[0]!.title = 'Retitled while Redis is away';
+      await writeFile(join(dir, 'changed.json'), JSON.stringify(changed));
+      const imported = await cli(['import', join(dir, 'changed.json'), '--quiet', '--json'], unreachable);
       expect(imported.code).to.equal(3);
       // What was committed, as a told import prints it: the counts per kind.
       expect(Object.keys(imported.json() as object)).to.include('products');
@@ -259,6 +265,9 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect(imported.stderr).to.equal('warning: the import is committed to the database, but the running instances could not be told through Redis ' +
         `(REDIS_URL: Redis at ${redis} did not answer (connect ECONNREFUSED ${redis}): start it, or correct REDIS_URL): instances still connected to Redis may serve what they hold for up to CACHE_TTL_MS; ` +
         'run the command again with Redis reachable to tell them at once\n');
+      // Written already, the change is still to be told: the same file again tries again.
+      const again = await cli(['import', join(dir, 'changed.json'), '--quiet', '--json'], unreachable);
+      expect([again.code, (again.json() as { products: { updated: number } }).products.updated]).to.deep.equal([3, 0]);
       const before = await keyCount();
       const issued = await cli(['keys', 'issue', '--partner', 'acme', '--json'], unreachable);
       expect(issued.code, issued.stderr).to.equal(0);

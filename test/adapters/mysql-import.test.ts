@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/mysql/database.js';
 import { IMPORT_LOCK, MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
 import { feedPageQuery, MysqlChangesFeed } from '../../src/adapters/mysql/mysql-changes-feed.js';
-import { catalogImportContract } from '../contracts/catalog-import.contract.js';
+import { catalogImportContract, manyPartnersDocument } from '../contracts/catalog-import.contract.js';
 import { importCatalog, importDocument } from '../support/import.js';
 import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
 import { migrationProvider } from '../../src/adapters/mysql/migrations.js';
@@ -21,6 +21,9 @@ import { etagOf, lookupBody } from '../../src/domain/lookup-body.js';
 import { migrateTo, writeLegacyCatalog } from '../support/legacy-database.js';
 import { fixtureCatalog, fixtureDocument, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
+import { statementsRun, statementTexts } from '../support/mysql-statements.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
 import { demoProducts } from '../../src/adapters/catalog-file/catalog-file.js';
 
 type Doc = ReturnType<typeof fixtureDocument> & { partners: any[] };
@@ -264,6 +267,54 @@ describe('MySQL import', function () {
       failure = error;
     }
     expect(failure).to.be.instanceOf(Error);
+  });
+
+  describe('statements of an import of many partners, counted on the wire', function () {
+    let proxy: TcpProxy | undefined;
+    let watched: Kysely<Database> | undefined;
+    beforeEach(async function () {
+      const target = new URL(testDb.url);
+      proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, { capture: true });
+      const url = new URL(testDb.url);
+      url.port = String(proxy.port);
+      watched = createMysqlDatabase(url.toString());
+    });
+    afterEach(async function () {
+      await watched?.destroy();
+      await proxy?.close();
+    });
+
+    /** The statements an import through the proxy sends: their texts, and the prepared ones' runs (each an upsert, in an import). */
+    const sent = async (d: unknown): Promise<{ texts: string[]; prepared: number }> => {
+      const [texts, prepared] = [statementTexts(proxy!).length, statementsRun(proxy!)];
+      await importDocument(new MysqlCatalogStore(watched!), d);
+      return { texts: statementTexts(proxy!).slice(texts), prepared: statementsRun(proxy!) - prepared };
+    };
+    const writes = (texts: readonly string[]): string[] => texts.filter((text) => /^\s*(insert|update|delete|replace)\b/i.test(text));
+
+    it('sends no write for a file of 50 partners it already holds, and a handful of statements whatever the partners', async function () {
+      await importDocument(new MysqlCatalogStore(db), manyPartnersDocument(50));
+      const again = await sent(manyPartnersDocument(50));
+      expect(writes(again.texts)).to.deep.equal([]);
+      expect(again.prepared).to.equal(0);
+      // The lock, the transaction, the stored catalogs of the 100 partners and sandboxes, the keys.
+      expect(again.texts.length, again.texts.join('\n')).to.be.at.most(10);
+    });
+
+    it('costs at most twice a one-partner file\'s statements to change one product in a file of 50 partners', async function () {
+      const many = manyPartnersDocument(50);
+      await importDocument(new MysqlCatalogStore(db), many);
+      many.partners[20].products[1].title = 'Changed once';
+      const whole = await sent(many);
+      const alone = { format: many.format, partners: [structuredClone(many.partners[20])] };
+      alone.partners[0].products[2].title = 'Changed twice';
+      const onePartner = await sent(alone);
+      const statements = ({ texts, prepared }: { texts: string[]; prepared: number }): number => texts.length + prepared;
+      expect(statements(whole), whole.texts.join('\n')).to.be.at.most(2 * statements(onePartner));
+      // Every write sent as text is of the changed partner (its feed position, its source hash): none of another partner or a sandbox.
+      expect(writes(whole.texts)).to.have.length.above(0);
+      expect(writes(whole.texts).filter((text) => !text.includes("'p-20'"))).to.deep.equal([]);
+    });
   });
 
   describe('API keys', function () {

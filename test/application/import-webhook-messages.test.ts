@@ -132,7 +132,9 @@ function importMessagesSuite(name: string, open: () => Promise<World>): void {
 
     it('queues nothing for an import that is refused after a partner\'s changes were written', async function () {
       const failing = threeAcmeChanges();
-      delete failing.partners[1].products[1].title;
+      // A partner larger than a batch comes next: Acme, held until then, is written before it, and Globex refused after.
+      failing.partners.splice(1, 0, { id: 'big', name: 'Big', products: Array.from({ length: 600 }, (_, i) => ({ ...(acmeProducts(doc())[2] as Record<string, unknown>), sku: `BIG-${i}` })) });
+      delete failing.partners[2].products[1].title;
       // Watches the unit of work: Acme's message is queued in it before the file is refused.
       let queued = 0;
       const watched: CatalogStore = {

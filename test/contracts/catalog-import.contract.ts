@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys.js';
 import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
 import type { ApiKeyStore } from '../../src/application/access/api-key-store.js';
-import type { CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
+import type { CatalogImportSession, CatalogStore } from '../../src/application/catalog-import/catalog-store.js';
+import type { ImportChanges, ImportReport } from '../../src/application/catalog-import/operator-commands.js';
 import type { KeyChanges } from '../../src/application/instances/change-versions.js';
 import type { ChangesFeed } from '../../src/application/changes/changes-feed.js';
 import { ReadChanges } from '../../src/application/changes/read-changes.js';
@@ -13,6 +14,7 @@ import { etagOf, lookupBody } from '../../src/domain/lookup-body.js';
 import { systemClock } from '../../src/application/common/clock.js';
 import type { ProductCatalog } from '../../src/application/lookup/product-catalog.js';
 import { hashApiKey, principalOf } from '../../src/domain/api-key.js';
+import { sha256Hex } from '../../src/domain/content-hashes.js';
 import type { Product } from '../../src/domain/catalog.js';
 import { CatalogSourceError, parseCatalogSource, piecesOfDocument } from '../../src/domain/catalog-source.js';
 import { toLookupResult, type LookupResult } from '../../src/domain/lookup-result.js';
@@ -63,6 +65,50 @@ async function answersInFileOrder(d: Doc): Promise<Map<string, LookupResult>> {
     }
   }
   return answers;
+}
+
+/**
+ * `count` partners, `p-00` on, each with the fixture's first partner's products and a key of its own,
+ * and no sandbox section: each gets the bundled demo products.
+ */
+export function manyPartnersDocument(count: number): Doc {
+  const d = doc();
+  const products = acmeProducts(d);
+  d.partners = Array.from({ length: count }, (_, i) => {
+    const id = `p-${String(i).padStart(2, '0')}`;
+    return { id, name: `Partner ${i}`, api_keys: [{ id: `${id}-live`, sha256: sha256Hex(id) }], products: structuredClone(products) };
+  });
+  return d;
+}
+
+/**
+ * The store, its every session call noted in `calls` as `method` and, when it names one first, the
+ * catalog: `products p-07`. A call whose every list is empty is left out: it reads or writes nothing.
+ */
+function noting(store: CatalogStore, calls: string[]): CatalogStore {
+  return {
+    importing: (work) => store.importing((session) => work(new Proxy(session, {
+      get: (target, name: keyof CatalogImportSession) => {
+        const method = (target[name] as (...args: unknown[]) => unknown).bind(target);
+        return (...args: unknown[]) => {
+          const lists = args.filter(Array.isArray);
+          if (lists.length === 0 || lists.some((list) => list.length > 0)) calls.push(typeof args[0] === 'string' ? `${name} ${args[0]}` : name);
+          return method(...args);
+        };
+      },
+    }))),
+  };
+}
+
+/** The store, with no catalog's source hash known: every catalog is examined row by row, as imports were before they were kept. */
+function examinedRowByRow(store: CatalogStore): CatalogStore {
+  return {
+    importing: (work) => store.importing((session) => work(new Proxy(session, {
+      get: (target, name: keyof CatalogImportSession) => (name === 'catalogs'
+        ? async (...args: Parameters<CatalogImportSession['catalogs']>) => (await target.catalogs(...args)).map((row) => ({ ...row, sourceHash: null }))
+        : target[name].bind(target)),
+    }))),
+  };
 }
 
 /**
@@ -226,17 +272,20 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       const failing = doc();
       tent(failing).title = 'Changed title';
       acmeProducts(failing).push({ ...acmeProducts(failing)[1], sku: 'NEW-1' });
-      // acme is written before globex is read: globex's problems refuse what was written of acme too.
-      failing.partners[1].products[0].image = 'ftp://img.example/x.jpg';
-      delete failing.partners[1].products[1].title;
+      // A partner larger than a batch after acme: acme, held until then, is written before globex is read,
+      // and globex's problems refuse what was written of acme too.
+      failing.partners.splice(1, 0, { id: 'big', name: 'Big', products: Array.from({ length: 600 }, (_, i) => ({ ...(acmeProducts(doc())[2] as Record<string, unknown>), sku: `BIG-${i}` })) });
+      failing.partners[2].products[0].image = 'ftp://img.example/x.jpg';
+      delete failing.partners[2].products[1].title;
       failing.format = 'partner-catalog/v0';
       expect(await refusal(failing)).to.deep.equal([
         'format: must be "partner-catalog/v1"',
-        'partners[1].products[0].image: must be an absolute http(s) URL; got "ftp://img.example/x.jpg"',
-        'partners[1].products[1].title: is required',
+        'partners[2].products[0].image: must be an absolute http(s) URL; got "ftp://img.example/x.jpg"',
+        'partners[2].products[1].title: is required',
       ]);
       expect(await everyAnswer(doc())).to.deep.equal(before);
       expect(await s.catalog.findBySku('acme', 'NEW-1' as Sku)).to.equal(null);
+      expect(await s.catalog.findBySku('big', 'BIG-0' as Sku)).to.equal(null);
     });
 
     it('answers with what a re-import changed in a video or PDP entry alone, and with products it added', async function () {
@@ -319,16 +368,19 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
       });
     });
 
-    it('tells, once committed, what it did to the keys: withdrawn and added, so instances without the database can apply it', async function () {
-      const calls: KeyChanges[] = [];
-      const told = async (d: unknown): Promise<{ withdrawn: string[]; added: string[] } | undefined> => {
+    it('tells, once committed, what it did to the keys: withdrawn and added, so instances without the database can apply it; nothing when it changed none', async function () {
+      const calls: (KeyChanges | null)[] = [];
+      const told = async (d: unknown): Promise<{ withdrawn: string[]; added: string[] } | null> => {
         calls.length = 0;
-        await new ImportCatalog(s.store, systemClock, processCursorKeys(), demoProducts).execute(piecesOfDocument(d), (c) => calls.push(c));
+        await new ImportCatalog(s.store, systemClock, processCursorKeys(), demoProducts).execute(piecesOfDocument(d), (c) => {
+          calls.push(c.keys);
+          return Promise.resolve();
+        });
         expect(calls).to.have.length(1);
-        return { withdrawn: [...calls[0]!.withdrawn].sort(), added: [...calls[0]!.added].sort() };
+        return calls[0] === null ? null : { withdrawn: [...calls[0]!.withdrawn].sort(), added: [...calls[0]!.added].sort() };
       };
       expect(await told(doc())).to.deep.equal({ withdrawn: [], added: ['acme-prod', 'acme-staging', 'globex-prod'] });
-      expect(await told(doc())).to.deep.equal({ withdrawn: [], added: [] });
+      expect(await told(doc())).to.equal(null);
       const changed = doc();
       const acmeKeys = changed.partners[0].api_keys as any[];
       acmeKeys.find((k) => k.id === 'acme-prod').sha256 = hashApiKey(KEYS.unknown);
@@ -456,6 +508,136 @@ export function catalogImportContract(adapterName: string, open: () => { fresh()
         expect((await read(undefined)).changes.map((c) => c.sku)).to.not.include('abc-1');
         const key = await cursorKeys.cursorKey();
         expect(decodeCursor(key, 'acme', afterDeletion, now)).to.be.above(decodeCursor(key, 'acme', before, now));
+      });
+    });
+
+    describe('what an import writes, and tells the instances', function () {
+      /** Imports through the use case, noting the session calls and what the import told. */
+      const importNoted = async (d: unknown, store = s.store): Promise<{ report: ImportReport; calls: string[]; told: ImportChanges }> => {
+        const calls: string[] = [];
+        let told: ImportChanges | undefined;
+        const report = await new ImportCatalog(noting(store, calls), systemClock, processCursorKeys(), demoProducts).execute(piecesOfDocument(d), (changes) => {
+          told = changes;
+          return Promise.resolve();
+        });
+        return { report, calls, told: told! };
+      };
+      /** The catalogs the calls named. */
+      const named = (calls: readonly string[]): string[] => [...new Set(calls.filter((call) => call.includes(' ')).map((call) => call.split(' ')[1]!))].sort();
+      /**
+       * The report of importing `changed` over `base`, made the quick way, is the one the same change
+       * gets when every catalog is examined row by row: the counts are exact.
+       */
+      const expectExactCounts = async (base: unknown, changed: unknown): Promise<ImportReport> => {
+        await importDoc(base);
+        const rowByRow = await importDocument(examinedRowByRow(s.store), changed);
+        await importDoc(base);
+        const quick = await importDoc(changed);
+        expect(quick).to.deep.equal(rowByRow);
+        return quick;
+      };
+
+      it('reads two things and writes nothing for a file it already holds, and tells of no catalog and no key', async function () {
+        const d = manyPartnersDocument(50);
+        await importDoc(d);
+        const { report, calls, told } = await importNoted(d);
+        // The stored catalogs of every partner and sandbox, and the keys: no row of a product, no demo sandbox written again.
+        expect(calls).to.deep.equal(['catalogs', 'apiKeys']);
+        expect(told).to.deep.equal({ catalogs: [], keys: null });
+        expect(report).to.deep.equal({
+          partners: { created: 0, updated: 0, unchanged: 50 },
+          api_keys: { created: 0, updated: 0, unchanged: 50, revoked: 0 },
+          products: { created: 0, updated: 0, unchanged: 250, deleted: 0 },
+          videos: { created: 0, updated: 0, unchanged: 200, deleted: 0 },
+          pdp_entries: { created: 0, updated: 0, unchanged: 300, deleted: 0, regenerated: 0 },
+          sandbox_products: { created: 0, updated: 0, unchanged: 200, deleted: 0 },
+          sandbox_videos: { created: 0, updated: 0, unchanged: 250, deleted: 0 },
+          sandbox_pdp_entries: { created: 0, updated: 0, unchanged: 300, deleted: 0, regenerated: 0 },
+        });
+      });
+
+      it('reads, writes and tells of only the partner one of whose 250 products changed: not its demo sandbox, no other partner, no key', async function () {
+        const changed = manyPartnersDocument(50);
+        changed.partners[17].products[1].title = 'Retitled';
+        const report = await expectExactCounts(manyPartnersDocument(50), changed);
+        expect(report.products).to.deep.equal({ created: 0, updated: 1, unchanged: 249, deleted: 0 });
+        expect(report.sandbox_products).to.deep.equal({ created: 0, updated: 0, unchanged: 200, deleted: 0 });
+        await importDoc(manyPartnersDocument(50));
+        const { calls, told } = await importNoted(changed);
+        expect(named(calls)).to.deep.equal(['p-17']);
+        expect(told).to.deep.equal({ catalogs: ['p-17'], keys: null });
+        expect((await lookup('p-17', 'abc-1')).product.title).to.equal('Retitled');
+      });
+
+      it('tells of a partner\'s sandbox alone when only its sandbox section changed', async function () {
+        const withSandboxes = (): Doc => {
+          const d = doc();
+          for (const partner of d.partners) partner.sandbox = { products: structuredClone(acmeProducts(doc())).slice(0, 2) };
+          return d;
+        };
+        const changed = withSandboxes();
+        changed.partners[0].sandbox.products[0].title = 'Sandbox tent';
+        const report = await expectExactCounts(withSandboxes(), changed);
+        expect(report.sandbox_products).to.deep.equal({ created: 0, updated: 1, unchanged: 3, deleted: 0 });
+        await importDoc(withSandboxes());
+        const { calls, told } = await importNoted(changed);
+        expect(named(calls)).to.deep.equal(['~acme']);
+        expect(told).to.deep.equal({ catalogs: ['~acme'], keys: null });
+        expect((await lookup('~acme', 'TENT-2P')).product.title).to.equal('Sandbox tent');
+        expect((await lookup('acme', 'TENT-2P')).product.title).to.equal('Title TENT-2P');
+      });
+
+      it('tells of a renamed partner and of its sandbox, whose answers name it as publisher', async function () {
+        const renamed = doc();
+        renamed.partners[1].name = 'Globex Worldwide';
+        const report = await expectExactCounts(doc(), renamed);
+        expect(report.partners).to.deep.equal({ created: 0, updated: 1, unchanged: 1 });
+        await importDoc(doc());
+        const { told } = await importNoted(renamed);
+        expect(told).to.deep.equal({ catalogs: ['globex', '~globex'], keys: null });
+        expect((await lookup('~globex', 'TENT-2P')).product.pdp_urls.find((entry) => entry.json_ld !== null)?.json_ld?.publisher.name).to.equal('Globex Worldwide');
+      });
+
+      it('counts exactly what a file that adds, drops, changes and moves rows and keys does', async function () {
+        const changed = doc();
+        changed.partners[0].products = acmeProducts(changed).filter((p: any) => p.sku !== 'abc-1');
+        tent(changed).videos[0].transcript = 'Refined.';
+        changed.partners[1].products.push({ ...acmeProducts(doc())[2], sku: 'NEW-1' });
+        changed.partners[1].sandbox = { products: [acmeProducts(doc())[0]] };
+        changed.partners[1].api_keys.push(changed.partners[0].api_keys.pop());
+        await expectExactCounts(doc(), changed);
+        await expectExactCounts(changed, doc());
+      });
+
+      it('keeps a partner larger than a batch, between smaller ones, in file order, and tells of nothing when it did not change', async function () {
+        const template = acmeProducts(doc())[2] as Record<string, unknown>;
+        const d = doc();
+        d.partners.splice(1, 0, { id: 'big', name: 'Big', products: Array.from({ length: 1_200 }, (_, i) => ({ ...template, sku: `BIG-${i}` })) });
+        await importDoc(d);
+        expect(await everyAnswer(d)).to.deep.equal(await answersInFileOrder(d));
+        const { calls, told } = await importNoted(d);
+        expect(named(calls)).to.deep.equal(['big']);
+        expect(calls.filter((call) => /^(save|delete|record|drop)/.test(call))).to.deep.equal([]);
+        expect(told).to.deep.equal({ catalogs: [], keys: null });
+        const changed = structuredClone(d);
+        changed.partners[1].products[700].title = 'Retitled';
+        expect((await importNoted(changed)).told).to.deep.equal({ catalogs: ['big'], keys: null });
+      });
+
+      it('tells again, when the same file comes again, of what an announcement that failed was to tell: catalogs and keys', async function () {
+        await importDoc(doc());
+        const changed = doc();
+        tent(changed).title = 'Retitled';
+        changed.partners[1].api_keys = [];
+        const failing = new ImportCatalog(s.store, systemClock, processCursorKeys(), demoProducts).execute(piecesOfDocument(changed), () => Promise.reject(new Error('Redis is away')));
+        expect(await failing.catch((error: unknown) => error)).to.have.property('message', 'Redis is away');
+        // The import stands.
+        expect((await lookup('acme', 'TENT-2P')).product.title).to.equal('Retitled');
+        const again = await importNoted(changed);
+        expect(again.report.products).to.deep.include({ created: 0, updated: 0, deleted: 0 });
+        expect(again.told).to.deep.equal({ catalogs: ['acme', 'globex'], keys: { withdrawn: [], added: [] } });
+        // Told at last, the file is known again.
+        expect((await importNoted(changed)).told).to.deep.equal({ catalogs: [], keys: null });
       });
     });
 

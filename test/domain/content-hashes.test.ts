@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { productOf } from '../../src/domain/catalog-entries.js';
 import { PartnerSchema, type ProductEntry } from '../../src/domain/catalog-format.js';
 import type { Product } from '../../src/domain/catalog.js';
-import { pdpEntryHash, productHash, videoHash } from '../../src/domain/content-hashes.js';
+import { catalogSourceHash, pdpEntryHash, productHash, ProductsHash, videoHash } from '../../src/domain/content-hashes.js';
+import { sandboxCatalogOf } from '../../src/domain/sandbox.js';
 import { pathText, SampleMaker, type LeafPath } from '../support/format-leaves.js';
 
 const PRODUCT_ID = 7;
@@ -11,6 +12,7 @@ interface PartnerEntry {
   id: string;
   name: string;
   products: ProductEntry[];
+  sandbox?: { products: ProductEntry[] } | null;
 }
 
 /**
@@ -79,4 +81,60 @@ describe('content hashes', function () {
       expect(checked).to.be.above(nulls ? 30 : 50);
     });
   }
+});
+
+/** The source hashes an import compares for a partner: its own catalog's, and its sandbox's (its section, or the demo products). */
+function sourceHashes(partner: PartnerEntry, demo: readonly Product[]): { live: string; sandbox: string } {
+  const hashOf = (catalogId: string, products: readonly Product[]): string => {
+    const hash = new ProductsHash();
+    for (const product of products) hash.add(product);
+    return catalogSourceHash(catalogId, partner.name, hash.digest());
+  };
+  const section = partner.sandbox?.products.map(productOf) ?? null;
+  return { live: hashOf(partner.id, partner.products.map(productOf)), sandbox: hashOf(sandboxCatalogOf(partner.id), section ?? demo) };
+}
+
+describe('catalog source hashes', function () {
+  // An import leaves a catalog whose source hash is as stored untouched: a field it left out would
+  // never reach partners when it alone changes.
+  for (const nulls of [false, true]) {
+    it(`change the hash of the catalog a field is imported into, for every change of every field but the keys (${nulls ? 'nullable fields null' : 'every field given'})`, function () {
+      const maker = new SampleMaker();
+      const partner = samplePartner(maker, nulls);
+      const demo = [productOf(samplePartner(maker, nulls).products[0]!)];
+      const before = sourceHashes(partner, demo);
+      const missed: string[] = [];
+      let checked = 0;
+      for (const change of maker.changes(PartnerSchema, partner)) {
+        const [first] = change.path;
+        // Keys are in no catalog's rows: they are imported on their own.
+        if (first === 'api_keys') continue;
+        const after = sourceHashes(change.value as PartnerEntry, demo);
+        // A partner's id and name are in both catalogs; a sandbox section's fields in the sandbox's alone.
+        const moved = first === 'sandbox' ? after.sandbox !== before.sandbox : after.live !== before.live;
+        if (!moved) missed.push(`${pathText(change.path)} ${change.what}`);
+        checked += 1;
+      }
+      expect(missed, 'changes that left their catalog\'s source hash as it was').to.deep.equal([]);
+      expect(checked).to.be.above(nulls ? 60 : 100);
+    });
+  }
+
+  it('tell apart the same products under another catalog or name, and in another order', function () {
+    const products = [productOf(samplePartner(new SampleMaker(), false).products[0]!), productOf(samplePartner(new SampleMaker(), true).products[0]!)];
+    const hash = (list: readonly Product[]): string => {
+      const hashing = new ProductsHash();
+      for (const product of list) hashing.add(product);
+      return hashing.digest();
+    };
+    const hashes = [
+      catalogSourceHash('acme', 'Acme', hash(products)),
+      catalogSourceHash('~acme', 'Acme', hash(products)),
+      catalogSourceHash('acme', 'Acme Co.', hash(products)),
+      catalogSourceHash('acme', 'Acme', hash([...products].reverse())),
+      catalogSourceHash('acme', 'Acme', hash(products.slice(1))),
+    ];
+    expect(new Set(hashes).size).to.equal(hashes.length);
+    expect(catalogSourceHash('acme', 'Acme', hash(products))).to.equal(hashes[0]);
+  });
 });

@@ -203,6 +203,37 @@ describe('two instances on one database and one Redis, answers cached for an hou
     }
   });
 
+  it('replaces the tokens of only the catalogs a re-import changed: other partners, the sandboxes and the keys keep theirs, and their cached answers', async function () {
+    const [url] = await startInstances(1, redis!.url, await watchedDatabaseUrl());
+    const SHARED_PATH = '/api/v1/public/sku/SHARED-1';
+    const tokenKeys = ['pcat:{v}:keys', 'pcat:{v}:catalog:acme', 'pcat:{v}:catalog:globex', 'pcat:{v}:catalog:~acme', 'pcat:{v}:catalog:~globex'];
+    const tokens = async (): Promise<(string | null)[]> => {
+      const client = new Redis(redis!.url);
+      try {
+        return await client.mget(...tokenKeys);
+      } finally {
+        client.disconnect();
+      }
+    };
+    // Both partners' answers held, under the tokens the instance read (or started) with them.
+    expect((await get(url!, KEYS.globex, SHARED_PATH)).status).to.equal(200);
+    expect(transcriptOf(await get(url!, KEYS.acme))).to.equal('Transcript of tent-pitch.');
+    const before = await tokens();
+
+    const file = join(dir, 'refined-acme.json');
+    writeFileSync(file, JSON.stringify(refinedDocument('Refined for acme alone.')));
+    const run = await cli(['import', file], operatorEnv());
+    expect(run.code, run.stderr).to.equal(0);
+
+    const after = await tokens();
+    expect(after[1], 'acme\'s token').to.not.equal(before[1]);
+    expect(Object.fromEntries(tokenKeys.map((key, i) => [key, after[i]])), 'the other tokens').to.deep.equal({ ...Object.fromEntries(tokenKeys.map((key, i) => [key, before[i]])), [tokenKeys[1]!]: after[1] });
+    const start = bytesSent(watch!);
+    expect((await get(url!, KEYS.globex, SHARED_PATH)).status).to.equal(200);
+    expect(bytesSent(watch!) - start, 'bytes sent to the database for globex\'s held answer').to.equal(0);
+    expect(transcriptOf(await get(url!, KEYS.acme))).to.equal('Refined for acme alone.');
+  });
+
   it('answers a flood of made-up keys without a database query, and cached lookups without one either', async function () {
     const [url] = await startInstances(1, redis!.url, await watchedDatabaseUrl());
     expect((await get(url!, KEYS.acme)).status).to.equal(200);

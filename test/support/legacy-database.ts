@@ -84,6 +84,9 @@ export function importBeforeTestKeys(
   const asBefore = (session: CatalogImportSession): CatalogImportSession => new Proxy(session, {
     get: (target, name: keyof CatalogImportSession) => {
       if (name === 'apiKeys') return () => Promise.resolve([]);
+      // Those schemas have no source hashes: every catalog is new to them, and examined row by row.
+      if (name === 'catalogs') return () => Promise.resolve([]);
+      if (name === 'saveSourceHashes') return () => Promise.resolve();
       if (name === 'savePartner') return (partnerId: string, partnerName: string) => (isSandboxCatalog(partnerId) ? Promise.resolve() : target.savePartner(partnerId, partnerName));
       return target[name].bind(target);
     },

@@ -1,6 +1,6 @@
 import type { ApiKeyStore } from '../../application/access/api-key-store.js';
 import type { ChangesFeed, FeedPage } from '../../application/changes/changes-feed.js';
-import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredCatalog, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import type { OutboxMessage } from '../../application/webhooks/webhook-outbox.js';
 import { principalOf, type KeyMode, type Principal } from '../../domain/api-key.js';
@@ -22,6 +22,8 @@ interface VideoRow extends StoredVideo {
 /** Everything the store holds. A state is never changed once published: an import works on a copy. */
 interface State {
   readonly partners: Map<string, string>;
+  /** Each catalog's source hash, as its last import recorded it. */
+  readonly sourceHashes: Map<string, string>;
   readonly keys: Map<string, StoredApiKey>;
   readonly keysByHash: Map<string, StoredApiKey>;
   /** Partner, then SKU. */
@@ -44,7 +46,7 @@ interface Feed {
 }
 
 const emptyState = (): State => ({
-  partners: new Map(), keys: new Map(), keysByHash: new Map(), products: new Map(), productsById: new Map(),
+  partners: new Map(), sourceHashes: new Map(), keys: new Map(), keysByHash: new Map(), products: new Map(), productsById: new Map(),
   videos: new Map(), entries: new Map(), lookups: new Map(), feeds: new Map(), next: { product: 1, video: 1, entry: 1 },
 });
 
@@ -52,7 +54,7 @@ const copyNested = <K, L, V>(outer: Map<K, Map<L, V>>): Map<K, Map<L, V>> => new
 
 function copyOf(state: State): State {
   return {
-    partners: new Map(state.partners), keys: new Map(state.keys), keysByHash: new Map(state.keysByHash),
+    partners: new Map(state.partners), sourceHashes: new Map(state.sourceHashes), keys: new Map(state.keys), keysByHash: new Map(state.keysByHash),
     products: copyNested(state.products), productsById: new Map(state.productsById), videos: copyNested(state.videos),
     entries: copyNested(state.entries), lookups: new Map(state.lookups), next: { ...state.next },
     feeds: new Map([...state.feeds].map(([partnerId, feed]) => [partnerId, { ...feed, entries: new Map(feed.entries) }])),
@@ -189,12 +191,32 @@ class MemoryImportSession implements CatalogImportSession {
     return Promise.resolve();
   }
 
-  partnerName(partnerId: string): Promise<string | null> {
-    return Promise.resolve(this.state.partners.get(partnerId) ?? null);
+  catalogs(catalogIds: readonly string[], tombstonesBefore: Date): Promise<StoredCatalog[]> {
+    const { state } = this;
+    return Promise.resolve(catalogIds.flatMap((id) => {
+      const name = state.partners.get(id);
+      if (name === undefined) return [];
+      let expiredTombstones = false;
+      for (const entry of state.feeds.get(id)?.entries.values() ?? []) {
+        if (entry.change === 'deleted' && entry.changedAt < tombstonesBefore) {
+          expiredTombstones = true;
+          break;
+        }
+      }
+      return [{ id, name, sourceHash: state.sourceHashes.get(id) ?? null, expiredTombstones }];
+    }));
   }
 
   savePartner(partnerId: string, name: string): Promise<void> {
     this.state.partners.set(partnerId, name);
+    return Promise.resolve();
+  }
+
+  saveSourceHashes(rows: readonly { catalogId: string; sourceHash: string | null }[]): Promise<void> {
+    for (const { catalogId, sourceHash } of rows) {
+      if (sourceHash === null) this.state.sourceHashes.delete(catalogId);
+      else this.state.sourceHashes.set(catalogId, sourceHash);
+    }
     return Promise.resolve();
   }
 

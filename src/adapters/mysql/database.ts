@@ -16,6 +16,8 @@ export interface PartnersTable {
   feed_horizon: ColumnType<number, number | undefined, number>;
   /** 1 when the partner's feed was served before the deployment signed its cursors (migration 0012 alone sets it). */
   feed_before_signing: ColumnType<number, never, never>;
+  /** The hash of the source its rows were last imported from (`catalogSourceHash`); null when not known to match them. */
+  source_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A partner's changes feed: one row per product, at its latest change; deleted ones kept a while as tombstones. */

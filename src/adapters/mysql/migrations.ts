@@ -14,6 +14,7 @@ import { feedBeforeSigning } from './migrations/0012_feed_before_signing.js';
 import { attemptsAcrossResends } from './migrations/0013_attempts_across_resends.js';
 import { testKeys } from './migrations/0014_test_keys.js';
 import { keyChangeSequence } from './migrations/0015_key_change_sequence.js';
+import { catalogSourceHash } from './migrations/0016_catalog_source_hash.js';
 
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
@@ -33,5 +34,6 @@ export const migrationProvider: MigrationProvider = {
     '0013_attempts_across_resends': attemptsAcrossResends,
     '0014_test_keys': testKeys,
     '0015_key_change_sequence': keyChangeSequence,
+    '0016_catalog_source_hash': catalogSourceHash,
   }),
 };

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredCatalog, StoredLookup, StoredPdpEntry, StoredProduct, StoredVideo } from '../../application/catalog-import/catalog-store.js';
 import type { KeyMode } from '../../domain/api-key.js';
 import type { OutboxMessage } from '../../application/webhooks/webhook-outbox.js';
 import { TIMEOUTS } from '../timeouts.js';
@@ -19,6 +19,8 @@ export const IMPORT_LOCK = sql<string>`concat('pcat_import:', left(sha2(database
 
 /** Values per `in (...)` list: keeps each statement small whatever the batch. */
 const IN_LIST = 1_000;
+/** Catalog ids per read of stored catalogs: an import reads those of thousands of small partners at a time, and each costs a statement. */
+const CATALOGS_PER_READ = 5_000;
 
 /** An import on MySQL is one transaction, and imports into one database take turns on a named lock. */
 export class MysqlCatalogStore implements CatalogStore {
@@ -57,13 +59,37 @@ class MysqlImportSession implements CatalogImportSession {
 
   constructor(private readonly trx: Transaction<Database>) {}
 
-  async partnerName(partnerId: string): Promise<string | null> {
-    const row = await this.trx.selectFrom('partners').select('name').where('id', '=', partnerId).executeTakeFirst();
-    return row?.name ?? null;
+  /** Learns with them each catalog's feed position and whether it has tombstones, which a catalog written later would read on its own. */
+  async catalogs(catalogIds: readonly string[], tombstonesBefore: Date): Promise<StoredCatalog[]> {
+    const catalogs: StoredCatalog[] = [];
+    for (const list of batches(catalogIds, () => 1, CATALOGS_PER_READ)) {
+      const rows = await this.trx
+        .selectFrom('partners')
+        .select((eb) => {
+          const tombstones = () => eb.selectFrom('product_tombstones').select('product_tombstones.seq').whereRef('product_tombstones.partner_id', '=', 'partners.id');
+          return ['partners.id', 'partners.name', 'partners.source_hash', 'partners.feed_seq',
+            eb.exists(tombstones()).as('tombstoned'), eb.exists(tombstones().where('product_tombstones.deleted_at', '<', tombstonesBefore)).as('expired')];
+        })
+        .where('partners.id', 'in', list)
+        .execute();
+      for (const row of rows) {
+        if (!this.feedPositions.has(row.id)) this.feedPositions.set(row.id, row.feed_seq);
+        if (!this.tombstoned.has(row.id)) this.tombstoned.set(row.id, Number(row.tombstoned) === 1);
+        catalogs.push({ id: row.id, name: row.name, sourceHash: row.source_hash, expiredTombstones: Number(row.expired) === 1 });
+      }
+    }
+    return catalogs;
   }
 
   savePartner(partnerId: string, name: string): Promise<void> {
     return upsertRows(this.trx, 'partners', [{ id: partnerId, name }], ['name']);
+  }
+
+  async saveSourceHashes(rows: readonly { catalogId: string; sourceHash: string | null }[]): Promise<void> {
+    for (const list of batches(rows, () => 1, IN_LIST)) {
+      const hashes = sql<string | null>`case partners.id ${sql.join(list.map((row) => sql`when ${row.catalogId} then ${row.sourceHash}`), sql` `)} end`;
+      await this.trx.updateTable('partners').set({ source_hash: hashes }).where('partners.id', 'in', list.map((row) => row.catalogId)).execute();
+    }
   }
 
   products(partnerId: string, skus: readonly string[]): Promise<StoredProduct[]> {

@@ -15,6 +15,16 @@ export interface CatalogStore {
   importing<T>(work: (session: CatalogImportSession) => Promise<T>): Promise<T>;
 }
 
+/** What an import reads of a catalog (a partner's, or a sandbox's) before any of its rows. */
+export interface StoredCatalog {
+  readonly id: string;
+  readonly name: string;
+  /** The hash of the source its rows were last imported from (`catalogSourceHash`); null when not known to match them. */
+  readonly sourceHash: string | null;
+  /** It lists deleted products older than the bound the read was given, which `dropTombstones` drops. */
+  readonly expiredTombstones: boolean;
+}
+
 export interface StoredProduct {
   readonly id: number;
   readonly sku: string;
@@ -68,8 +78,11 @@ export interface StoredLookup {
  * messages it queues are in that unit of work too: they land with the import or not at all.
  */
 export interface CatalogImportSession extends ImportMessageSession {
-  partnerName(partnerId: string): Promise<string | null>;
+  /** The stored catalogs of these ids, those with tombstones deleted before `tombstonesBefore` told; ids not stored are left out. */
+  catalogs(catalogIds: readonly string[], tombstonesBefore: Date): Promise<StoredCatalog[]>;
   savePartner(partnerId: string, name: string): Promise<void>;
+  /** Records the hash of the source each catalog's rows now are; null: not known to be any, so the next import examines it whole. */
+  saveSourceHashes(rows: readonly { readonly catalogId: string; readonly sourceHash: string | null }[]): Promise<void>;
 
   /** The stored products of these SKUs; SKUs not stored are left out. */
   products(partnerId: string, skus: readonly string[]): Promise<StoredProduct[]>;

@@ -3,16 +3,15 @@ import { sandboxCatalogOf } from '../../domain/sandbox.js';
 import { CatalogSourceError, CatalogSourceReader, type CatalogPiece, type CatalogPieces, type CatalogUnit, type ListedIdentities, type PartnerHeader } from '../../domain/catalog-source.js';
 import { TOMBSTONE_RETENTION_MS } from '../../domain/changes.js';
 import { ChangeTally } from '../../domain/webhook-messages.js';
-import { lookupHash, pdpEntryHash, pdpUrlHash, productHash, sha256Hex, videoHash } from '../../domain/content-hashes.js';
+import { catalogSourceHash, lookupHash, pdpEntryHash, pdpUrlHash, productHash, ProductsHash, sha256Hex, videoHash } from '../../domain/content-hashes.js';
 import { generateJsonLd } from '../../domain/json-ld.js';
 import { etagOf, lookupBodyOfText } from '../../domain/lookup-body.js';
 import { toLookupResult } from '../../domain/lookup-result.js';
-import type { KeyChanges } from '../instances/change-versions.js';
 import type { CursorKeys } from '../changes/cursor-keys.js';
 import { CatalogChangedMessages } from '../webhooks/catalog-changed-messages.js';
 import type { Clock } from '../common/clock.js';
-import type { CatalogImportSession, CatalogStore, StoredApiKey } from './catalog-store.js';
-import type { ImportCounts, ImportProgress, ImportReport } from './operator-commands.js';
+import type { CatalogImportSession, CatalogStore, StoredApiKey, StoredCatalog } from './catalog-store.js';
+import type { AnnounceImport, ImportChanges, ImportCounts, ImportProgress, ImportReport } from './operator-commands.js';
 
 /**
  * Products handled per round of reads and writes: bounds memory, and keeps statements short. Two
@@ -22,6 +21,14 @@ import type { ImportCounts, ImportProgress, ImportReport } from './operator-comm
 const BATCH = 500;
 /** Stored products or videos read per page when looking for those a file no longer lists. */
 const SWEEP_PAGE = 5_000;
+/**
+ * Partners that fit a batch are held whole, products and all, until the stored catalogs of this many
+ * are read in one go: a file of many small partners then costs a read per this many partners, not
+ * several statements per partner (at 10,000 partners of 3 products, 5 reads).
+ */
+const HELD_PARTNERS = 2_000;
+/** And at most about this many bytes of their products' JSON, so memory stays bounded whatever the products' size. */
+const HELD_BYTES = 8 * 1024 * 1024;
 
 /**
  * Imports a `partner-catalog/v1` catalog into a store, as one unit: it lands whole or not at all.
@@ -35,6 +42,14 @@ const SWEEP_PAGE = 5_000;
  *   a PDP entry by product and page.
  * - Only what changed is written, and JSON-LD is generated only for entries one of whose
  *   sources changed.
+ * - A catalog whose source is the one its rows were last imported from (`catalogSourceHash`: its
+ *   name and every field of its products; for a sandbox, its section's or the bundled demo's) is
+ *   neither read nor written: its rows are counted unchanged. Partners that fit a batch are held
+ *   whole and their stored catalogs read many at a time; a larger one is examined row by row.
+ * - The instances are told (`AnnounceImport`) only of the catalogs whose rows or name it wrote or
+ *   deleted, or whose source it did not know (changed, or never recorded); of the keys only when
+ *   one changed, or a partner's source was not known: an import whose announcement failed leaves
+ *   its catalogs so, and importing the file again tells of them.
  *
  * - A partner whose catalog the import changed gets one `catalog.changed` webhook message, to each
  *   of its enabled endpoints, queued in the same unit of work (`CatalogChangedMessages`).
@@ -43,9 +58,10 @@ const SWEEP_PAGE = 5_000;
  *   IDs follow the file's order): the file's `sandbox` section, or else the bundled demo products.
  *   A sandbox's changes reach its feed, never a webhook.
  *
- * The catalog is read piece by piece and written in batches as it is read, so memory holds one
- * batch and the identities seen, whatever the file's size. A file with any problem is refused
- * with every problem listed by JSON path, and nothing it held is kept.
+ * The catalog is read piece by piece and written in batches as it is read, so memory holds a
+ * batch or the partners held (HELD_BYTES), and the identities seen, whatever the file's size. A
+ * file with any problem is refused with every problem listed by JSON path, and nothing it held is
+ * kept.
  */
 export class ImportCatalog {
   constructor(
@@ -56,16 +72,16 @@ export class ImportCatalog {
     private readonly demoProducts: () => Promise<readonly Product[]>,
   ) {}
 
-  /** Imports the file; once it has committed, `keysChanged` is told what it did to the keys, for the instances to be told. */
-  async execute(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void, progress?: ImportProgress): Promise<ImportReport> {
-    let keyChanges: KeyChanges | undefined;
+  /** Imports the file; once it has committed, `announce` is told what it changed, for the instances to be told. */
+  async execute(pieces: CatalogPieces, announce?: AnnounceImport, progress?: ImportProgress): Promise<ImportReport> {
+    let committed: ImportRun | undefined;
     // Read before the unit of work starts, so the import holds no second connection for it.
     const messages = new CatalogChangedMessages(await this.cursorKeys.cursorKey());
     const demoProducts = await this.demoProducts();
     const report = await this.store.importing(async (session) => {
       const reader = new CatalogSourceReader();
       const run = new ImportRun(session, new Date(this.clock.now()), messages, demoProducts, progress);
-      keyChanges = run.keyChanges;
+      committed = run;
       const take = async (piece: CatalogPiece): Promise<void> => {
         const units = reader.read(piece);
         // Once the file is refused nothing more is written: the rest is only checked, to list every problem.
@@ -89,8 +105,19 @@ export class ImportCatalog {
       if (problems.length > 0) throw new CatalogSourceError(problems);
       return run.finish();
     });
-    if (keyChanges !== undefined) keysChanged?.(keyChanges);
+    if (announce !== undefined && committed !== undefined) await this.announce(committed, announce, report);
     return report;
+  }
+
+  private async announce(run: ImportRun, announce: AnnounceImport, report: ImportReport): Promise<void> {
+    try {
+      await announce(run.changes(), report);
+    } catch (error) {
+      // Not known to match their source any more, they are changed and told of when the file comes again.
+      const forgotten = run.unannounced().map((catalogId) => ({ catalogId, sourceHash: null }));
+      await this.store.importing((session) => session.saveSourceHashes(forgotten)).catch(() => undefined);
+      throw error;
+    }
   }
 }
 
@@ -114,15 +141,50 @@ function changed(counts: ImportCounts, stored: { readonly contentHash: string } 
 const byKey = <T, K>(rows: readonly T[], key: (row: T) => K): Map<K, T> => new Map(rows.map((row) => [key(row), row]));
 const entryKey = (productId: number, urlHash: string): string => `${String(productId)}/${urlHash}`;
 
+function productsHashOf(products: readonly Product[]): string {
+  const hash = new ProductsHash();
+  for (const product of products) hash.add(product);
+  return hash.digest();
+}
+
+/** Counts a catalog's rows as a row-by-row look would find them all: unchanged. */
+function countUnchanged(counts: RowCounts, products: readonly Product[]): void {
+  counts.products.unchanged += products.length;
+  for (const product of products) {
+    counts.videos.unchanged += product.videos.length;
+    counts.pdp_entries.unchanged += product.pdpUrls.length;
+  }
+}
+
 /** The catalog being imported: a partner's, or its sandbox (under the sandbox's catalog id). */
 interface CurrentPartner {
   readonly header: PartnerHeader;
   readonly counts: RowCounts;
   readonly batch: Product[];
+  /** As stored before the import; undefined for a catalog new to the store. */
+  readonly stored: StoredCatalog | undefined;
+  /** The import wrote or deleted some row of it, or its name. */
+  written: boolean;
   /** The partner's feed position before this import listed any of its changes. */
   readonly positionBefore: number;
   /** Its changes as the feed lists them, for its webhook message. */
   readonly changes: ChangeTally;
+}
+
+type PartnerEnd = Extract<CatalogUnit, { kind: 'partnerEnd' }>;
+
+/** A partner of the file held whole while it fits a batch, until its stored catalog is read. */
+class HeldPartner {
+  readonly products: Product[] = [];
+  readonly hash = new ProductsHash();
+  bytes = 0;
+
+  constructor(readonly header: PartnerHeader) {}
+
+  add(product: Product): void {
+    this.bytes += this.hash.add(product);
+    this.products.push(product);
+  }
 }
 
 class ImportRun {
@@ -141,11 +203,29 @@ class ImportRun {
     products: this.report.sandbox_products, videos: this.report.sandbox_videos, pdp_entries: this.report.sandbox_pdp_entries,
   };
   /** What the import did to the keys, as the instances are told it. */
-  readonly keyChanges = { withdrawn: [] as string[], added: [] as string[] };
-  private partner: CurrentPartner | null = null;
+  private readonly keyChanges = { withdrawn: [] as string[], added: [] as string[] };
+  /** The partners whose keys those changes are of. */
+  private readonly keyPartners = new Set<string>();
+  /** The partner being read while it fits a batch. */
+  private open: HeldPartner | null = null;
+  /** Partners read whole, waiting for their stored catalogs to be read together. */
+  private readonly held: { readonly partner: HeldPartner; readonly end: PartnerEnd }[] = [];
+  private heldBytes = 0;
+  /** The partner larger than a batch being written as it is read, and the hash of its products so far. */
+  private streaming: { readonly partner: CurrentPartner; readonly hash: ProductsHash } | null = null;
+  /** Sandboxes' stored catalogs, read with their partners'. */
+  private readonly storedSandboxes = new Map<string, StoredCatalog>();
   private readonly keys: { readonly partnerId: string; readonly keys: readonly ApiKeyRecord[] }[] = [];
-  /** Each partner's sandbox, imported once every live catalog is. */
-  private readonly sandboxes: { readonly owner: PartnerHeader; readonly products: readonly Product[] }[] = [];
+  /** Each partner's sandbox, imported once every live catalog is: its section, or null for the bundled demo products. */
+  private readonly sandboxes: { readonly owner: PartnerHeader; readonly section: readonly Product[] | null }[] = [];
+  private demoHash: string | undefined;
+  /** Source hashes to record, of the catalogs whose stored one differs. */
+  private readonly sourceHashes: { readonly catalogId: string; readonly sourceHash: string }[] = [];
+  /** The catalogs the instances are to be told of. */
+  private readonly changedCatalogs: string[] = [];
+  /** A partner of the file whose source was not known: its keys may never have been told either. */
+  private sourceUnknown = false;
+  private readonly tombstonesBefore: Date;
   private stopped = false;
   private written = 0;
   /**
@@ -160,12 +240,28 @@ class ImportRun {
     private readonly messages: CatalogChangedMessages,
     private readonly demoProducts: readonly Product[],
     private readonly progress: ImportProgress | undefined,
-  ) {}
+  ) {
+    this.tombstonesBefore = new Date(now.getTime() - TOMBSTONE_RETENTION_MS);
+  }
 
   /** The file is refused: drop what waits to be written. */
   stop(): void {
     this.stopped = true;
-    this.partner = null;
+    this.open = null;
+    this.held.length = 0;
+    this.streaming = null;
+  }
+
+  /** What the import changed, for the instances once it has committed. */
+  changes(): ImportChanges {
+    const { withdrawn, added } = this.keyChanges;
+    const keysChanged = withdrawn.length > 0 || added.length > 0 || this.sourceUnknown;
+    return { catalogs: this.changedCatalogs, keys: keysChanged ? this.keyChanges : null };
+  }
+
+  /** What an announcement that failed leaves not known to match its source: the catalogs it was to tell of, and the partners whose keys changed. */
+  unannounced(): string[] {
+    return [...new Set([...this.changedCatalogs, ...this.keyPartners])];
   }
 
   /** Once the batch being written is written, or has failed. */
@@ -177,53 +273,156 @@ class ImportRun {
     if (this.stopped) return;
     switch (unit.kind) {
       case 'partner':
-        await this.startPartner(unit.partner);
+        this.open = new HeldPartner(unit.partner);
         return;
       case 'product': {
-        const partner = this.current();
         this.progress?.product();
-        partner.batch.push(unit.product);
-        if (partner.batch.length >= BATCH) {
-          await this.writing;
-          this.writing = this.writeBatch(partner);
-          // Its failure is met when it is awaited, at the next batch or the partner's end.
-          this.writing.catch(() => undefined);
+        const open = this.open;
+        if (open !== null && open.products.length < BATCH) {
+          open.add(unit.product);
+          return;
         }
+        if (open !== null) await this.stream(open);
+        const { partner, hash } = this.current();
+        hash.add(unit.product);
+        partner.batch.push(unit.product);
+        if (partner.batch.length >= BATCH) await this.writeInTurn(partner);
         return;
       }
       case 'partnerEnd': {
-        const partner = this.current();
+        const open = this.open;
+        if (open !== null) {
+          this.open = null;
+          this.held.push({ partner: open, end: unit });
+          this.heldBytes += open.bytes;
+          if (this.held.length >= HELD_PARTNERS || this.heldBytes >= HELD_BYTES) await this.importHeld();
+          return;
+        }
+        const { partner, hash } = this.current();
+        this.streaming = null;
         await this.writing;
-        await this.endCatalog(partner, unit.listed);
-        await this.messages.queue(this.session, { partnerId: unit.partner.id, positionBefore: partner.positionBefore, changes: partner.changes, at: this.now });
-        this.keys.push({ partnerId: unit.partner.id, keys: unit.partner.apiKeys });
-        this.partner = null;
-        this.sandboxes.push({ owner: unit.partner, products: unit.sandbox ?? this.demoProducts });
+        await this.endPartner(partner, unit, catalogSourceHash(partner.header.id, partner.header.name, hash.digest()));
         return;
       }
     }
   }
 
   async finish(): Promise<ImportReport> {
-    for (const { owner, products } of this.sandboxes) await this.importSandbox(owner, products);
+    await this.importHeld();
+    for (const { owner, section } of this.sandboxes) await this.importSandbox(owner, section);
+    await this.session.saveSourceHashes(this.sourceHashes);
     await this.importKeys();
     return this.report;
+  }
+
+  private current(): { readonly partner: CurrentPartner; readonly hash: ProductsHash } {
+    if (this.streaming === null) throw new Error('a product came before its partner');
+    return this.streaming;
+  }
+
+  /** Writes the next batch once the one before it is written: reading goes on meanwhile. */
+  private async writeInTurn(partner: CurrentPartner): Promise<void> {
+    await this.writing;
+    this.writing = this.writeBatch(partner);
+    // Its failure is met when it is awaited, at the next batch or the partner's end.
+    this.writing.catch(() => undefined);
+  }
+
+  /** A partner grown past a batch: after the partners held before it, written as it is read, row by row. */
+  private async stream(open: HeldPartner): Promise<void> {
+    this.open = null;
+    const partner = await this.startPartner(open.header, await this.importHeld(open.header));
+    partner.batch.push(...open.products);
+    this.streaming = { partner, hash: open.hash };
+    await this.writeInTurn(partner);
+  }
+
+  /**
+   * Reads the stored catalogs of the partners held, and of their sandboxes, in one go (with `next`'s,
+   * the partner about to be streamed, returned), then imports each held partner in file order.
+   */
+  private async importHeld(next?: PartnerHeader): Promise<StoredCatalog | undefined> {
+    const held = this.held.splice(0);
+    this.heldBytes = 0;
+    const ids = [...held.map(({ partner }) => partner.header.id), ...(next === undefined ? [] : [next.id])];
+    if (ids.length === 0) return undefined;
+    const stored = byKey(await this.session.catalogs(ids.flatMap((id) => [id, sandboxCatalogOf(id)]), this.tombstonesBefore), (row) => row.id);
+    for (const id of ids) {
+      const sandbox = stored.get(sandboxCatalogOf(id));
+      if (sandbox !== undefined) this.storedSandboxes.set(sandbox.id, sandbox);
+    }
+    for (const { partner, end } of held) await this.importWhole(partner, end, stored.get(partner.header.id));
+    return next === undefined ? undefined : stored.get(next.id);
+  }
+
+  /** A partner held whole: untouched if its source is the one its rows were imported from, else written as one batch. */
+  private async importWhole(held: HeldPartner, end: PartnerEnd, stored: StoredCatalog | undefined): Promise<void> {
+    const { header, products } = held;
+    const sourceHash = catalogSourceHash(header.id, header.name, held.hash.digest());
+    if (stored?.sourceHash === sourceHash) {
+      this.report.partners.unchanged += 1;
+      await this.leaveAsIs(stored, this.liveCounts, products);
+      this.written += products.length;
+      this.progress?.productsWritten(this.written);
+      this.partnerRead(end);
+      return;
+    }
+    const partner = await this.startPartner(header, stored);
+    partner.batch.push(...products);
+    await this.endPartner(partner, end, sourceHash);
+  }
+
+  /** A catalog whose rows are already what its source makes: counted unchanged, and only its expired tombstones dropped. */
+  private async leaveAsIs(stored: StoredCatalog, counts: RowCounts, products: readonly Product[]): Promise<void> {
+    countUnchanged(counts, products);
+    if (stored.expiredTombstones) await this.session.dropTombstones(stored.id, this.tombstonesBefore);
+  }
+
+  /** Ends a partner examined row by row: what waits is written, what the file no longer lists deleted, its webhook message queued. */
+  private async endPartner(partner: CurrentPartner, end: PartnerEnd, sourceHash: string): Promise<void> {
+    await this.endCatalog(partner, end.listed);
+    await this.messages.queue(this.session, { partnerId: end.partner.id, positionBefore: partner.positionBefore, changes: partner.changes, at: this.now });
+    this.settle(partner, sourceHash);
+    this.partnerRead(end);
+  }
+
+  /** What every partner of the file leaves for the import's end: its keys and its sandbox. */
+  private partnerRead(end: PartnerEnd): void {
+    this.keys.push({ partnerId: end.partner.id, keys: end.partner.apiKeys });
+    this.sandboxes.push({ owner: end.partner, section: end.sandbox });
+  }
+
+  /** Records a catalog examined row by row: its source hash where it changed, and whether the instances are to be told. */
+  private settle(catalog: CurrentPartner, sourceHash: string): void {
+    const known = catalog.stored?.sourceHash === sourceHash;
+    if (!known) this.sourceHashes.push({ catalogId: catalog.header.id, sourceHash });
+    if (!known || catalog.written) this.changedCatalogs.push(catalog.header.id);
   }
 
   /** Writes what waits, then deletes what the file no longer lists and the feed's expired tombstones. */
   private async endCatalog(partner: CurrentPartner, listed: ListedIdentities): Promise<void> {
     await this.writeBatch(partner);
     await this.sweep(partner, listed);
-    await this.session.dropTombstones(partner.header.id, new Date(this.now.getTime() - TOMBSTONE_RETENTION_MS));
+    if (partner.stored?.expiredTombstones === true) await this.session.dropTombstones(partner.header.id, this.tombstonesBefore);
   }
 
   /** The partner's sandbox, whole: a sandbox is small, so it is written in batches only for the bound on a statement. */
-  private async importSandbox(owner: PartnerHeader, products: readonly Product[]): Promise<void> {
+  private async importSandbox(owner: PartnerHeader, section: readonly Product[] | null): Promise<void> {
     const header = { id: sandboxCatalogOf(owner.id), name: owner.name };
+    const products = section ?? this.demoProducts;
+    // The demo products are hashed once, not once per partner that has them.
+    const productsHash = section === null ? (this.demoHash ??= productsHashOf(this.demoProducts)) : productsHashOf(section);
+    const sourceHash = catalogSourceHash(header.id, header.name, productsHash);
+    const stored = this.storedSandboxes.get(header.id);
+    if (stored?.sourceHash === sourceHash) {
+      await this.leaveAsIs(stored, this.sandboxCounts, products);
+      return;
+    }
     // Its partner row carries the name its answers' JSON-LD gives as publisher, and its feed's position.
-    if ((await this.session.partnerName(header.id)) !== header.name) await this.session.savePartner(header.id, header.name);
+    const renamed = stored?.name !== header.name;
+    if (renamed) await this.session.savePartner(header.id, header.name);
     // No webhook message is queued for a sandbox: its feed position before and its tally go unread.
-    const sandbox: CurrentPartner = { header, counts: this.sandboxCounts, batch: [], positionBefore: 0, changes: new ChangeTally() };
+    const sandbox: CurrentPartner = { header, counts: this.sandboxCounts, batch: [], stored, written: renamed, positionBefore: 0, changes: new ChangeTally() };
     for (let start = 0; start < products.length; start += BATCH) {
       sandbox.batch.push(...products.slice(start, start + BATCH));
       await this.writeBatch(sandbox);
@@ -232,21 +431,18 @@ class ImportRun {
       skus: new Set(products.map((product) => product.sku)),
       videoRefs: new Set(products.flatMap((product) => product.videos.map((video) => video.ref))),
     });
+    this.settle(sandbox, sourceHash);
   }
 
-  private current(): CurrentPartner {
-    if (this.partner === null) throw new Error('a product came before its partner');
-    return this.partner;
-  }
-
-  private async startPartner(header: PartnerHeader): Promise<void> {
-    const stored = await this.session.partnerName(header.id);
+  private async startPartner(header: PartnerHeader, stored: StoredCatalog | undefined): Promise<CurrentPartner> {
     const counts = this.report.partners;
-    if (stored === null) counts.created += 1;
-    else if (stored === header.name) counts.unchanged += 1;
+    if (stored === undefined) counts.created += 1;
+    else if (stored.name === header.name) counts.unchanged += 1;
     else counts.updated += 1;
-    if (stored !== header.name) await this.session.savePartner(header.id, header.name);
-    this.partner = { header, counts: this.liveCounts, batch: [], positionBefore: await this.session.feedPosition(header.id), changes: new ChangeTally() };
+    if (stored?.sourceHash === undefined || stored.sourceHash === null) this.sourceUnknown = true;
+    const renamed = stored?.name !== header.name;
+    if (renamed) await this.session.savePartner(header.id, header.name);
+    return { header, counts: this.liveCounts, batch: [], stored, written: renamed, positionBefore: await this.session.feedPosition(header.id), changes: new ChangeTally() };
   }
 
   /** Writes a batch of one partner's products: rows, then entries' JSON-LD, then answers, each only where changed. */
@@ -260,7 +456,8 @@ class ImportRun {
     const hashes = products.map((product) => productHash(partnerId, product));
     const storedProducts = byKey(await session.products(partnerId, products.map((p) => p.sku)), (row) => row.sku);
     const productRows = products.map((product, i) => ({ sku: product.sku, contentHash: hashes[i]! }));
-    await session.saveProducts(partnerId, productRows.filter((row) => changed(report.products, storedProducts.get(row.sku), row.contentHash)));
+    const productWrites = productRows.filter((row) => changed(report.products, storedProducts.get(row.sku), row.contentHash));
+    await session.saveProducts(partnerId, productWrites);
     const created = products.filter((p) => !storedProducts.has(p.sku)).map((p) => p.sku);
     const productIds = new Map([...storedProducts.values(), ...await session.products(partnerId, created)].map((row) => [row.sku, row.id]));
     const idOf = (sku: string): number => {
@@ -274,7 +471,8 @@ class ImportRun {
     const videoRows = products.flatMap((product, i) =>
       product.videos.map((video, position) => ({ ref: video.ref, productId: ids[i]!, contentHash: videoHash(partnerId, ids[i]!, position, video) })));
     const storedVideos = byKey(await session.videos(partnerId, videoRows.map((v) => v.ref)), (row) => row.ref);
-    await session.saveVideos(partnerId, videoRows.filter((row) => changed(report.videos, storedVideos.get(row.ref), row.contentHash)));
+    const videoWrites = videoRows.filter((row) => changed(report.videos, storedVideos.get(row.ref), row.contentHash));
+    await session.saveVideos(partnerId, videoWrites);
     const newRefs = videoRows.filter((row) => !storedVideos.has(row.ref)).map((row) => row.ref);
     const videoIds = new Map([...storedVideos.values(), ...await session.videos(partnerId, newRefs)].map((row) => [row.ref, row.id]));
     const videoHashes = new Map(videoRows.map((row) => [row.ref, row.contentHash]));
@@ -325,6 +523,7 @@ class ImportRun {
       return [{ productId, sku: product.sku, lookupHash: hash, lookup, lookupText, etag, changed: etag !== storedProducts.get(product.sku)?.etag }];
     });
     await session.saveLookups(partnerId, lookups, this.now);
+    if (productWrites.length + videoWrites.length + entryRows.length + obsolete.length + lookups.length > 0) partner.written = true;
     for (const row of lookups) {
       if (row.changed) partner.changes.add({ sku: row.sku, productId: row.productId, change: 'upserted', etag: row.etag, changedAt: this.now });
     }
@@ -345,6 +544,7 @@ class ImportRun {
     for (let after: string | null = null; ;) {
       const page = await session.videoPage(partnerId, after, SWEEP_PAGE);
       const gone = page.filter((row) => !listed.videoRefs.has(row.ref)).map((row) => row.id);
+      if (gone.length > 0) partner.written = true;
       await session.deleteVideos(gone);
       report.videos.deleted += gone.length;
       if (page.length < SWEEP_PAGE) break;
@@ -353,6 +553,7 @@ class ImportRun {
     for (let after: string | null = null; ;) {
       const page = await session.productPage(partnerId, after, SWEEP_PAGE);
       const gone = page.filter((row) => !listed.skus.has(row.sku));
+      if (gone.length > 0) partner.written = true;
       report.pdp_entries.deleted += await session.deleteProducts(gone.map((row) => row.id));
       report.products.deleted += gone.length;
       await session.recordDeletions(partnerId, gone.map((row) => ({ sku: row.sku, productId: row.id })), this.now);
@@ -381,17 +582,21 @@ class ImportRun {
     });
     await this.session.saveApiKeys(write.map(({ id, partnerId, mode, sha256, revoked }) => ({ id, partnerId, mode, sha256, revoked })), this.now);
     const revokedInFile = write.filter((key) => key.revoked && storedById.get(key.id)?.revoked === false).map((key) => key.id);
-    const dropped = stored.filter((row) => row.origin === 'catalog' && !row.revoked && !listedIds.has(row.id)).map((row) => row.id);
+    const dropped = stored.filter((row) => row.origin === 'catalog' && !row.revoked && !listedIds.has(row.id));
     counts.revoked = dropped.length;
-    await this.session.revokeApiKeys([...revokedInFile, ...dropped], this.now);
+    await this.session.revokeApiKeys([...revokedInFile, ...dropped.map((row) => row.id)], this.now);
+    const changedKey = (list: string[], key: { readonly id: string; readonly partnerId: string }): void => {
+      list.push(key.id);
+      this.keyPartners.add(key.partnerId);
+    };
     for (const key of write) {
       const row = storedById.get(key.id);
       // A revoked key stays revoked, whatever the file says.
       const live = !key.revoked && row?.revoked !== true;
       const moved = row !== undefined && (row.sha256 !== key.sha256 || row.partnerId !== key.partnerId || row.mode !== key.mode);
-      if (row !== undefined && !row.revoked && (!live || moved)) this.keyChanges.withdrawn.push(key.id);
-      if (live && (row === undefined || moved)) this.keyChanges.added.push(key.id);
+      if (row !== undefined && !row.revoked && (!live || moved)) changedKey(this.keyChanges.withdrawn, key);
+      if (live && (row === undefined || moved)) changedKey(this.keyChanges.added, key);
     }
-    this.keyChanges.withdrawn.push(...dropped);
+    for (const row of dropped) changedKey(this.keyChanges.withdrawn, row);
   }
 }

@@ -47,6 +47,25 @@ export type ImportReport = {
   sandbox_pdp_entries: ImportCounts & { regenerated: number };
 };
 
+/** What a committed import changed, for the running instances to be told (decisions.md, what an import does). */
+export interface ImportChanges {
+  /**
+   * The catalogs (partner ids and sandbox catalog ids) whose rows or name it wrote or deleted, or
+   * whose source it found changed or not known: only their tokens are replaced, so every other
+   * partner keeps its cached answers.
+   */
+  readonly catalogs: readonly string[];
+  /** What it did to the keys; null when it changed none, and none is to be announced. */
+  readonly keys: KeyChanges | null;
+}
+
+/**
+ * Tells the instances what an import changed, once it has committed. If it throws, the catalogs it
+ * was to tell of are marked not known to match their source, so that importing the same file again
+ * changes and tells of them, and the import throws what it threw.
+ */
+export type AnnounceImport = (changes: ImportChanges, report: ImportReport) => Promise<void>;
+
 /** Told how an import goes, for a person watching a long one. */
 export interface ImportProgress {
   /** A valid product of the file was read. */
@@ -63,9 +82,9 @@ export interface OperatorCommands {
   migrate(): Promise<string[]>;
   /**
    * Imports a catalog read piece by piece (`ImportCatalog`); refuses a bad one with nothing written.
-   * Once it has committed, `keysChanged` is told what it did to the keys; `progress` is told how it goes.
+   * Once it has committed, `announce` is told what it changed; `progress` is told how it goes.
    */
-  importCatalog(pieces: CatalogPieces, keysChanged?: (changes: KeyChanges) => void, progress?: ImportProgress): Promise<ImportReport>;
+  importCatalog(pieces: CatalogPieces, announce?: AnnounceImport, progress?: ImportProgress): Promise<ImportReport>;
   issueKey(partnerId: string, mode: KeyMode, label: string | null): Promise<IssuedApiKey>;
   revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;
