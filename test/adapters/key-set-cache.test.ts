@@ -118,7 +118,7 @@ async function setup(): Promise<{
   const held = new KeySetCache(source, { watch, versions: reader, clock, maxAgeMs: MAX_AGE_MS });
   // As the service starts: the token first, then the keys.
   await reader.keysVersion();
-  await held.warm();
+  await held.load();
   expect(source.reads, 'read whole once at start, then the changes made meanwhile').to.deep.include({ whole: 1, changes: 1 });
   return { held, source, versions, watch, reader, clock, acmeKey };
 }
@@ -126,7 +126,7 @@ async function setup(): Promise<{
 const ACME: Principal = principalOf('acme-prod', 'acme', 'live');
 
 describe('KeySetCache', function () {
-  it('authenticates a held key with no read of the source after warm()', async function () {
+  it('authenticates a held key with no read of the source once loaded', async function () {
     const { held, source, reader, acmeKey } = await setup();
     for (let i = 0; i < 10; i += 1) {
       const principal = await held.findActiveByHash(hashApiKey(acmeKey));

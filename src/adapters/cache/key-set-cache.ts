@@ -112,11 +112,6 @@ export class KeySetCache implements ApiKeyStore {
     return this.loading;
   }
 
-  /** Reads the whole set now, once; fails as the read does. For tests and the first start. */
-  async warm(): Promise<void> {
-    if (this.keys === null) await this.loadOnce();
-  }
-
   /** Stops trying to load. */
   close(): void {
     this.closed = true;
