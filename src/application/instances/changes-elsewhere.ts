@@ -107,9 +107,9 @@ export class ChangesElsewhere {
   }
 
   /**
-   * The key set is read again once, whatever the key-set token says next: a Redis that switched may
-   * hand back a token seen before the change it lost. The last token is kept; a different one after
-   * the return only reads the set once more.
+   * The key set reads the changes made since it last did, once, whatever the key-set token says next:
+   * a Redis that switched may hand back a token seen before the change it lost. The last token is
+   * kept; a different one after the return only reads the changes once more.
    */
   private forgetAll(): void {
     this.epochCount += 1;
