@@ -110,6 +110,27 @@ describe('answer ring (the response cache\'s store)', function () {
     expect([ring.entries, ring.bytes]).to.deep.equal([1, 256]);
   });
 
+  it('takes an answer stored again as it is held (requests that missed together) as held, so it pushes no other entry out', function () {
+    const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 100, ttlMs: 0, sizeOf });
+    ring.set('a', answerOf('a', 1, 1_000));
+    ring.set('gone', null);
+    // A thousand records of 1 KB would go round the ring's 16 KB pages many times over, had each been written.
+    for (let i = 0; i < 1_000; i += 1) {
+      ring.set('b', answerOf('b', 1, 1_000));
+      ring.set('gone', null);
+    }
+    expectAnswer(ring.get('a'), answerOf('a', 1, 1_000));
+    expectAnswer(ring.get('b'), answerOf('b', 1, 1_000));
+    expect(ring.get('gone')).to.equal(NO_SUCH_ANSWER);
+    expect(ring.pageBytesInUse, 'the two records written fill one page').to.equal(ring.pageBytes);
+    // Another answer under the key (another ETag, or the same one over another body) still takes its place.
+    ring.set('b', answerOf('b', 2, 1_000));
+    expectAnswer(ring.get('b'), answerOf('b', 2, 1_000));
+    ring.set('b', { body: bodyOf('b', 2, 900), etag: answerOf('b', 2, 1_000).etag });
+    expect((ring.get('b') as { body: Buffer }).body.length).to.equal(900);
+    expect(ring.entries).to.equal(3);
+  });
+
   it('lets the entry held longest go first, whether or not it was asked for since', function () {
     const ring = new AnswerRing({ maxBytes: 1024 * 1024, maxEntries: 3, ttlMs: 0, sizeOf });
     for (const key of ['a', 'b', 'c']) ring.set(key, answerOf(key, 1, 100));
@@ -222,10 +243,12 @@ describe('answer ring (the response cache\'s store)', function () {
           // Mostly small bodies, some near or over a page's quarter, some misses.
           const roll = next();
           const length = roll < 0.1 ? -1 : roll < 0.9 ? Math.floor(next() * 3_000) : Math.floor(next() * 20_000);
+          // A miss stored over a miss the ring holds is taken as held: it keeps its place among the oldest.
+          const again = length < 0 && ring.get(key) === NO_SUCH_ANSWER;
           ring.set(key, length < 0 ? null : answerOf(key, version, length));
           if (sizeOf(length) <= maxBytes) {
             latest.set(key, { version, length, stored: step });
-            stored.set(key, step);
+            if (!again) stored.set(key, step);
           } else {
             latest.delete(key);
             stored.delete(key);

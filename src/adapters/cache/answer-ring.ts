@@ -334,7 +334,12 @@ export class AnswerRing {
   set(key: string, answer: { readonly body: Buffer; readonly etag: string } | null, prefix: KeyPrefix = this.noPrefix): void {
     const hash = hashFrom(prefix.hash, key);
     const held = this.find(prefix, key, hash);
-    if (held !== NOWHERE) this.remove(held);
+    if (held !== NOWHERE) {
+      // Many requests that missed together store the same answer: written again, each would leave a
+      // record gone behind it, and the ring would come round to its pages and let live entries go.
+      if (this.holdsSame(held, answer)) return;
+      this.remove(held);
+    }
     const keyLength = prefix.text.length + key.length;
     if (keyLength > MAX_KEY_LENGTH || !isByteString(prefix.text) || !isByteString(key)) return;
     const bodyBytes = answer === null ? MISS : answer.body.length;
@@ -374,6 +379,18 @@ export class AnswerRing {
     this.ownedBy(number, prefix.owner, size);
     // The slot is found again: making room, or coming round to a page, may have moved entries back into it.
     this.list(number, hash);
+  }
+
+  /** Whether the entry, not past its TTL, holds this answer already: a miss, or the same ETag over a body of the same length. */
+  private holdsSame(number: number, answer: { readonly body: Buffer; readonly etag: string } | null): boolean {
+    if (this.ttlMs > 0 && this.now() - this.storedAt[number]! > this.ttlMs) return false;
+    const body = this.bodyBytes[number]!;
+    if (answer === null || body === MISS) return answer === null && body === MISS;
+    if (body !== answer.body.length || this.etagBytes[number] !== answer.etag.length) return false;
+    const page = this.pages[this.page[number]!]!;
+    const etagStart = this.offset[number]! + HEADER_BYTES + this.keyBytes[number]!;
+    for (let i = 0; i < answer.etag.length; i += 1) if (page[etagStart + i] !== answer.etag.charCodeAt(i)) return false;
+    return true;
   }
 
   /** The number of the entry held under the prefix's text and the key, or NOWHERE. */
