@@ -71,6 +71,15 @@ describe('catalog file pieces', function () {
         expect(await problemsOfFile(utf16, readBytes)).to.deep.equal(['$: not valid UTF-8 at byte 0 (0xff): is the file UTF-16? Save it as UTF-8']);
       });
 
+      it('refuses bytes that cannot begin a UTF-8 character as not UTF-8, where a read ends too', async function () {
+        const text = JSON.stringify(fixtureDocument());
+        // 0xf0 0x80 begins no character (a four-byte one's second byte is 0x90 to 0xbf): the file does not merely end early.
+        const bad = Buffer.concat([Buffer.from(text.slice(0, 100)), Buffer.from([0xf0, 0x80])]);
+        expect(await problemsOfFile(bad, readBytes)).to.deep.equal(['partners[0].api_keys[0].id: not valid UTF-8 at byte 100 (0xf0)']);
+        const surrogate = Buffer.concat([Buffer.from(text.slice(0, 100)), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(text.slice(100))]);
+        expect(await problemsOfFile(surrogate, readBytes)).to.deep.equal(['partners[0].api_keys[0].id: not valid UTF-8 at byte 100 (0xed)']);
+      });
+
       it('refuses a file that ends inside a UTF-8 character', async function () {
         const text = JSON.stringify(fixtureDocument());
         const cut = Buffer.concat([Buffer.from(text.slice(0, 100)), Buffer.from('€').subarray(0, 2)]);
