@@ -1,4 +1,4 @@
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { getManyValues, isMany, none } from 'stream-chain/defs.js';
 import { jsonParser } from 'stream-json/core/parser.js';
@@ -110,8 +110,8 @@ interface Utf8Fault {
 /**
  * A file's reads as text, a read at a time: the characters each completes (a character a read
  * begins is finished by the next), checked by node's validator and decoded by `toString` (a fatal
- * TextDecoder took eight times as long), a byte order mark opening the file dropped, as JSON's
- * standard allows.
+ * TextDecoder took eight times as long), as Latin-1 when it is all ASCII; a byte order mark opening
+ * the file is dropped, as JSON's standard allows.
  */
 class Utf8Reads {
   /** The bytes read so far. */
@@ -137,7 +137,8 @@ class Utf8Reads {
     }
     this.tail = pending;
     this.offset += bytes.length;
-    return { text: joined.toString('utf8', start, end), firstByte };
+    // ASCII decodes the same as Latin-1, which node decodes five times as fast as UTF-8.
+    return { text: joined.toString(isAscii(joined.subarray(start, end)) ? 'latin1' : 'utf8', start, end), firstByte };
   }
 }
 
