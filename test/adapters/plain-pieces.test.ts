@@ -15,7 +15,7 @@ function plainPieces(text: string, sizes: readonly number[]): CatalogPiece[] | n
   const pieces: CatalogPiece[] = [];
   for (let at = 0, i = 0; at < text.length; i += 1) {
     const size = sizes[i % sizes.length]!;
-    if (!reader.feed(text.slice(at, at + size))) return null;
+    if (!reader.feed(reader.untaken() + text.slice(at, at + size))) return null;
     pieces.push(...reader.pieces.splice(0));
     at += size;
   }

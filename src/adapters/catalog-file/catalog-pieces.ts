@@ -66,6 +66,7 @@ export async function* catalogFilePieces(path: string | URL, options: CatalogRea
         plain = false;
         break;
       }
+      reads.again(reader.untaken());
       onRead(reads.offset);
       if (reader.pieces.length > 0) {
         handedOn += reader.pieces.length;
@@ -118,15 +119,26 @@ class Utf8Reads {
   offset = 0;
   /** The last read's bytes that begin a character it did not finish. */
   private tail: Uint8Array = new Uint8Array(0);
+  /** The bytes of the last text that are to be decoded again, before the next read's (`again`). */
+  private repeated: Uint8Array = new Uint8Array(0);
+  /** The bytes the last text was decoded from. */
+  private last: Uint8Array = new Uint8Array(0);
 
   /** Bytes of a character begun and not finished when the file ended there. */
   get pending(): number {
     return this.tail.length;
   }
 
+  /** The end of the last text is to start the next one too: decoded again with it, so the next text is one string. */
+  again(text: string): void {
+    this.repeated = Buffer.from(this.last.subarray(this.last.length - Buffer.byteLength(text)));
+  }
+
   next(bytes: Buffer): Utf8Text | Utf8Fault {
-    const joined = this.tail.length === 0 ? bytes : Buffer.concat([this.tail, bytes]);
-    const joinedAt = this.offset - this.tail.length;
+    const before = this.repeated.length + this.tail.length;
+    const joined = before === 0 ? bytes : Buffer.concat([this.repeated, this.tail, bytes]);
+    const joinedAt = this.offset - before;
+    this.repeated = new Uint8Array(0);
     const start = joinedAt === 0 && startsWithBom(joined) ? 3 : 0;
     const pending = incompleteTail(joined);
     const end = joined.length - pending.length;
@@ -137,8 +149,9 @@ class Utf8Reads {
     }
     this.tail = pending;
     this.offset += bytes.length;
+    this.last = joined.subarray(start, end);
     // ASCII decodes the same as Latin-1, which node decodes five times as fast as UTF-8.
-    return { text: joined.toString(isAscii(joined.subarray(start, end)) ? 'latin1' : 'utf8', start, end), firstByte };
+    return { text: joined.toString(isAscii(this.last) ? 'latin1' : 'utf8', start, end), firstByte };
   }
 }
 
