@@ -7,7 +7,7 @@
  *   npx tsx bench/cli-progress.ts [products] --write <file>
  *
  * --prod runs `npm run cli:prod`'s command (dist/, built) instead. --write only writes the catalog
- * file, to time `import` and `check` on it by hand (docs/performance.md, a million products).
+ * file, to time `import` and `check` on it by hand (docs/performance-history.md, a million products).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';

@@ -5,8 +5,8 @@
  *
  * Why: each answer written while the client sleeps wakes it, and that wake-up is paid for on the
  * server's core, inside the write. Written in the middle of the turn's work, every answer found the
- * client asleep again; written back to back, most find it awake (docs/performance.md, "A turn's
- * answers written together").
+ * client asleep again; written back to back, most find it awake (docs/performance-history.md,
+ * "A turn's answers written together").
  */
 export class TurnWrites<Entry> {
   #pending: Entry[] = [];

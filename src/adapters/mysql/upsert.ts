@@ -17,8 +17,9 @@ function approximateSize(row: object): number {
  * Rows per statement, largest first. Each statement is a server-side prepared statement, so its
  * values travel in binary and are never escaped into SQL text: an import's answers come to
  * megabytes a batch, whose escaping and joining into one text took a fifth of an import's CPU and
- * whose parsing a third of the server's (docs/performance.md). A batch is cut into these sizes, so
- * a table has a handful of statement texts, each prepared once per connection, whatever its rows.
+ * whose parsing a third of the server's (docs/performance-history.md). A batch is cut into these
+ * sizes, so a table has a handful of statement texts, each prepared once per connection, whatever
+ * its rows.
  */
 const ROWS_PER_STATEMENT = [512, 256, 128, 64, 32, 16, 8, 4, 2, 1];
 

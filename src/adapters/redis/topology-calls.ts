@@ -34,7 +34,7 @@ export interface CountCallsOptions {
  * The calls for a target, on an ioredis client of their own: it follows a Sentinel primary and a
  * Cluster's slots, and, for one Redis, costs some 6 µs of CPU a call more than the connection of
  * our own it replaced (21 against 27 µs a call of 35 counts: under 0.2 µs an answer, 0.6 % of a
- * production answer; docs/performance.md). On a Cluster each call is split by slot (ClusterCountCalls).
+ * production answer; docs/performance-history.md). On a Cluster each call is split by slot (ClusterCountCalls).
  */
 export function countCallsFor(target: RedisTarget, options: CountCallsOptions): CountCalls {
   const script = options.withVersions ? COUNT_AND_VERSIONS_SCRIPT : COUNT_SCRIPT;

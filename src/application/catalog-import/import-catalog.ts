@@ -16,7 +16,7 @@ import type { AnnounceImport, ImportChanges, ImportCounts, ImportProgress, Impor
 /**
  * Products handled per round of reads and writes: bounds memory, and keeps statements short. Two
  * batches are held at once (one written, the next read); at 1,000 a million-product import peaked at
- * 480 MiB, at 500 at 390 MiB in about the same time (docs/performance.md).
+ * 480 MiB, at 500 at 390 MiB in about the same time (docs/performance-history.md).
  */
 const BATCH = 500;
 /** Stored products or videos read per page when looking for those a file no longer lists. */
