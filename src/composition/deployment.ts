@@ -305,5 +305,5 @@ async function openRateLimiter(config: Config, logger: Logger, watchChanges: boo
   const close = (): Promise<void> => roundTrip.close();
   const usingFallback = (): boolean => roundTrip.usingFallback();
   const slowCounts = (): number => roundTrip.slowCounts();
-  return watch === undefined ? { limiter, usingFallback, slowCounts, close } : { limiter, changes: { watch, versions: roundTrip }, usingFallback, slowCounts, close };
+  return watch === undefined ? { limiter, usingFallback, slowCounts, close } : { limiter, changes: { watch, versions: roundTrip.keySetVersions }, usingFallback, slowCounts, close };
 }

@@ -77,7 +77,7 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES): every call in one slot', function
     const { limiter, roundTrip, watch } = await open('pcat:rl:told:');
     await Promise.all(PARTNERS.map((partner) => limiter.consume('key-a', partner)));
     const before = PARTNERS.map((partner) => watch.catalogToken(partner));
-    const mark = await roundTrip.keyChangesMark();
+    const mark = await roundTrip.keySetVersions.keyChangesMark();
     expect(mark).to.be.a('number');
     const versions = new RedisChangeVersions({ target: target() });
     closing.push(() => versions.close());
@@ -87,7 +87,7 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES): every call in one slot', function
     await Promise.all(PARTNERS.map((partner) => limiter.consume('key-a', partner)));
     PARTNERS.forEach((partner, i) => expect(watch.catalogToken(partner)).to.be.a('string').and.not.equal(before[i]));
     expect(watch.keysSeq).to.equal(keysSeq + 1);
-    expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod']), added: new Set(['acme-new']) });
+    expect(await roundTrip.keySetVersions.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod']), added: new Set(['acme-new']) });
   });
 
   describe('the operator commands, on the same settings', function () {
@@ -100,7 +100,7 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES): every call in one slot', function
       const { limiter, roundTrip, watch } = await open('pcat:rl:cli:');
       await limiter.consume('key-a', 'acme');
       const env = { DATABASE_URL: testDb.url, REDIS_CLUSTER_NODES: cluster!.nodes.map(({ host, port }) => `${host}:${port}`).join(',') };
-      const mark = await roundTrip.keyChangesMark();
+      const mark = await roundTrip.keySetVersions.keyChangesMark();
       const issued = await cli(['keys', 'issue', '--partner', 'acme', '--json'], env);
       expect(issued.code, issued.stderr).to.equal(0);
       const { id } = issued.json() as { id: string };
@@ -109,7 +109,7 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES): every call in one slot', function
       const keysSeq = watch.keysSeq;
       await limiter.consume('key-a', 'acme');
       expect(watch.keysSeq).to.equal(keysSeq + 1);
-      expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set([id]), added: new Set([id]) });
+      expect(await roundTrip.keySetVersions.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set([id]), added: new Set([id]) });
     });
   });
 

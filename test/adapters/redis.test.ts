@@ -417,7 +417,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         await limiter.consume('key-a', 'acme');
         expect(watch.catalogToken('acme')).to.equal(await versions.catalogVersion('acme'));
         expectNew(watch.catalogToken('acme'), 'catalog token seen by the limiter');
-        expectNew(await roundTrip.keysVersion(), 'key-set token seen by the limiter');
+        expectNew(await roundTrip.keySetVersions.keysVersion(), 'key-set token seen by the limiter');
 
         // After a flush the limiter reads first: it starts the new tokens, and the operator reads the same.
         await flush();
@@ -426,7 +426,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         expect(watch.keysSeq).to.equal(seq + 1);
         expectNew(watch.catalogToken('acme'), 'catalog token seen by the limiter after the first flush');
         expect(await versions.catalogVersion('acme')).to.equal(watch.catalogToken('acme'));
-        const keysAfterFirst = await roundTrip.keysVersion();
+        const keysAfterFirst = await roundTrip.keySetVersions.keysVersion();
         expectNew(keysAfterFirst, 'key-set token seen by the limiter after the first flush');
         expect(await versions.keysVersion()).to.equal(keysAfterFirst);
 
@@ -440,7 +440,7 @@ describe('Redis rate limiter when Redis is lost', function () {
         await limiter.consume('key-a', 'acme');
         expect(watch.keysSeq).to.equal(seq + 1);
         expect(watch.catalogToken('acme')).to.equal(catalogAfterSecond);
-        expect(await roundTrip.keysVersion()).to.equal(keysAfterSecond);
+        expect(await roundTrip.keySetVersions.keysVersion()).to.equal(keysAfterSecond);
       } finally {
         await direct.quit();
         await versions.close();
@@ -454,12 +454,12 @@ describe('Redis rate limiter when Redis is lost', function () {
       const direct = new Redis(server!.url);
       try {
         await versions.keysChanged({ withdrawn: ['acme-before'], added: ['acme-before-new'] });
-        const mark = await roundTrip.keyChangesMark();
+        const mark = await roundTrip.keySetVersions.keyChangesMark();
         expect(mark).to.be.a('number');
-        expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
+        expect(await roundTrip.keySetVersions.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
         await versions.keysChanged({ withdrawn: ['acme-prod'], added: [] });
         await versions.keysChanged({ withdrawn: ['acme-staging'], added: ['acme-new'] });
-        expect(await roundTrip.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod', 'acme-staging']), added: new Set(['acme-new']) });
+        expect(await roundTrip.keySetVersions.keyChangesSince(mark!)).to.deep.equal({ withdrawn: new Set(['acme-prod', 'acme-staging']), added: new Set(['acme-new']) });
         // The token is replaced with every announcement, so the watch learns of each.
         const seq = watch.keysSeq;
         await versions.keysChanged({ withdrawn: ['globex-prod'], added: [] });
@@ -467,13 +467,13 @@ describe('Redis rate limiter when Redis is lost', function () {
         expect(watch.keysSeq).to.equal(seq + 1);
         // An announcement that says nothing of what changed leaves nothing decidable.
         await versions.keysChanged();
-        expect(await roundTrip.keyChangesSince(mark!)).to.equal(null);
-        const later = await roundTrip.keyChangesMark();
-        expect(await roundTrip.keyChangesSince(later!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
+        expect(await roundTrip.keySetVersions.keyChangesSince(mark!)).to.equal(null);
+        const later = await roundTrip.keySetVersions.keyChangesMark();
+        expect(await roundTrip.keySetVersions.keyChangesSince(later!)).to.deep.equal({ withdrawn: new Set(), added: new Set() });
         // What was announced before a flush is gone: a mark from before it cannot be told anything.
         await direct.flushall();
         await versions.keysChanged({ withdrawn: ['acme-new'], added: [] });
-        expect(await roundTrip.keyChangesSince(later!)).to.equal(null);
+        expect(await roundTrip.keySetVersions.keyChangesSince(later!)).to.equal(null);
         expect(await direct.pttl('pcat:{v}:keychanges')).to.be.above(6 * 24 * 3_600_000);
       } finally {
         await direct.quit();

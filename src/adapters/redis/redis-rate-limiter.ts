@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../../application/common/clock.js';
 import type { RateLimiter } from '../../application/access/rate-limiter.js';
 import { countOnShare, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';
-import { DEFAULT_INSTANCES_KEY, RedisRequestRoundTrip, type CountTaker, type RequestRoundTripOptions } from './request-round-trip.js';
+import { DEFAULT_INSTANCES_KEY } from './instance-presence.js';
+import { RedisRequestRoundTrip, type CountTaker, type RequestRoundTripOptions } from './request-round-trip.js';
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
 

@@ -1,7 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import type { AnnouncedKeyChanges, KeyChanges } from '../../application/instances/change-versions.js';
 
 /** Where the version tokens live in Redis: never a key, a hash or a catalog, only random tokens and key ids. */
 export const DEFAULT_VERSION_PREFIX = 'pcat:{v}:';
+
+/** Candidates for a token where there is none: a random prefix and a count, unique, and cheaper than a UUID a request. */
+export class FreshTokens {
+  private readonly prefix = `${randomUUID()}.`;
+  private count = 0;
+
+  next(): string {
+    this.count += 1;
+    return this.prefix + String(this.count);
+  }
+}
 
 export function keysVersionKey(prefix: string): string {
   return `${prefix}keys`;
