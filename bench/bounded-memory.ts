@@ -24,8 +24,8 @@ function reading(seen: number): string {
   return `| ${seen} | ${mb(rss)} | ${mb(heapUsed)} |\n`;
 }
 
-const limiter = new MemoryRateLimiter({ limit: 100, clock: systemClock, maxKeys: config.rateLimitMaxKeys });
-process.stdout.write(`\nrate limiter, RATE_LIMIT_MAX_KEYS=${config.rateLimitMaxKeys}, ${DISTINCT} distinct keys:\n| keys seen | RSS MB | heap used MB |\n|---|---|---|\n`);
+const limiter = new MemoryRateLimiter({ limit: 100, clock: systemClock, maxKeys: config.rateLimits.maxKeys });
+process.stdout.write(`\nrate limiter, RATE_LIMIT_MAX_KEYS=${config.rateLimits.maxKeys}, ${DISTINCT} distinct keys:\n| keys seen | RSS MB | heap used MB |\n|---|---|---|\n`);
 for (let i = 1; i <= DISTINCT; i += 1) {
   await limiter.consume(`key-${i}`);
   if (i % 100_000 === 0) process.stdout.write(reading(i));
@@ -48,8 +48,8 @@ const everyProduct: ProductCatalog = {
   findManyBySku: (_partner: string, skus: readonly Sku[]) => Promise.resolve(skus.map((sku) => stored(answer(sku, 1)))),
   findManyById: (_partner: string, ids: readonly ProductId[]) => Promise.resolve(ids.map((id) => stored(answer(`ID-${id}`, Number(id))))),
 };
-const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cacheTtlMs, 1), maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes });
-process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cacheMaxEntries}, CACHE_MAX_BYTES=${config.cacheMaxBytes}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);
+const cache = new CachedProductCatalog(everyProduct, { ttlMs: Math.max(config.cache.ttlMs, 1), maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes });
+process.stdout.write(`\nresponse cache, CACHE_MAX_ENTRIES=${config.cache.maxEntries}, CACHE_MAX_BYTES=${config.cache.maxBytes}, ${DISTINCT} distinct lookups of ~6 KB answers:\n| lookups seen | RSS MB | heap used MB |\n|---|---|---|\n`);
 for (let i = 1; i <= DISTINCT; i += 1) {
   await cache.findBySku('bench', `SKU-${i}` as Sku);
   if (i % 100_000 === 0) process.stdout.write(reading(i));

@@ -20,6 +20,6 @@ process.exitCode = await runCli(process.argv.slice(2), {
   },
   catalogPieces: catalogFilePieces,
   checkStructuredData: rememberedByShape(checkStructuredData),
-  invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env)), token),
-  explainFailure: (error) => databaseAdvice(error, opened?.databaseUrl, opened?.databaseTls.enabled === true),
+  invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env).listeners.portal), token),
+  explainFailure: (error) => databaseAdvice(error, opened?.storage.databaseUrl, opened?.storage.tls.enabled === true),
 });

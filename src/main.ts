@@ -15,10 +15,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   warnOfWeakeningSettings(config, logger);
   warnOfCollectorThreadsOnOneCore(logger);
-  if (config.storage === 'mysql' && config.databaseUrl !== null) {
-    const tls = databaseTls(config);
-    await checkDatabaseAtStart(config.databaseUrl, tls, logger);
-    await checkReplicasAtStart(config.databaseReplicas.urls, tls, logger);
+  const { storage } = config;
+  if (storage.kind === 'mysql' && storage.databaseUrl !== null) {
+    const tls = databaseTls(storage.tls);
+    await checkDatabaseAtStart(storage.databaseUrl, tls, logger);
+    await checkReplicasAtStart(storage.replicas.urls, tls, logger);
   }
   const deployment = await openDeployment(config, logger);
   const { reloadCatalog } = deployment;

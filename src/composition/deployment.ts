@@ -5,7 +5,9 @@ import { CachedProductCatalog, withResponseCache } from '../adapters/cache/cache
 import { KeySetCache, type KeySetVersionReader } from '../adapters/cache/key-set-cache.js';
 import { DEMO_CATALOG_FILE, DEMO_PARTNER_ID } from '../adapters/catalog-file/catalog-file.js';
 import { CatalogFileReloader } from '../adapters/catalog-file/catalog-file-reloader.js';
-import type { Config } from '../adapters/config/config.js';
+import type { Config, RateLimitSettings, WebhookSettings } from '../adapters/config/config.js';
+import type { RedisSettings } from '../adapters/config/redis-config.js';
+import type { StorageSettings } from '../adapters/config/storage-config.js';
 import { alwaysReady } from '../adapters/memory/always-ready.js';
 import { memoryAdminStore } from '../adapters/memory/memory-admin-store.js';
 import { MemoryApiKeyAdmin } from '../adapters/memory/memory-api-key-admin.js';
@@ -75,24 +77,24 @@ interface Storage {
 
 /** Opens the storage, the rate limiter and the caches the configuration names, and binds them. */
 export async function openDeployment(config: Config, logger: Logger): Promise<Deployment> {
-  const metrics = config.metricsPort === 0 ? undefined : new PrometheusMetrics();
+  const metrics = config.listeners.metrics.port === 0 ? undefined : new PrometheusMetrics();
   const keyUsage = new KeyUsageRecorder(systemClock);
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
   // reads its key from the database.
   // Its CA file read once, for the request path's connections and the announcer alike.
-  const redis = redisTarget(config);
+  const redis = redisTarget(config.redis);
   // With replicas, the changes seen tell what each replica read must have applied.
-  const positions = config.databaseReplicas.urls.length > 0 ? new ReadPositions() : undefined;
-  const rateLimiting = await openRateLimiter(config, logger, config.storage === 'mysql' && config.cacheTtlMs > 0, redis, positions);
+  const positions = config.storage.replicas.urls.length > 0 ? new ReadPositions() : undefined;
+  const rateLimiting = await openRateLimiter(config.rateLimits, logger, config.storage.kind === 'mysql' && config.cache.ttlMs > 0, redis, positions);
   if (rateLimiting.usingFallback !== undefined) metrics?.watchRedisFallback(rateLimiting.usingFallback);
   if (rateLimiting.slowCounts !== undefined) metrics?.watchRedisSlowCounts(rateLimiting.slowCounts);
   const serviceMetrics = metrics ?? noMetrics;
-  const storage = config.storage === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redis, positions) : await openMemory(config, logger);
+  const storage = config.storage.kind === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redis, positions) : await openMemory(config.storage, logger);
   const api: Infrastructure = {
     ...storage.api,
     limiter: rateLimiting.limiter,
-    authFailures: new MemoryAuthFailureGuard({ failuresPerWindow: config.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimitMaxKeys }),
+    authFailures: new MemoryAuthFailureGuard({ failuresPerWindow: config.rateLimits.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimits.maxKeys }),
     logger,
     metrics: serviceMetrics,
     keyUsage,
@@ -102,7 +104,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   if (api.catalog instanceof CachedProductCatalog) metrics?.watchResponseCache(api.catalog);
   const admin: AdminInfrastructure = { ...storage.admin, usage: keyUsage, clock: systemClock };
   const webhooks: WebhookInfrastructure = {
-    ...storage.webhooks, allowPrivateTargets: config.webhookAllowPrivateTargets, delivery: webhookDelivery(config, storage.webhooks.outbox, metrics),
+    ...storage.webhooks, allowPrivateTargets: config.webhooks.allowPrivateTargets, delivery: webhookDelivery(config.webhooks, storage.webhooks.outbox, metrics),
   };
   return {
     config,
@@ -123,13 +125,14 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
 async function openMysql(
   config: Config, logger: Logger, rateLimiting: RateLimiting, metrics: PrometheusMetrics | undefined, redis: RedisTarget | null, positions: ReadPositions | undefined,
 ): Promise<Storage> {
-  if (config.databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
+  const { databaseUrl, cursorSecret, poolSize, tls, replicas } = config.storage;
+  if (databaseUrl === null) throw new Error('DATABASE_URL: is required with STORAGE=mysql (mysql://user:pass@host:port/db)');
   const { changes } = rateLimiting;
   const storage = await openMysqlStorage({
-    url: config.databaseUrl, logger, cursorSecret: config.cursorSecret, connectionLimit: config.databasePoolSize, tls: databaseTls(config),
+    url: databaseUrl, logger, cursorSecret, connectionLimit: poolSize, tls: databaseTls(tls),
     ...(positions === undefined || changes === undefined
       ? {}
-      : { replicas: { ...config.databaseReplicas, positions, isShared: () => changes.watch.isShared() } }),
+      : { replicas: { ...replicas, positions, isShared: () => changes.watch.isShared() } }),
   });
   if (storage.replicas !== undefined) metrics?.watchReplicas(storage.replicas);
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
@@ -143,8 +146,8 @@ async function openMysql(
   let readiness = storage.readiness;
   let held: KeySetCache | undefined;
   // The portal's own process answers no API request: it holds no keys.
-  if (changes !== undefined && config.role !== 'portal') {
-    held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cacheTtlMs });
+  if (changes !== undefined && config.listeners.role !== 'portal') {
+    held = new KeySetCache(storage.keys, { ...changes, clock: systemClock, maxAgeMs: config.cache.ttlMs });
     // The token first, then the keys, so the first request finds both current.
     await changes.versions.keysVersion();
     await loadKeySet(held, logger);
@@ -152,7 +155,7 @@ async function openMysql(
     readiness = keySetReadiness(held, storage.readiness);
   }
   const catalog = withResponseCache(storage.catalog, {
-    ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries, maxBytes: config.cacheMaxBytes, watch: changes?.watch, metrics: metrics ?? noMetrics,
+    ttlMs: config.cache.ttlMs, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes, watch: changes?.watch, metrics: metrics ?? noMetrics,
   });
   return {
     api: { catalog, changes: storage.changes, cursorKeys: storage.cursorKeys, keys, readiness },
@@ -191,14 +194,14 @@ function keySetReadiness(held: KeySetCache, storage: ReadinessProbe): ReadinessP
 }
 
 /** Memory storage: the catalog file's content in this process, or the embedded demo with a key made now. */
-async function openMemory(config: Config, logger: Logger): Promise<Storage> {
+async function openMemory(settings: StorageSettings, logger: Logger): Promise<Storage> {
   // This process's endpoints and outbox: a reload of the file queues its webhook messages there.
   const endpoints: MemoryWebhookEndpoints = new MemoryWebhookEndpoints({ hasPartner: (partnerId: string): boolean => store.hasPartner(partnerId) });
   const outbox = new MemoryWebhookOutbox(endpoints);
   const store: MemoryCatalogStore = new MemoryCatalogStore(outbox);
-  const cursorKeys = processCursorKeys({ secret: config.cursorSecret });
+  const cursorKeys = processCursorKeys({ secret: settings.cursorSecret });
   const importer = createContainer({ catalog: { store, cursorKeys } });
-  const reloader = new CatalogFileReloader(config.catalogFile ?? DEMO_CATALOG_FILE, importer.get(TOKENS.ImportCatalog), logger);
+  const reloader = new CatalogFileReloader(settings.catalogFile ?? DEMO_CATALOG_FILE, importer.get(TOKENS.ImportCatalog), logger);
   await reloader.load();
   const storage: Storage = {
     api: { catalog: store, changes: store, cursorKeys, keys: store, readiness: alwaysReady },
@@ -211,7 +214,7 @@ async function openMemory(config: Config, logger: Logger): Promise<Storage> {
       return Promise.resolve();
     },
   };
-  if (config.catalogFile !== null) {
+  if (settings.catalogFile !== null) {
     reloader.watch();
     return storage;
   }
@@ -226,24 +229,23 @@ async function openMemory(config: Config, logger: Logger): Promise<Storage> {
  * How this instance's webhook attempts go out: over Node's HTTP client, to public addresses only
  * unless WEBHOOK_ALLOW_PRIVATE_TARGETS says otherwise, within the configured limits.
  */
-function webhookDelivery(config: Config, outbox: WebhookOutbox, metrics: PrometheusMetrics | undefined): NonNullable<WebhookInfrastructure['delivery']> {
-  const allowPrivate = config.webhookAllowPrivateTargets;
+function webhookDelivery(settings: WebhookSettings, outbox: WebhookOutbox, metrics: PrometheusMetrics | undefined): NonNullable<WebhookInfrastructure['delivery']> {
+  const allowPrivate = settings.allowPrivateTargets;
   const sender = new HttpWebhookSender({
-    timeoutMs: config.webhookTimeoutMs,
+    timeoutMs: settings.timeoutMs,
     allowHttp: allowPrivate,
     allowsAddress: allowPrivate ? () => true : (address) => refusedAddress(address) === null,
   });
   const limits = {
-    concurrency: config.webhookConcurrency, perEndpoint: WEBHOOK_ATTEMPTS_PER_ENDPOINT, perPartner: webhookAttemptsPerPartner(config.webhookConcurrency),
-    attemptTimeoutMs: config.webhookTimeoutMs, retrySchedule: config.webhookRetrySchedule,
+    concurrency: settings.concurrency, perEndpoint: WEBHOOK_ATTEMPTS_PER_ENDPOINT, perPartner: webhookAttemptsPerPartner(settings.concurrency),
+    attemptTimeoutMs: settings.timeoutMs, retrySchedule: settings.retrySchedule,
   };
   if (metrics !== undefined) metrics.watchWebhookOutbox(() => outbox.pendingCount());
   return metrics === undefined ? { sender, limits } : { sender, limits, metrics };
 }
 
 /** Where Redis is, REDIS_TLS_CA_FILE's certificate authorities read now (the system's without it); null without Redis. */
-export function redisTarget(config: Config): RedisTarget | null {
-  const { redis } = config;
+export function redisTarget(redis: RedisSettings | null): RedisTarget | null {
   if (redis === null) return null;
   const tlsCa = redis.tlsCaFile === null ? undefined : caFile('REDIS_TLS_CA_FILE', redis.tlsCaFile);
   if (redis.kind === 'single') return { kind: 'single', url: redis.url, tlsCa };
@@ -256,8 +258,8 @@ export function redisTarget(config: Config): RedisTarget | null {
  * TLS to the database with DATABASE_TLS=true, DATABASE_TLS_CA_FILE's certificate authorities read now
  * (the system's without it), once for every connection the pool opens; undefined without TLS.
  */
-export function databaseTls(config: Config): MysqlTls | undefined {
-  const { enabled, caFile: file } = config.databaseTls;
+export function databaseTls(settings: StorageSettings['tls']): MysqlTls | undefined {
+  const { enabled, caFile: file } = settings;
   if (!enabled) return undefined;
   return file === null ? {} : { ca: caFile('DATABASE_TLS_CA_FILE', file) };
 }
@@ -283,14 +285,16 @@ interface RateLimiting {
 }
 
 /** In-process, or shared through Redis with each instance counting on its share while Redis is away. */
-async function openRateLimiter(config: Config, logger: Logger, watchChanges: boolean, redis: RedisTarget | null, positions: ReadPositions | undefined): Promise<RateLimiting> {
-  if (config.rateLimitStore === 'memory' || redis === null) {
-    return { limiter: new MemoryRateLimiter({ limit: config.rateLimitPerMinute, clock: systemClock, maxKeys: config.rateLimitMaxKeys }), close: () => Promise.resolve() };
+async function openRateLimiter(
+  settings: RateLimitSettings, logger: Logger, watchChanges: boolean, redis: RedisTarget | null, positions: ReadPositions | undefined,
+): Promise<RateLimiting> {
+  if (settings.store === 'memory' || redis === null) {
+    return { limiter: new MemoryRateLimiter({ limit: settings.perMinute, clock: systemClock, maxKeys: settings.maxKeys }), close: () => Promise.resolve() };
   }
   const watch = watchChanges ? new ChangesElsewhere(positions) : undefined;
   // The requests' one call to Redis, one a loop turn: the limiter takes its count, the watch the version tokens.
   const roundTrip = new RedisRequestRoundTrip({ target: redis, logger, watch });
-  const limiter = new RedisRateLimiter(roundTrip, { limit: config.rateLimitPerMinute, maxKeys: config.rateLimitMaxKeys });
+  const limiter = new RedisRateLimiter(roundTrip, { limit: settings.perMinute, maxKeys: settings.maxKeys });
   // Redis down at start is no reason to refuse partners: the breaker counts in-process until it returns,
   // and warns once on the first request it cannot count in Redis. Redis refusing the settings' user is:
   // that does not come right by itself, and an instance on it would count on its share for good while

@@ -21,10 +21,10 @@ import { createContainer, nobodyToTell, TOKENS } from './container.js';
  * Redis set (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES), every write is also announced to the running instances.
  */
 export function openOperatorCommands(config: Config): Promise<OperatorCommands> {
-  const { databaseUrl, webhookAllowPrivateTargets, cursorSecret } = config;
+  const { databaseUrl, cursorSecret, tls } = config.storage;
   if (databaseUrl === null) throw new Error('DATABASE_URL: is required for this command (mysql://user:pass@host:port/db)');
-  const db = createMysqlDatabase(databaseUrl, { ...TIMEOUTS.operatorDatabase, tls: databaseTls(config) });
-  const redis = redisTarget(config);
+  const db = createMysqlDatabase(databaseUrl, { ...TIMEOUTS.operatorDatabase, tls: databaseTls(tls) });
+  const redis = redisTarget(config.redis);
   // Each change's tokens carry the primary's position after it, for instances that read replicas.
   const versions = redis === null ? null : new RedisChangeVersions({ target: redis, position: () => primaryPosition(db) });
   const announcer = versions ?? nobodyToTell;
@@ -32,7 +32,7 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
     admin: { keys: new MysqlApiKeyAdmin(db), ...mysqlAdminStore(db), announcer, clock: systemClock },
     // The instances' cursor key, so an import's webhook messages carry cursors the feed takes.
     catalog: { store: new MysqlCatalogStore(db), cursorKeys: new MysqlCursorKeys(db, { secret: cursorSecret }) },
-    webhooks: { endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db), allowPrivateTargets: webhookAllowPrivateTargets },
+    webhooks: { endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db), allowPrivateTargets: config.webhooks.allowPrivateTargets },
   });
   const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);
   const commands: OperatorCommands = {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../adapters/config/config.js';
+import type { ListenerSettings } from '../adapters/config/listener-config.js';
 import { createHttpHandler, type HttpHandler, type HttpHandlerOptions } from '../adapters/http/handler.js';
 import { skuLookupPath } from '../adapters/http/operations.js';
 import { startHttpServer } from '../adapters/http/server.js';
@@ -41,27 +41,28 @@ export function apiHandler(deployment: Deployment, options: HttpHandlerOptions =
  */
 export async function startService(deployment: Deployment, logger: Logger): Promise<RunningService> {
   const { config, container, metrics, keyUsage } = deployment;
-  const proxies = trustedProxies(config.trustedProxies);
-  const servesApi = config.role !== 'portal';
+  const { listeners } = config;
+  const proxies = trustedProxies(listeners.trustedProxies);
+  const servesApi = listeners.role !== 'portal';
   const budget = shareDescriptors(openFileLimit(), {
-    ...(servesApi ? { apiMaxConnections: config.maxConnections } : {}),
-    portal: config.portalPort !== 0,
+    ...(servesApi ? { apiMaxConnections: listeners.api.maxConnections } : {}),
+    portal: listeners.portal.port !== 0,
     metrics: metrics !== undefined,
   });
   logger.info({ descriptors: budget }, 'descriptors shared among the listeners');
-  const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, config, budget.metrics!, logger);
+  const metricsServer = metrics === undefined ? undefined : await startMetrics(metrics, listeners.metrics, budget.metrics!, logger);
   const server = servesApi ? await startApi(deployment, budget.api!, proxies, logger) : undefined;
   const flushUsage = (): Promise<void> => keyUsage.flush(deployment.admin.keys).then(() => undefined, (error: unknown) => {
     logger.warn({ reason: reasonOf(error) }, 'keys: last use not written; kept for the next minute');
   });
   const flushing = setInterval(() => void flushUsage(), KEY_USAGE_FLUSH_MS);
   flushing.unref();
-  const portal = config.portalPort === 0 ? undefined : await startPortal(deployment, { share: budget.portal!, proxies }, logger);
+  const portal = listeners.portal.port === 0 ? undefined : await startPortal(deployment, { share: budget.portal!, proxies }, logger);
   // Whoever runs the portal keeps its records within their retention (README, partner portal).
   const pruning = portal === undefined ? undefined : pruneAdminRecordsEvery(ADMIN_RECORDS_PRUNE_INTERVAL_MS, deployment, logger);
   // Every instance delivers, whatever its role: the outbox's claims keep two from making one attempt.
-  const deliveries = startDeliveryLoop(container.get(TOKENS.DeliverWebhooks), logger, config.webhookPollMs);
-  logger.info({ role: config.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage, rateLimitStore: config.rateLimitStore }, 'listening');
+  const deliveries = startDeliveryLoop(container.get(TOKENS.DeliverWebhooks), logger, config.webhooks.pollMs);
+  logger.info({ role: listeners.role, url: server?.url, metricsUrl: metricsServer?.url, portalUrl: portal?.url, storage: config.storage.kind, rateLimitStore: config.rateLimits.store }, 'listening');
   const { demo } = deployment;
   const greeting = [
     demo !== undefined && server !== undefined ? demoBanner(server.url, demo.key, demo.testKey) : '',
@@ -84,35 +85,36 @@ export async function startService(deployment: Deployment, logger: Logger): Prom
 
 /** The partner API's listener, within its share of the descriptors. */
 function startApi(deployment: Deployment, share: ListenerShare, proxies: TrustedProxies, logger: Logger): Promise<RunningServer> {
-  const { config } = deployment;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const publicBaseUrl = config.publicBaseUrl ?? `http://${host}:${config.port}`;
-  const { name, email, url } = config.openapiContact;
+  const { listeners: { api: listener }, openapi } = deployment.config;
+  const host = listener.host.includes(':') ? `[${listener.host}]` : listener.host;
+  const publicBaseUrl = listener.publicBaseUrl ?? `http://${host}:${listener.port}`;
+  const { name, email, url } = openapi.contact;
   const documentInfo = {
     contact: { name, ...(email === null ? {} : { email }), ...(url === null ? {} : { url }) },
-    ...(config.openapiTermsUrl === null ? {} : { termsUrl: config.openapiTermsUrl }),
+    ...(openapi.termsUrl === null ? {} : { termsUrl: openapi.termsUrl }),
   };
   return startHttpServer(apiHandler(deployment, { clientAddress: clientAddressResolver(proxies), publicBaseUrl, documentInfo }), {
-    port: config.port,
-    host: config.host,
+    port: listener.port,
+    host: listener.host,
     logger,
-    limits: { maxConnections: share.connections, maxHeldRefusals: share.heldRefusals, maxConnectionsPerAddress: config.maxConnectionsPerAddress, trustedProxies: proxies },
+    limits: { maxConnections: share.connections, maxHeldRefusals: share.heldRefusals, maxConnectionsPerAddress: listener.maxConnectionsPerAddress, trustedProxies: proxies },
   });
 }
 
 /** `/metrics` on its own listener; a port that cannot be had stops the start, naming the variables. */
-function startMetrics(metrics: PrometheusMetrics, config: Config, share: ListenerShare, logger: Logger): Promise<RunningMetricsServer> {
-  return startMetricsServer(metrics, { port: config.metricsPort, host: config.metricsHost, share, logger });
+function startMetrics(metrics: PrometheusMetrics, listener: ListenerSettings['metrics'], share: ListenerShare, logger: Logger): Promise<RunningMetricsServer> {
+  return startMetricsServer(metrics, { port: listener.port, host: listener.host, share, logger });
 }
 
 /** The partner portal on its own listener; a port that cannot be had stops the start, naming the variables. */
 function startPortal(deployment: Deployment, listener: { share: ListenerShare; proxies: TrustedProxies }, logger: Logger): Promise<RunningPortal> {
-  const { config, metrics } = deployment;
+  const { metrics } = deployment;
+  const settings = deployment.config.listeners.portal;
   const app = createPortalApp(deployment.container.get(TOKENS.PortalUseCases), {
-    logger, secureCookies: config.portalSecureCookies, clientAddress: clientAddressResolver(listener.proxies), ...(metrics === undefined ? {} : { metrics }),
+    logger, secureCookies: settings.secureCookies, clientAddress: clientAddressResolver(listener.proxies), ...(metrics === undefined ? {} : { metrics }),
   });
   return startPortalServer(app, {
-    port: config.portalPort, host: config.portalHost, share: listener.share, trustedProxies: listener.proxies, publicUrl: config.portalPublicUrl, logger,
+    port: settings.port, host: settings.host, share: listener.share, trustedProxies: listener.proxies, publicUrl: settings.publicUrl, logger,
   });
 }
 
@@ -149,7 +151,7 @@ async function demoInvitation(deployment: Deployment, partnerId: string, portalU
   return [
     'Partner portal: create the demo partner\'s admin account here (the link works once, until the process stops),',
     'then make, replace and revoke keys under Settings, API keys:',
-    `  ${invitationUrl(deployment.config.portalPublicUrl ?? portalUrl, invitation.token)}`,
+    `  ${invitationUrl(deployment.config.listeners.portal.publicUrl ?? portalUrl, invitation.token)}`,
     '',
     '',
   ].join('\n');

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { ConfigError, readConfig } from '../../src/adapters/config/config.js';
+import { readConfig } from '../../src/adapters/config/config.js';
+import { ConfigError } from '../../src/adapters/config/setting-values.js';
 
 function errorOf(env: Record<string, string>): ConfigError {
   try {
@@ -15,21 +16,28 @@ function errorOf(env: Record<string, string>): ConfigError {
 describe('configuration', function () {
   it('has the documented defaults (docs/decisions.md, configuration)', function () {
     expect(readConfig({})).to.deep.equal({
-      port: 3000, host: '127.0.0.1', publicBaseUrl: null, storage: 'memory', catalogFile: null, databaseUrl: null, databasePoolSize: 10, databaseReplicas: { urls: [], waitMs: 1_000 },
-      databaseTls: { enabled: false, caFile: null },
-      rateLimitStore: 'memory', redis: null, rateLimitPerMinute: 100, cacheTtlMs: 30_000,
-      rateLimitMaxKeys: 100_000, cacheMaxEntries: 200_000, cacheMaxBytes: 536_870_912, logLevel: 'info',
-      maxConnections: 4_096, maxConnectionsPerAddress: 32, authFailuresPerMinute: 30, trustedProxies: [],
-      portalPort: 3001, portalHost: '127.0.0.1', portalPublicUrl: null, portalSecureCookies: false, role: 'all',
-      metricsPort: 9464, metricsHost: '127.0.0.1', cursorSecret: null, webhookAllowPrivateTargets: false,
-      webhookTimeoutMs: 15_000, webhookConcurrency: 16, webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000], webhookPollMs: 500,
-      openapiContact: { name: 'API support', email: null, url: null }, openapiTermsUrl: null,
+      listeners: {
+        role: 'all',
+        api: { port: 3000, host: '127.0.0.1', publicBaseUrl: null, maxConnections: 4_096, maxConnectionsPerAddress: 32 },
+        portal: { port: 3001, host: '127.0.0.1', publicUrl: null, secureCookies: false },
+        metrics: { port: 9464, host: '127.0.0.1' },
+        trustedProxies: [],
+      },
+      storage: {
+        kind: 'memory', catalogFile: null, databaseUrl: null, poolSize: 10, tls: { enabled: false, caFile: null }, replicas: { urls: [], waitMs: 1_000 }, cursorSecret: null,
+      },
+      redis: null,
+      rateLimits: { store: 'memory', perMinute: 100, maxKeys: 100_000, authFailuresPerMinute: 30 },
+      cache: { ttlMs: 30_000, maxEntries: 200_000, maxBytes: 536_870_912 },
+      webhooks: { allowPrivateTargets: false, timeoutMs: 15_000, concurrency: 16, retrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000], pollMs: 500 },
+      openapi: { contact: { name: 'API support', email: null, url: null }, termsUrl: null },
+      logLevel: 'info',
     });
   });
 
-  /** The variables read by config.ts. */
-  const readVariables = (): string[] =>
-    [...readFileSync('src/adapters/config/config.ts', 'utf8').matchAll(/\(env, '([A-Z_]+)'/g)].map((match) => match[1]!);
+  /** The variables read by the files of src/adapters/config. */
+  const readVariables = (): string[] => readdirSync('src/adapters/config')
+    .flatMap((file) => [...readFileSync(`src/adapters/config/${file}`, 'utf8').matchAll(/\(env, '([A-Z_]+)'/g)].map((match) => match[1]!));
   /** The text of a Markdown file's `## <heading>` section, up to the next `## ` heading. */
   const section = (file: string, heading: string): string => readFileSync(file, 'utf8').split(`\n## ${heading}\n`)[1]?.split('\n## ')[0] ?? '';
 
@@ -49,7 +57,7 @@ describe('configuration', function () {
     const readme = section('README.md', 'Configuration');
     const named = [...readme.matchAll(/^\| ((?:`[A-Z_]+`(?:, )?)+) \|/gm)].flatMap((match) => [...match[1]!.matchAll(/`([A-Z_]+)`/g)].map((name) => name[1]!));
     expect(named).to.include.members(['PORT', 'STORAGE', 'DATABASE_URL', 'REDIS_URL']);
-    expect(named.filter((name) => !read.includes(name)), 'variables the README names that config.ts does not read').to.deep.equal([]);
+    expect(named.filter((name) => !read.includes(name)), 'variables the README names that the configuration does not read').to.deep.equal([]);
     expect(readme).to.include('](docs/configuration.md#variables)');
   });
 
@@ -60,17 +68,19 @@ describe('configuration', function () {
       RATE_LIMIT_MAX_KEYS: '5000', CACHE_MAX_ENTRIES: '200', CACHE_MAX_BYTES: '1048576', MAX_CONNECTIONS: '900', MAX_CONNECTIONS_PER_ADDRESS: '40',
       AUTH_FAILURES_PER_MINUTE: '10', TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.1 ,fd00::/8', DATABASE_POOL_SIZE: '20',
     });
-    expect(config).to.include({
-      port: 8080, host: '0.0.0.0', storage: 'mysql', rateLimitStore: 'redis', rateLimitPerMinute: 500, cacheTtlMs: 0, logLevel: 'warn',
-      rateLimitMaxKeys: 5000, cacheMaxEntries: 200, cacheMaxBytes: 1_048_576, maxConnections: 900, maxConnectionsPerAddress: 40, authFailuresPerMinute: 10,
-      databasePoolSize: 20,
-    });
-    expect(config.trustedProxies).to.deep.equal(['10.0.0.0/8', '192.0.2.1', 'fd00::/8']);
+    expect(config.listeners.api).to.include({ port: 8080, host: '0.0.0.0', maxConnections: 900, maxConnectionsPerAddress: 40 });
+    expect(config.storage).to.include({ kind: 'mysql', databaseUrl: 'mysql://u:p@db:3306/catalog', catalogFile: 'c.json', poolSize: 20 });
+    expect(config.rateLimits).to.deep.equal({ store: 'redis', perMinute: 500, maxKeys: 5000, authFailuresPerMinute: 10 });
+    expect(config.cache).to.deep.equal({ ttlMs: 0, maxEntries: 200, maxBytes: 1_048_576 });
+    expect(config.logLevel).to.equal('warn');
+    expect(config.listeners.trustedProxies).to.deep.equal(['10.0.0.0/8', '192.0.2.1', 'fd00::/8']);
   });
 
   it('runs the API without the portal with ROLE=api, and the portal alone with ROLE=portal on MySQL storage', function () {
-    expect(readConfig({ ROLE: 'api' })).to.include({ role: 'api', portalPort: 0 });
-    expect(readConfig({ ROLE: 'portal', STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c' })).to.include({ role: 'portal', portalPort: 3001 });
+    expect(readConfig({ ROLE: 'api' }).listeners).to.deep.include({ role: 'api', portal: { port: 0, host: '127.0.0.1', publicUrl: null, secureCookies: false } });
+    expect(readConfig({ ROLE: 'portal', STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c' }).listeners).to.deep.include({
+      role: 'portal', portal: { port: 3001, host: '127.0.0.1', publicUrl: null, secureCookies: false },
+    });
   });
 
   const bad: [Record<string, string>, string][] = [
@@ -123,29 +133,29 @@ describe('configuration', function () {
   }
 
   it('bounds the response cache by CACHE_MAX_BYTES, from 1 MiB to 4 GiB', function () {
-    expect(readConfig({ CACHE_MAX_BYTES: '1048576' }).cacheMaxBytes).to.equal(1_048_576);
-    expect(readConfig({ CACHE_MAX_BYTES: '4294967296' }).cacheMaxBytes).to.equal(4_294_967_296);
-    expect(readConfig({ CACHE_MAX_BYTES: '268435456', CACHE_MAX_ENTRIES: '50000' })).to.include({ cacheMaxBytes: 268_435_456, cacheMaxEntries: 50_000 });
+    expect(readConfig({ CACHE_MAX_BYTES: '1048576' }).cache.maxBytes).to.equal(1_048_576);
+    expect(readConfig({ CACHE_MAX_BYTES: '4294967296' }).cache.maxBytes).to.equal(4_294_967_296);
+    expect(readConfig({ CACHE_MAX_BYTES: '268435456', CACHE_MAX_ENTRIES: '50000' }).cache).to.include({ maxBytes: 268_435_456, maxEntries: 50_000 });
   });
 
   it('names whom partners contact, and where the partner agreement is, from OPENAPI_CONTACT_* and OPENAPI_TERMS_URL', function () {
     expect(readConfig({
       OPENAPI_CONTACT_NAME: 'Acme Catalog Team', OPENAPI_CONTACT_EMAIL: 'api-support@acme.example', OPENAPI_CONTACT_URL: 'https://acme.example/support/',
       OPENAPI_TERMS_URL: 'https://acme.example/partner-terms',
-    })).to.deep.include({
-      openapiContact: { name: 'Acme Catalog Team', email: 'api-support@acme.example', url: 'https://acme.example/support' },
-      openapiTermsUrl: 'https://acme.example/partner-terms',
+    }).openapi).to.deep.equal({
+      contact: { name: 'Acme Catalog Team', email: 'api-support@acme.example', url: 'https://acme.example/support' },
+      termsUrl: 'https://acme.example/partner-terms',
     });
   });
 
   it('serves metrics where METRICS_PORT and METRICS_HOST say, and not at all on port 0', function () {
-    expect(readConfig({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' })).to.include({ metricsPort: 9100, metricsHost: '0.0.0.0' });
-    expect(readConfig({ METRICS_PORT: '0' }).metricsPort).to.equal(0);
+    expect(readConfig({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' }).listeners.metrics).to.deep.equal({ port: 9100, host: '0.0.0.0' });
+    expect(readConfig({ METRICS_PORT: '0' }).listeners.metrics.port).to.equal(0);
   });
 
   it('signs cursors with CURSOR_SECRET when set, and refuses one shorter than 32 characters without echoing it', function () {
     const secret = 'q7Vd2mXk9LpR4tWz8bNc3HsJ6fGy1AeU';
-    expect(readConfig({ CURSOR_SECRET: secret }).cursorSecret).to.equal(secret);
+    expect(readConfig({ CURSOR_SECRET: secret }).storage.cursorSecret).to.equal(secret);
     const message = errorOf({ CURSOR_SECRET: secret.slice(1) }).message;
     expect(message).to.satisfy((m: string) => m.startsWith('CURSOR_SECRET: must be at least 32 characters'));
     expect(message).to.not.include(secret.slice(1, 12));
@@ -153,8 +163,8 @@ describe('configuration', function () {
   });
 
   it('lets webhook endpoints name http and non-public addresses only with WEBHOOK_ALLOW_PRIVATE_TARGETS=true', function () {
-    expect(readConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).webhookAllowPrivateTargets).to.equal(true);
-    expect(readConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).webhookAllowPrivateTargets).to.equal(false);
+    expect(readConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).webhooks.allowPrivateTargets).to.equal(true);
+    expect(readConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }).webhooks.allowPrivateTargets).to.equal(false);
     expect(errorOf({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }).message).to.equal('WEBHOOK_ALLOW_PRIVATE_TARGETS: must be one of true, false; got "yes"');
   });
 
@@ -186,11 +196,11 @@ describe('configuration', function () {
     }
 
     it('takes escapes that decode, as the drivers read them', function () {
-      expect(readConfig({ STORAGE: 'mysql', DATABASE_URL: 'mysql://us%C3%A9r:100%25%40s3cret@db:3306/cat%2Dlog' }).databaseUrl)
+      expect(readConfig({ STORAGE: 'mysql', DATABASE_URL: 'mysql://us%C3%A9r:100%25%40s3cret@db:3306/cat%2Dlog' }).storage.databaseUrl)
         .to.equal('mysql://us%C3%A9r:100%25%40s3cret@db:3306/cat%2Dlog');
       expect(readConfig({ RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://:100%25@cache:6379/0' }).redis).to.deep.equal({ kind: 'single', url: 'redis://:100%25@cache:6379/0', tlsCaFile: null });
       // The query string is decoded leniently by both drivers: a lone % there stops nothing.
-      expect(readConfig({ DATABASE_URL: 'mysql://catalog@db/catalog?charset=100%' }).databaseUrl).to.equal('mysql://catalog@db/catalog?charset=100%');
+      expect(readConfig({ DATABASE_URL: 'mysql://catalog@db/catalog?charset=100%' }).storage.databaseUrl).to.equal('mysql://catalog@db/catalog?charset=100%');
     });
   });
 
@@ -198,10 +208,10 @@ describe('configuration', function () {
     const served = { STORAGE: 'mysql', DATABASE_URL: 'mysql://u:pw@primary/c', RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://cache:6379' };
 
     it('reads DATABASE_REPLICA_URLS, trimmed, in order, and DATABASE_REPLICA_WAIT_MS (1000 unless set)', function () {
-      expect(readConfig({ ...served, DATABASE_REPLICA_URLS: ' mysql://u:pw@replica-1/c , mysql://u:pw@replica-2:3307/c' }).databaseReplicas)
+      expect(readConfig({ ...served, DATABASE_REPLICA_URLS: ' mysql://u:pw@replica-1/c , mysql://u:pw@replica-2:3307/c' }).storage.replicas)
         .to.deep.equal({ urls: ['mysql://u:pw@replica-1/c', 'mysql://u:pw@replica-2:3307/c'], waitMs: 1_000 });
-      expect(readConfig({ ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c', DATABASE_REPLICA_WAIT_MS: '250' }).databaseReplicas).to.deep.equal({ urls: ['mysql://u@r/c'], waitMs: 250 });
-      expect(readConfig(served).databaseReplicas).to.deep.equal({ urls: [], waitMs: 1_000 });
+      expect(readConfig({ ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c', DATABASE_REPLICA_WAIT_MS: '250' }).storage.replicas).to.deep.equal({ urls: ['mysql://u@r/c'], waitMs: 250 });
+      expect(readConfig(served).storage.replicas).to.deep.equal({ urls: [], waitMs: 1_000 });
     });
 
     const refusals: [string, Record<string, string>, string][] = [
@@ -228,10 +238,10 @@ describe('configuration', function () {
 
   describe('TLS to the database', function () {
     it('reads DATABASE_TLS and DATABASE_TLS_CA_FILE, with MySQL storage and without (the CLI reads them too)', function () {
-      expect(readConfig({ STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c', DATABASE_TLS: 'true', DATABASE_TLS_CA_FILE: ' /etc/db-ca.pem ' }).databaseTls)
+      expect(readConfig({ STORAGE: 'mysql', DATABASE_URL: 'mysql://u@db/c', DATABASE_TLS: 'true', DATABASE_TLS_CA_FILE: ' /etc/db-ca.pem ' }).storage.tls)
         .to.deep.equal({ enabled: true, caFile: '/etc/db-ca.pem' });
-      expect(readConfig({ DATABASE_TLS: 'true' }).databaseTls).to.deep.equal({ enabled: true, caFile: null });
-      expect(readConfig({ DATABASE_TLS: 'false' }).databaseTls).to.deep.equal({ enabled: false, caFile: null });
+      expect(readConfig({ DATABASE_TLS: 'true' }).storage.tls).to.deep.equal({ enabled: true, caFile: null });
+      expect(readConfig({ DATABASE_TLS: 'false' }).storage.tls).to.deep.equal({ enabled: false, caFile: null });
     });
 
     const refusals: [string, Record<string, string>, string][] = [

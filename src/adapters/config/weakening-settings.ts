@@ -18,31 +18,32 @@ const WIDEST_TRUSTED_PREFIX = { ipv4: 8, ipv6: 16 } as const;
  */
 export function weakeningSettings(config: Config): Weakening[] {
   const found: Weakening[] = [];
-  if (config.webhookAllowPrivateTargets) {
+  if (config.webhooks.allowPrivateTargets) {
     found.push({
       setting: 'WEBHOOK_ALLOW_PRIVATE_TARGETS=true',
       weakens: 'webhook endpoints may be plain http and may name loopback, private and other non-public addresses, ' +
         'so partner admins can make this service send requests into its own network: for development and tests only',
     });
   }
-  const wide = config.trustedProxies.filter((entry) => {
+  const { trustedProxies, portal } = config.listeners;
+  const wide = trustedProxies.filter((entry) => {
     const block = parseAddressBlock(entry);
     return block !== null && block.prefixBits !== null && block.prefixBits < WIDEST_TRUSTED_PREFIX[block.family];
   });
   if (wide.length > 0) {
     found.push({
-      setting: `TRUSTED_PROXIES=${config.trustedProxies.join(',')}`,
+      setting: `TRUSTED_PROXIES=${trustedProxies.join(',')}`,
       weakens: `${wide.join(', ')} ${wide.length === 1 ? 'is' : 'are'} far wider than a network of proxies: any client in ${wide.length === 1 ? 'it' : 'them'} may name ` +
         'any address in X-Forwarded-For, and so slip the limits kept per address (MAX_CONNECTIONS_PER_ADDRESS, AUTH_FAILURES_PER_MINUTE, ' +
         'the portal\'s sign-in limits); list only the addresses of your proxies',
     });
   }
-  if (config.portalPort !== 0 && !config.portalSecureCookies) {
-    const https = config.portalPublicUrl?.startsWith('https:') === true ? config.portalPublicUrl : null;
-    if (https !== null || !isLoopback(config.portalHost)) {
+  if (portal.port !== 0 && !portal.secureCookies) {
+    const https = portal.publicUrl?.startsWith('https:') === true ? portal.publicUrl : null;
+    if (https !== null || !isLoopback(portal.host)) {
       found.push({
         setting: 'PORTAL_SECURE_COOKIES=false',
-        weakens: `the portal's session cookie is not marked Secure though ${https === null ? `the portal listens on ${config.portalHost}, beyond this machine` : `admins reach the portal at ${https}`}: ` +
+        weakens: `the portal's session cookie is not marked Secure though ${https === null ? `the portal listens on ${portal.host}, beyond this machine` : `admins reach the portal at ${https}`}: ` +
           'a browser sends it over plain http too, where anyone on the way can read it; set PORTAL_SECURE_COOKIES=true once admins reach the portal over https',
       });
     }

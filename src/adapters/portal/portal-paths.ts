@@ -14,8 +14,8 @@ export function invitationUrl(baseUrl: string, token: string): string {
 }
 
 /** The portal's address as configured, or as it listens. */
-export function portalBaseUrl(config: { readonly portalPublicUrl: string | null; readonly portalHost: string; readonly portalPort: number }): string {
-  if (config.portalPublicUrl !== null) return config.portalPublicUrl;
-  const host = config.portalHost.includes(':') ? `[${config.portalHost}]` : config.portalHost;
-  return `http://${host}:${config.portalPort}`;
+export function portalBaseUrl(portal: { readonly publicUrl: string | null; readonly host: string; readonly port: number }): string {
+  if (portal.publicUrl !== null) return portal.publicUrl;
+  const host = portal.host.includes(':') ? `[${portal.host}]` : portal.host;
+  return `http://${host}:${portal.port}`;
 }
