@@ -1,5 +1,9 @@
 import { Buffer } from 'node:buffer';
+import { AnswerKeyTable, NOT_HELD, type HeldKeys, type KeyTableFigures } from './answer-key-table.js';
+import { grown } from './grown.js';
 import { hashFrom, hashState, newHashKey, type HashState } from './keyed-hash.js';
+
+export { MAX_DISPLACEMENT } from './answer-key-table.js';
 
 /** What the ring holds under a key: an answer's body and ETag, or a remembered "no such product". */
 export type RingEntry = Answer | typeof NO_SUCH_ANSWER;
@@ -40,17 +44,6 @@ export interface AnswerRingOptions {
 const HEADER_BYTES = 8;
 /** The longest key the ring holds, in characters (one byte each): a key longer, or with a character past U+00FF, is not held. */
 export const MAX_KEY_LENGTH = 512;
-/** The fewest slots of the key table; it doubles whenever its entries would fill half of it. */
-const SMALLEST_TABLE = 1024;
-/** A slot of the key table that holds no entry. */
-const EMPTY = 0;
-/**
- * The farthest an entry's slot may lie past the slot its hash names. Half full at most, with a keyed
- * hash, the table put 400,000 random keys at most 22 slots on in five runs (23 probes), 40,000 at most 14,
- * so this is never reached unless the hash is aimed at: an entry that would lie farther is not held
- * (and one the table's doubling would put farther is let go), and a key is never looked for farther.
- */
-export const MAX_DISPLACEMENT = 64;
 const LARGEST_PAGE = 1024 * 1024;
 /** Pages are reserved when the ring is made up to this many bytes (a larger bound reserves none). */
 const MOST_RESERVED_BYTES = 16 * 1024 ** 3;
@@ -91,10 +84,9 @@ const COPIES_SHARE = 1 / 16;
  * needs it, then written over in turn; the ring writes no more pages than its entries' records fill
  * (FULL_SHARE), up to the byte bound's worth.
  *
- * The key table is found by a hash keyed with a secret drawn when the ring is made (keyed-hash.ts),
- * so whoever chooses the keys cannot make them land together, and no entry lies more than
- * MAX_DISPLACEMENT slots past its hash's: what an entry costs to find does not depend on what else
- * is held.
+ * The key table (answer-key-table.ts) finds an entry by its key's keyed hash and compares the key
+ * with the one in the entry's record (`keyIs`), so no entry lies far from its hash's slot whatever
+ * keys are chosen.
  *
  * What leaves first, whichever bound is reached (the bytes the entries are counted for, their number,
  * or the room left in the pages): while one owner (a partner) holds more than OWNER_SHARE of either
@@ -117,7 +109,7 @@ const COPIES_SHARE = 1 / 16;
  * bytes, and take at most COPIES_SHARE of it and MOST_COPIES objects: a copy that does not fit is
  * handed out and not kept.
  */
-export class AnswerRing {
+export class AnswerRing implements HeldKeys {
   private readonly maxBytes: number;
   private readonly maxEntries: number;
   private readonly ttlMs: number;
@@ -145,12 +137,7 @@ export class AnswerRing {
   private head = 0;
   private tail = 0;
 
-  /**
-   * The key table: open addressing with linear probing, each slot an entry's number plus one
-   * (EMPTY for none), found by the key's hash and then compared with the key in the entry's record.
-   */
-  private slots = new Int32Array(SMALLEST_TABLE);
-  private held = 0;
+  private readonly keys = new AnswerKeyTable(this);
   private large: (Buffer | undefined)[] = [];
   /** The copy kept of each entry's answer, once asked for; their count and their bodies' bytes. */
   private copies: (Answer | undefined)[] = [];
@@ -160,7 +147,6 @@ export class AnswerRing {
   private page = new Int32Array(0);
   private offset = new Int32Array(0);
   private keyBytes = new Int32Array(0);
-  private hashes = new Int32Array(0);
   private etagBytes = new Int32Array(0);
   private bodyBytes = new Int32Array(0);
   private storedAt = new Float64Array(0);
@@ -238,7 +224,7 @@ export class AnswerRing {
 
   /** Entries held now, those past their TTL not yet gone included. */
   get entries(): number {
-    return this.held;
+    return this.keys.size;
   }
 
   /** What the entries held now are counted for (`sizeOf`), with the copies kept of them, as `maxBytes` bounds it. */
@@ -261,38 +247,15 @@ export class AnswerRing {
     return owner < this.ownerEntries.length ? { entries: this.ownerEntries[owner]!, bytes: this.ownerBytes[owner]! } : { entries: 0, bytes: 0 };
   }
 
-  /**
-   * What finding a key costs now, in slots of the key table looked at: on average over the entries
-   * held (a hit), at most for any of them, and on average for a key not held whose hash may name
-   * any slot (a miss: up to the first empty slot, or MAX_DISPLACEMENT + 1). Worked out by going
-   * over the whole table: for tests and benches, not for the request path.
-   */
-  keyTableFigures(): { readonly slots: number; readonly meanProbes: number; readonly mostProbes: number; readonly meanMissProbes: number } {
-    const { slots } = this;
-    const mask = slots.length - 1;
-    let total = 0;
-    let most = 0;
-    slots.forEach((held, slot) => {
-      if (held === EMPTY) return;
-      const probes = ((slot - this.hashes[held - 1]!) & mask) + 1;
-      total += probes;
-      most = Math.max(most, probes);
-    });
-    // Going back from an empty slot (one is always there: the table is at most half full), each slot's run of full slots after it.
-    const empty = slots.indexOf(EMPTY);
-    let missTotal = 0;
-    for (let step = 1, run = 0; step <= slots.length; step += 1) {
-      const slot = (empty - step) & mask;
-      run = slots[slot] === EMPTY ? 0 : run + 1;
-      missTotal += Math.min(run, MAX_DISPLACEMENT + 1) + 1;
-    }
-    return { slots: slots.length, meanProbes: this.held === 0 ? 0 : total / this.held, mostProbes: most, meanMissProbes: missTotal / slots.length };
+  /** What finding a key costs now in the key table (AnswerKeyTable.figures): for tests and benches, not for the request path. */
+  keyTableFigures(): KeyTableFigures {
+    return this.keys.figures();
   }
 
   /** What is held under the key, or undefined: never stored, gone, or past its TTL (and gone now). */
   get(key: string, prefix: KeyPrefix = this.noPrefix): RingEntry | undefined {
-    const number = this.find(prefix, key, hashFrom(prefix.hash, key));
-    if (number === NOWHERE) return undefined;
+    const number = this.keys.find(prefix.text, key, hashFrom(prefix.hash, key));
+    if (number === NOT_HELD) return undefined;
     if (this.ttlMs > 0 && this.now() - this.storedAt[number]! > this.ttlMs) {
       this.remove(number);
       return undefined;
@@ -333,8 +296,8 @@ export class AnswerRing {
    */
   set(key: string, answer: { readonly body: Buffer; readonly etag: string } | null, prefix: KeyPrefix = this.noPrefix): void {
     const hash = hashFrom(prefix.hash, key);
-    const held = this.find(prefix, key, hash);
-    if (held !== NOWHERE) {
+    const held = this.keys.find(prefix.text, key, hash);
+    if (held !== NOT_HELD) {
       // Many requests that missed together store the same answer: written again, each would leave a
       // record gone behind it, and the ring would come round to its pages and let live entries go.
       if (this.holdsSame(held, answer)) return;
@@ -353,7 +316,7 @@ export class AnswerRing {
     // storing if this entry makes it heavy (else a heavy owner at the share's edge, its oldest gone
     // first, would stop being heavy halfway through and the others' entries would go for it).
     const heavy = this.heavyOwner !== NOWHERE ? this.heavyOwner : this.heavyWith(prefix.owner, size) ? prefix.owner : NOWHERE;
-    while ((this.held >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOne(heavy));
+    while ((this.keys.size >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOne(heavy));
     if (!this.hasFreeSlot(hash)) return;
     const number = this.freeNumbers.pop() ?? this.newNumber();
     const at = this.append(recordBytes, heavy);
@@ -368,7 +331,6 @@ export class AnswerRing {
     // Written for every entry, so the array stays dense: one written only on hits, at far numbers, became a dictionary.
     this.copies[number] = undefined;
     this.keyBytes[number] = keyLength;
-    this.hashes[number] = hash;
     this.page[number] = this.head;
     this.offset[number] = at;
     this.etagBytes[number] = etag.length;
@@ -378,7 +340,7 @@ export class AnswerRing {
     this.liveRecordBytes += recordBytes;
     this.ownedBy(number, prefix.owner, size);
     // The slot is found again: making room, or coming round to a page, may have moved entries back into it.
-    this.list(number, hash);
+    this.keys.list(number, hash);
   }
 
   /** Whether the entry, not past its TTL, holds this answer already: a miss, or the same ETag over a body of the same length. */
@@ -393,21 +355,9 @@ export class AnswerRing {
     return true;
   }
 
-  /** The number of the entry held under the prefix's text and the key, or NOWHERE. */
-  private find(prefix: KeyPrefix, key: string, hash: number): number {
-    const length = prefix.text.length + key.length;
-    const mask = this.slots.length - 1;
-    for (let slot = hash & mask, looked = 0; looked <= MAX_DISPLACEMENT; slot = (slot + 1) & mask, looked += 1) {
-      const held = this.slots[slot]!;
-      if (held === EMPTY) return NOWHERE;
-      const number = held - 1;
-      if (this.hashes[number] === hash && this.keyBytes[number] === length && this.keyIs(number, prefix.text, key)) return number;
-    }
-    return NOWHERE;
-  }
-
-  /** Whether the key in the entry's record is the prefix followed by the key. */
-  private keyIs(number: number, prefix: string, key: string): boolean {
+  /** Whether the key in the entry's record is the prefix followed by the key (the key table's comparison, `HeldKeys`). */
+  keyIs(number: number, prefix: string, key: string): boolean {
+    if (this.keyBytes[number] !== prefix.length + key.length) return false;
     const page = this.pages[this.page[number]!]!;
     const start = this.offset[number]! + HEADER_BYTES;
     for (let i = 0; i < prefix.length; i += 1) if (page[start + i] !== prefix.charCodeAt(i)) return false;
@@ -417,63 +367,12 @@ export class AnswerRing {
   }
 
   /**
-   * Whether a new entry of this hash finds an empty slot at most MAX_DISPLACEMENT past the hash's,
-   * once the table is doubled if one more entry would fill half of it.
+   * Whether a new entry of this hash finds a slot in the key table, once the table is doubled if one
+   * more entry would fill half of it (the entries the doubling would put too far are let go).
    */
   private hasFreeSlot(hash: number): boolean {
-    if (2 * (this.held + 1) > this.slots.length) this.growTable();
-    const mask = this.slots.length - 1;
-    for (let slot = hash & mask, looked = 0; looked <= MAX_DISPLACEMENT; slot = (slot + 1) & mask, looked += 1) {
-      if (this.slots[slot] === EMPTY) return true;
-    }
-    return false;
-  }
-
-  /** Puts the entry in the key table, in the first empty slot from its hash's (one `hasFreeSlot` found, or nearer). */
-  private list(number: number, hash: number): void {
-    const mask = this.slots.length - 1;
-    let slot = hash & mask;
-    while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
-    this.slots[slot] = number + 1;
-    this.held += 1;
-  }
-
-  /** Doubles the key table; an entry that would lie past MAX_DISPLACEMENT in it (none, unless the hash is aimed at) is let go. */
-  private growTable(): void {
-    const old = this.slots;
-    this.slots = new Int32Array(old.length * 2);
-    const mask = this.slots.length - 1;
-    const farOut: number[] = [];
-    for (const held of old) {
-      if (held === EMPTY) continue;
-      const home = this.hashes[held - 1]! & mask;
-      let slot = home;
-      while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
-      if (((slot - home) & mask) > MAX_DISPLACEMENT) farOut.push(held - 1);
-      else this.slots[slot] = held;
-    }
-    for (const number of farOut) {
-      this.held -= 1;
-      this.release(number);
-    }
-  }
-
-  /** Takes the entry out of the key table, moving back the entries after it that its slot had pushed on (no tombstones). */
-  private unlist(number: number): void {
-    const { slots } = this;
-    const mask = slots.length - 1;
-    let gap = this.hashes[number]! & mask;
-    while (slots[gap] !== number + 1) gap = (gap + 1) & mask;
-    for (let slot = (gap + 1) & mask; slots[slot] !== EMPTY; slot = (slot + 1) & mask) {
-      const home = this.hashes[slots[slot]! - 1]! & mask;
-      // The entry may move into the gap unless its home lies after the gap, up to where it is now (cyclically).
-      const stays = gap <= slot ? gap < home && home <= slot : gap < home || home <= slot;
-      if (stays) continue;
-      slots[gap] = slots[slot]!;
-      gap = slot;
-    }
-    slots[gap] = EMPTY;
-    this.held -= 1;
+    if (this.keys.fullWithOneMore()) for (const number of this.keys.grow()) this.release(number);
+    return this.keys.hasFreeSlot(hash);
   }
 
   /** Whether the owner holds more than OWNER_SHARE of either bound. */
@@ -606,7 +505,7 @@ export class AnswerRing {
   }
 
   private remove(number: number): void {
-    this.unlist(number);
+    this.keys.unlist(number);
     this.release(number);
   }
 
@@ -646,7 +545,6 @@ export class AnswerRing {
       this.page = grown(this.page, new Int32Array(length));
       this.offset = grown(this.offset, new Int32Array(length));
       this.keyBytes = grown(this.keyBytes, new Int32Array(length));
-      this.hashes = grown(this.hashes, new Int32Array(length));
       this.etagBytes = grown(this.etagBytes, new Int32Array(length));
       this.bodyBytes = grown(this.bodyBytes, new Int32Array(length));
       this.storedAt = grown(this.storedAt, new Float64Array(length));
@@ -655,6 +553,7 @@ export class AnswerRing {
       this.newer = grown(this.newer, new Int32Array(length));
       this.ownerOlder = grown(this.ownerOlder, new Int32Array(length));
       this.ownerNewer = grown(this.ownerNewer, new Int32Array(length));
+      this.keys.growEntries(length);
     }
     return number;
   }
@@ -677,11 +576,6 @@ function isByteString(key: string): boolean {
 
 /** An ETag the ring can hold as one byte a character: printable ASCII, as every ETag this service makes. */
 const PLAIN_ETAG = /^[\x20-\x7e]{0,200}$/;
-
-function grown<T extends Int32Array | Float64Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
-}
 
 /**
  * A body the ring keeps as it is, holding no memory beyond its own bytes: one that is a view into a
