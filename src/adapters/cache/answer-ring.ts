@@ -2,8 +2,10 @@ import { Buffer } from 'node:buffer';
 import { AnswerKeyTable, NOT_HELD, type HeldKeys, type KeyTableFigures } from './answer-key-table.js';
 import { grown } from './grown.js';
 import { hashFrom, hashState, newHashKey, type HashState } from './keyed-hash.js';
+import { NO_ENTRY, NO_OWNER, OwnerShare } from './owner-share.js';
 
 export { MAX_DISPLACEMENT } from './answer-key-table.js';
+export { OWNER_SHARE } from './owner-share.js';
 
 /** What the ring holds under a key: an answer's body and ETag, or a remembered "no such product". */
 export type RingEntry = Answer | typeof NO_SUCH_ANSWER;
@@ -59,13 +61,7 @@ const LARGE_SHARE = 4;
  * beside what the entries are counted for, and take more than the bound.
  */
 const FULL_SHARE = 0.9;
-/**
- * The most of either bound (entries, bytes) one owner may hold before room is made from its own
- * entries first: past it, it is the ring's heavy owner. Half, so that a single owner still uses the
- * whole ring (its own oldest going first is the order of storing), and an owner that floods the
- * ring with entries nobody asks for again takes at most the half the others do not use.
- */
-export const OWNER_SHARE = 0.5;
+/** The page and offset of an entry number no entry holds now. */
 const NOWHERE = -1;
 const MISS = -1;
 /** The most ready copies the ring keeps (`get`), and the share of the byte bound they may take. */
@@ -88,15 +84,11 @@ const COPIES_SHARE = 1 / 16;
  * with the one in the entry's record (`keyIs`), so no entry lies far from its hash's slot whatever
  * keys are chosen.
  *
- * What leaves first, whichever bound is reached (the bytes the entries are counted for, their number,
- * or the room left in the pages): while one owner (a partner) holds more than OWNER_SHARE of either
- * bound, its own oldest entry; otherwise the oldest stored. When the ring comes round to a page while
- * an owner is that heavy, the other owners' entries in it (those not past their TTL) are moved to
- * the page's start and kept, and only the heavy owner's go. So one partner's flood of distinct
- * misses lets its own entries go and holds the others'; with one owner, or while none holds more
- * than its share, the entries leave in the order they were stored. An entry stored again under its
- * key, or found past its TTL, leaves at once; the space its record took is taken back when the
- * ring comes round to it.
+ * What leaves first, whichever bound is reached, is the share rule's (owner-share.ts): the oldest
+ * stored, unless one owner (a partner) holds more than its share, whose own oldest then goes, the
+ * others' entries kept when the ring comes round to their page (moved to the page's start). An entry
+ * stored again under its key, or found past its TTL, leaves at once; the space its record took is
+ * taken back when the ring comes round to it.
  *
  * A body handed out is a copy: a page is written over while a copy may still wait on a socket. A
  * body too large for the ring's pages (over a quarter of one) is kept in a buffer of its own (a copy,
@@ -138,6 +130,8 @@ export class AnswerRing implements HeldKeys {
   private tail = 0;
 
   private readonly keys = new AnswerKeyTable(this);
+  /** Who leaves first: the entries' orders of storing and the owners' counts. */
+  private readonly share: OwnerShare;
   private large: (Buffer | undefined)[] = [];
   /** The copy kept of each entry's answer, once asked for; their count and their bodies' bytes. */
   private copies: (Answer | undefined)[] = [];
@@ -150,24 +144,6 @@ export class AnswerRing implements HeldKeys {
   private etagBytes = new Int32Array(0);
   private bodyBytes = new Int32Array(0);
   private storedAt = new Float64Array(0);
-  /**
-   * Each entry's owner, and its neighbours in two orders of storing, both doubly linked through the
-   * entries' numbers: every entry's, oldest first (`oldest`), and its owner's (`ownerOldest`).
-   */
-  private ownerOf = new Int32Array(0);
-  private older = new Int32Array(0);
-  private newer = new Int32Array(0);
-  private ownerOlder = new Int32Array(0);
-  private ownerNewer = new Int32Array(0);
-  private oldest = NOWHERE;
-  private newest = NOWHERE;
-  /** By owner: its oldest and newest entry, how many it holds and what they are counted for (`sizeOf`). */
-  private ownerOldest = new Int32Array(0);
-  private ownerNewest = new Int32Array(0);
-  private ownerEntries = new Int32Array(0);
-  private ownerBytes = new Float64Array(0);
-  /** The owner holding more than OWNER_SHARE of a bound, when one does (`heavy`). */
-  private heavyOwner = NOWHERE;
   private readonly freeNumbers: number[] = [];
   private nextNumber = 0;
   private heldBytes = 0;
@@ -184,6 +160,7 @@ export class AnswerRing implements HeldKeys {
     this.pageBytes = Math.min(LARGEST_PAGE, Math.max(SMALLEST_PAGE, 2 ** Math.ceil(Math.log2(this.maxBytes / 64))));
     this.maxPages = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
     this.maxCopiesBytes = Math.floor(this.maxBytes * COPIES_SHARE);
+    this.share = new OwnerShare(this.maxEntries, this.maxBytes);
     this.reserve();
   }
 
@@ -244,7 +221,7 @@ export class AnswerRing implements HeldKeys {
 
   /** What the owner's entries held now are counted for, and how many they are. */
   heldBy(owner: number): { entries: number; bytes: number } {
-    return owner < this.ownerEntries.length ? { entries: this.ownerEntries[owner]!, bytes: this.ownerBytes[owner]! } : { entries: 0, bytes: 0 };
+    return this.share.heldBy(owner);
   }
 
   /** What finding a key costs now in the key table (AnswerKeyTable.figures): for tests and benches, not for the request path. */
@@ -312,10 +289,7 @@ export class AnswerRing implements HeldKeys {
     if (!PLAIN_ETAG.test(etag)) return;
     const large = answer !== null && bodyBytes > this.pageBytes / LARGE_SHARE;
     const recordBytes = HEADER_BYTES + keyLength + etag.length + (answer === null || large ? 0 : bodyBytes);
-    // Which owner makes room, decided once for the whole of this store: the heavy owner, or the one
-    // storing if this entry makes it heavy (else a heavy owner at the share's edge, its oldest gone
-    // first, would stop being heavy halfway through and the others' entries would go for it).
-    const heavy = this.heavyOwner !== NOWHERE ? this.heavyOwner : this.heavyWith(prefix.owner, size) ? prefix.owner : NOWHERE;
+    const heavy = this.share.heavyFor(prefix.owner, size);
     while ((this.keys.size >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOne(heavy));
     if (!this.hasFreeSlot(hash)) return;
     const number = this.freeNumbers.pop() ?? this.newNumber();
@@ -338,7 +312,7 @@ export class AnswerRing implements HeldKeys {
     this.storedAt[number] = this.now();
     this.heldBytes += size;
     this.liveRecordBytes += recordBytes;
-    this.ownedBy(number, prefix.owner, size);
+    this.share.add(number, prefix.owner, size);
     // The slot is found again: making room, or coming round to a page, may have moved entries back into it.
     this.keys.list(number, hash);
   }
@@ -375,22 +349,10 @@ export class AnswerRing implements HeldKeys {
     return this.keys.hasFreeSlot(hash);
   }
 
-  /** Whether the owner holds more than OWNER_SHARE of either bound. */
-  private heavy(owner: number): boolean {
-    return this.ownerEntries[owner]! > OWNER_SHARE * this.maxEntries || this.ownerBytes[owner]! > OWNER_SHARE * this.maxBytes;
-  }
-
-  /** Whether the owner would hold more than OWNER_SHARE of either bound with one entry more, counted for `size`. */
-  private heavyWith(owner: number, size: number): boolean {
-    if (owner >= this.ownerEntries.length) return false;
-    return this.ownerEntries[owner]! + 1 > OWNER_SHARE * this.maxEntries || this.ownerBytes[owner]! + size > OWNER_SHARE * this.maxBytes;
-  }
-
   /** Lets one entry go to make room: the heavy owner's oldest while it holds any, else the oldest of all; false when none is held. */
   private evictOne(heavy: number): boolean {
-    const own = heavy === NOWHERE ? NOWHERE : this.ownerOldest[heavy]!;
-    const number = own === NOWHERE ? this.oldest : own;
-    if (number === NOWHERE) return false;
+    const number = this.share.nextToGo(heavy);
+    if (number === NO_ENTRY) return false;
     this.remove(number);
     return true;
   }
@@ -398,7 +360,7 @@ export class AnswerRing implements HeldKeys {
   /**
    * Where a record of `bytes` bytes goes in the head page; when it does not fit, the ring moves on to
    * its next page: a new one, at its end with the entries' records filling it, else the page it comes
-   * round to, made over by `recycle` for the heavy owner (NOWHERE: none); once a page made over gives no room, the ring takes a page more
+   * round to, made over by `recycle` for the heavy owner (NO_OWNER: none); once a page made over gives no room, the ring takes a page more
    * when it can. If it goes all the way round without room (every page full of entries it keeps),
    * the page it comes to next keeps nothing.
    */
@@ -418,7 +380,7 @@ export class AnswerRing implements HeldKeys {
           this.filled[next] = 0;
           this.pageLive[next] = 0;
         } else {
-          this.recycle(turned < this.ringPages ? heavy : NOWHERE);
+          this.recycle(turned < this.ringPages ? heavy : NO_OWNER);
         }
       }
       this.head = next;
@@ -431,23 +393,23 @@ export class AnswerRing implements HeldKeys {
   }
 
   /**
-   * Makes over the page the ring has come round to (the tail): with a heavy owner, the other owners'
-   * entries in it not past their TTL are moved to the page's start and kept, and the rest go;
-   * otherwise (NOWHERE) every entry in it goes. The next page becomes the tail.
+   * Makes over the page the ring has come round to (the tail): the entries the share rule spares
+   * (with a heavy owner, the other owners') not past their TTL are moved to the page's start and
+   * kept, and the rest go; otherwise (NO_OWNER) every entry in it goes. The next page becomes the tail.
    */
   private recycle(heavy: number): void {
     const { tail } = this;
     const page = this.pages[tail]!;
     // Every record in a page none of whose entries is held is passed over: nothing to read.
     const end = this.pageLive[tail] === 0 ? 0 : this.filled[tail]!;
-    const now = heavy !== NOWHERE && this.ttlMs > 0 ? this.now() : 0;
+    const now = heavy !== NO_OWNER && this.ttlMs > 0 ? this.now() : 0;
     let written = 0;
     for (let at = 0; at < end;) {
       const number = page.readUInt32LE(at);
       const length = page.readUInt32LE(at + 4);
       // A record whose entry has gone since (its number may be another entry's now) is passed over.
       if (this.page[number] === tail && this.offset[number] === at) {
-        const keep = heavy !== NOWHERE && this.ownerOf[number] !== heavy && !(this.ttlMs > 0 && now - this.storedAt[number]! > this.ttlMs);
+        const keep = this.share.spares(number, heavy) && !(this.ttlMs > 0 && now - this.storedAt[number]! > this.ttlMs);
         if (keep) {
           // Moved towards the page's start, over records already passed: the copy reads nothing it wrote.
           if (written !== at) page.copy(page, written, at, at + length);
@@ -461,47 +423,6 @@ export class AnswerRing implements HeldKeys {
     }
     this.filled[tail] = written;
     this.tail = (tail + 1) % this.ringPages;
-  }
-
-  /** Counts the entry as its owner's, the newest of all and of the owner's. */
-  private ownedBy(number: number, owner: number, size: number): void {
-    if (owner >= this.ownerEntries.length) this.growOwners(owner);
-    this.ownerOf[number] = owner;
-    this.ownerEntries[owner] = this.ownerEntries[owner]! + 1;
-    this.ownerBytes[owner] = this.ownerBytes[owner]! + size;
-    if (this.heavyOwner === NOWHERE && this.heavy(owner)) this.heavyOwner = owner;
-    this.older[number] = this.newest;
-    this.newer[number] = NOWHERE;
-    if (this.newest === NOWHERE) this.oldest = number;
-    else this.newer[this.newest] = number;
-    this.newest = number;
-    const ownNewest = this.ownerNewest[owner]!;
-    this.ownerOlder[number] = ownNewest;
-    this.ownerNewer[number] = NOWHERE;
-    if (ownNewest === NOWHERE) this.ownerOldest[owner] = number;
-    else this.ownerNewer[ownNewest] = number;
-    this.ownerNewest[owner] = number;
-  }
-
-  /** Takes the entry out of both orders and out of its owner's count. */
-  private disowned(number: number, size: number): void {
-    const owner = this.ownerOf[number]!;
-    this.ownerEntries[owner] = this.ownerEntries[owner]! - 1;
-    this.ownerBytes[owner] = this.ownerBytes[owner]! - size;
-    // Another owner may hold more than its share of the other bound: it is seen as heavy when it next stores.
-    if (owner === this.heavyOwner && !this.heavy(owner)) this.heavyOwner = NOWHERE;
-    const older = this.older[number]!;
-    const newer = this.newer[number]!;
-    if (older === NOWHERE) this.oldest = newer;
-    else this.newer[older] = newer;
-    if (newer === NOWHERE) this.newest = older;
-    else this.older[newer] = older;
-    const ownOlder = this.ownerOlder[number]!;
-    const ownNewer = this.ownerNewer[number]!;
-    if (ownOlder === NOWHERE) this.ownerOldest[owner] = ownNewer;
-    else this.ownerNewer[ownOlder] = ownNewer;
-    if (ownNewer === NOWHERE) this.ownerNewest[owner] = ownOlder;
-    else this.ownerOlder[ownNewer] = ownOlder;
   }
 
   private remove(number: number): void {
@@ -526,7 +447,7 @@ export class AnswerRing implements HeldKeys {
     this.offset[number] = NOWHERE;
     const size = this.sizeOf(this.bodyBytes[number]!);
     this.heldBytes -= size;
-    this.disowned(number, size);
+    this.share.remove(number, size);
     this.freeNumbers.push(number);
   }
 
@@ -548,23 +469,10 @@ export class AnswerRing implements HeldKeys {
       this.etagBytes = grown(this.etagBytes, new Int32Array(length));
       this.bodyBytes = grown(this.bodyBytes, new Int32Array(length));
       this.storedAt = grown(this.storedAt, new Float64Array(length));
-      this.ownerOf = grown(this.ownerOf, new Int32Array(length));
-      this.older = grown(this.older, new Int32Array(length));
-      this.newer = grown(this.newer, new Int32Array(length));
-      this.ownerOlder = grown(this.ownerOlder, new Int32Array(length));
-      this.ownerNewer = grown(this.ownerNewer, new Int32Array(length));
       this.keys.growEntries(length);
+      this.share.growEntries(length);
     }
     return number;
-  }
-
-  /** The owners' tables grown to hold `owner`. */
-  private growOwners(owner: number): void {
-    const length = Math.max(16, 2 ** Math.ceil(Math.log2(owner + 1)));
-    this.ownerOldest = grown(this.ownerOldest, new Int32Array(length).fill(NOWHERE));
-    this.ownerNewest = grown(this.ownerNewest, new Int32Array(length).fill(NOWHERE));
-    this.ownerEntries = grown(this.ownerEntries, new Int32Array(length));
-    this.ownerBytes = grown(this.ownerBytes, new Float64Array(length));
   }
 }
 
