@@ -3,6 +3,7 @@ import { AnswerKeyTable, NOT_HELD, type HeldKeys, type KeyTableFigures } from '.
 import { grown } from './grown.js';
 import { hashFrom, hashState, newHashKey, type HashState } from './keyed-hash.js';
 import { NO_ENTRY, NO_OWNER, OwnerShare } from './owner-share.js';
+import { reservedPages } from './reserved-pages.js';
 
 export { MAX_DISPLACEMENT } from './answer-key-table.js';
 export { OWNER_SHARE } from './owner-share.js';
@@ -47,10 +48,6 @@ const HEADER_BYTES = 8;
 /** The longest key the ring holds, in characters (one byte each): a key longer, or with a character past U+00FF, is not held. */
 export const MAX_KEY_LENGTH = 512;
 const LARGEST_PAGE = 1024 * 1024;
-/** Pages are reserved when the ring is made up to this many bytes (a larger bound reserves none). */
-const MOST_RESERVED_BYTES = 16 * 1024 ** 3;
-/** Reserved pages are cut from allocations of this many bytes at most. */
-const RESERVED_CHUNK_BYTES = 1024 * 1024 * 1024;
 const SMALLEST_PAGE = 4 * 1024;
 /** A body larger than this share of a page is kept in a buffer of its own, its record holding the rest. */
 const LARGE_SHARE = 4;
@@ -76,7 +73,7 @@ const COPIES_SHARE = 1 / 16;
  * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
  * or so (bench/cache-gc.ts); a Map of the keys' strings was still two or three objects an answer
  * for every full collection to walk. The byte bound's pages are allocated once, when the ring is
- * made (`reserve`: address space, given memory as it is written), each first written when the ring
+ * made (reserved-pages.ts: address space, given memory as it is written), each first written when the ring
  * needs it, then written over in turn; the ring writes no more pages than its entries' records fill
  * (FULL_SHARE), up to the byte bound's worth.
  *
@@ -115,13 +112,13 @@ export class AnswerRing implements HeldKeys {
   readonly pageBytes: number;
   /** The most pages the ring may take: the byte bound's worth. */
   private readonly maxPages: number;
-  /** How many pages the ring goes round now; each is reserved when the ring is made (`reserve`), or allocated when the ring first reaches it. */
+  /** How many pages the ring goes round now; each is reserved when the ring is made (`reservedPages`), or allocated when the ring first reaches it. */
   private ringPages = 2;
   /** What the records of the entries held take in the pages. */
   private liveRecordBytes = 0;
   private readonly pages: Buffer[] = [];
-  /** Pages allocated when the ring was made and not reached yet, taken in turn as it first reaches each. */
-  private readonly reserved: Buffer[] = [];
+  /** Pages allocated when the ring was made and not reached yet, taken in turn (`pop`) as it first reaches each. */
+  private readonly reserved: Buffer[];
   /** How far each page is written, and what the records of entries still held take in it. */
   private readonly filled: number[] = [0];
   private readonly pageLive: number[] = [0];
@@ -161,42 +158,12 @@ export class AnswerRing implements HeldKeys {
     this.maxPages = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
     this.maxCopiesBytes = Math.floor(this.maxBytes * COPIES_SHARE);
     this.share = new OwnerShare(this.maxEntries, this.maxBytes);
-    this.reserve();
+    this.reserved = reservedPages(this.maxPages, this.pageBytes);
   }
 
   /** The prefix of keys that start with `text`, stored for `owner` (a small whole number: 0 when there is one owner). */
   prefix(text: string, owner = 0): KeyPrefix {
     return { text, hash: hashState(this.hashKey, text), owner };
-  }
-
-  /**
-   * Allocates now every page the byte bound allows, to be written when the ring first reaches each.
-   * V8 counts memory outside its heap when it is allocated, toward the point where it starts a full
-   * collection: a page allocated every 190 answers or so while the ring filled (1 MB pages of 5 KB
-   * answers) set off a full collection every second or so, whose marking and final pause
-   * lengthened the tail of the answers waiting behind them. An allocated page takes address space
-   * only: the system gives it memory as it is written. The pages are cut from a few large
-   * allocations (RESERVED_CHUNK_BYTES), not allocated one by one: V8 may start a full collection
-   * at each allocation outside its heap past its limit: 512 pages of 1 MB allocated one by one set
-   * off some six full collections a ring made (0.35 s each with a heap of 300,000 small objects, by
-   * hand), in one allocation about one (18 ms).
-   * Where the system refuses the address space, the pages not reserved are allocated when the ring
-   * reaches them, as before.
-   */
-  private reserve(): void {
-    if (this.maxPages * this.pageBytes > MOST_RESERVED_BYTES) return;
-    const pagesPerChunk = Math.max(1, Math.floor(RESERVED_CHUNK_BYTES / this.pageBytes));
-    try {
-      for (let first = 0; first < this.maxPages; first += pagesPerChunk) {
-        const pages = Math.min(pagesPerChunk, this.maxPages - first);
-        const chunk = Buffer.allocUnsafeSlow(pages * this.pageBytes);
-        for (let i = 0; i < pages; i += 1) this.reserved.push(chunk.subarray(i * this.pageBytes, (i + 1) * this.pageBytes));
-      }
-    } catch {
-      // Out of address space: the rest of the pages are allocated as the ring reaches them.
-    }
-    // Taken from the end, so the first page the ring reaches is the first reserved.
-    this.reserved.reverse();
   }
 
   /** Entries held now, those past their TTL not yet gone included. */
