@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { AnswerKeyTable, NOT_HELD, type HeldKeys, type KeyTableFigures } from './answer-key-table.js';
 import { grown } from './grown.js';
+import { KeptCopies, type Answer } from './kept-copies.js';
 import { hashFrom, hashState, newHashKey, type HashState } from './keyed-hash.js';
 import { NO_ENTRY, NO_OWNER, OwnerShare } from './owner-share.js';
 import { reservedPages } from './reserved-pages.js';
@@ -10,9 +11,6 @@ export { OWNER_SHARE } from './owner-share.js';
 
 /** What the ring holds under a key: an answer's body and ETag, or a remembered "no such product". */
 export type RingEntry = Answer | typeof NO_SUCH_ANSWER;
-
-/** An answer's body and ETag. */
-type Answer = { readonly body: Buffer; readonly etag: string };
 
 /**
  * The first part of many keys, worked out once by a ring (`AnswerRing.prefix`): its text, the state
@@ -61,9 +59,6 @@ const FULL_SHARE = 0.9;
 /** The page and offset of an entry number no entry holds now. */
 const NOWHERE = -1;
 const MISS = -1;
-/** The most ready copies the ring keeps (`get`), and the share of the byte bound they may take. */
-const MOST_COPIES = 4_096;
-const COPIES_SHARE = 1 / 16;
 
 /**
  * The response cache's store: every entry's bytes (its key, ETag and body) live in a ring of large
@@ -90,13 +85,8 @@ const COPIES_SHARE = 1 / 16;
  * A body handed out is a copy: a page is written over while a copy may still wait on a socket. A
  * body too large for the ring's pages (over a quarter of one) is kept in a buffer of its own (a copy,
  * when it came as a view into a larger buffer) and handed out as it is, since nothing ever writes into it.
- *
- * The copy made when an entry is first asked for is kept beside it and handed out again, until the
- * entry goes: a hot answer is copied once, not on every hit (the copy and its allocation outside
- * the heap took most of a hit's time in the ring: 1.9 to 2.3 µs, against 0.24 to 0.31). Nothing writes into a copy, so many
- * sockets may send it at once. The copies kept are counted in the byte bound for their bodies'
- * bytes, and take at most COPIES_SHARE of it and MOST_COPIES objects: a copy that does not fit is
- * handed out and not kept.
+ * The copy made when an entry is first asked for is kept (kept-copies.ts) and handed out again until
+ * the entry goes, counted in the byte bound.
  */
 export class AnswerRing implements HeldKeys {
   private readonly maxBytes: number;
@@ -130,11 +120,8 @@ export class AnswerRing implements HeldKeys {
   /** Who leaves first: the entries' orders of storing and the owners' counts. */
   private readonly share: OwnerShare;
   private large: (Buffer | undefined)[] = [];
-  /** The copy kept of each entry's answer, once asked for; their count and their bodies' bytes. */
-  private copies: (Answer | undefined)[] = [];
-  private copiesKept = 0;
-  private copiesBytes = 0;
-  private readonly maxCopiesBytes: number;
+  /** The copy kept of each entry's answer, once asked for. */
+  private readonly copies: KeptCopies;
   private page = new Int32Array(0);
   private offset = new Int32Array(0);
   private keyBytes = new Int32Array(0);
@@ -156,7 +143,7 @@ export class AnswerRing implements HeldKeys {
     // Some 64 pages, none under 4 KB nor over 1 MB: a page's unused end is lost until the ring comes round.
     this.pageBytes = Math.min(LARGEST_PAGE, Math.max(SMALLEST_PAGE, 2 ** Math.ceil(Math.log2(this.maxBytes / 64))));
     this.maxPages = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
-    this.maxCopiesBytes = Math.floor(this.maxBytes * COPIES_SHARE);
+    this.copies = new KeptCopies(this.maxBytes);
     this.share = new OwnerShare(this.maxEntries, this.maxBytes);
     this.reserved = reservedPages(this.maxPages, this.pageBytes);
   }
@@ -206,7 +193,7 @@ export class AnswerRing implements HeldKeys {
     }
     const body = this.bodyBytes[number]!;
     if (body === MISS) return NO_SUCH_ANSWER;
-    const kept = this.copies[number];
+    const kept = this.copies.of(number);
     if (kept !== undefined) return kept;
     const page = this.pages[this.page[number]!]!;
     const etagStart = this.offset[number]! + HEADER_BYTES + this.keyBytes[number]!;
@@ -225,11 +212,7 @@ export class AnswerRing implements HeldKeys {
   /** Keeps the copy of an entry's answer, if the copies' share of the bound and the bound itself have room for it. */
   private keepCopy(number: number, answer: Answer): void {
     const bytes = answer.body.length;
-    if (this.copiesKept >= MOST_COPIES || this.copiesBytes + bytes > this.maxCopiesBytes || this.heldBytes + bytes > this.maxBytes) return;
-    this.copies[number] = answer;
-    this.copiesKept += 1;
-    this.copiesBytes += bytes;
-    this.heldBytes += bytes;
+    if (this.heldBytes + bytes <= this.maxBytes && this.copies.keep(number, answer)) this.heldBytes += bytes;
   }
 
   /**
@@ -269,8 +252,7 @@ export class AnswerRing implements HeldKeys {
     page.write(etag, at + HEADER_BYTES + keyLength, 'latin1');
     if (answer !== null && !large) answer.body.copy(page, at + HEADER_BYTES + keyLength + etag.length);
     this.large[number] = large ? ownBytes(answer.body) : undefined;
-    // Written for every entry, so the array stays dense: one written only on hits, at far numbers, became a dictionary.
-    this.copies[number] = undefined;
+    this.copies.noneFor(number);
     this.keyBytes[number] = keyLength;
     this.page[number] = this.head;
     this.offset[number] = at;
@@ -403,13 +385,7 @@ export class AnswerRing implements HeldKeys {
     this.liveRecordBytes -= recordBytes;
     this.pageLive[this.page[number]!] = this.pageLive[this.page[number]!]! - recordBytes;
     this.large[number] = undefined;
-    const kept = this.copies[number];
-    if (kept !== undefined) {
-      this.copies[number] = undefined;
-      this.copiesKept -= 1;
-      this.copiesBytes -= kept.body.length;
-      this.heldBytes -= kept.body.length;
-    }
+    this.heldBytes -= this.copies.drop(number);
     this.page[number] = NOWHERE;
     this.offset[number] = NOWHERE;
     const size = this.sizeOf(this.bodyBytes[number]!);
