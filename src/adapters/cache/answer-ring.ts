@@ -68,9 +68,9 @@ const MISS = -1;
  * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
  * or so (bench/cache-gc.ts); a Map of the keys' strings was still two or three objects an answer
  * for every full collection to walk. The byte bound's pages are allocated once, when the ring is
- * made (reserved-pages.ts: address space, given memory as it is written), each first written when the ring
- * needs it, then written over in turn; the ring writes no more pages than its entries' records fill
- * (FULL_SHARE), up to the byte bound's worth.
+ * made (reserved-pages.ts: address space, given memory as it is written), each first written when
+ * the ring needs it, then written over in turn; the ring writes no more pages than its entries'
+ * records fill (FULL_SHARE), up to the byte bound's worth.
  *
  * The key table (answer-key-table.ts) finds an entry by its key's keyed hash and compares the key
  * with the one in the entry's record (`keyIs`), so no entry lies far from its hash's slot whatever
@@ -116,6 +116,7 @@ export class AnswerRing implements HeldKeys {
   private head = 0;
   private tail = 0;
 
+  /** Finds an entry's number by its key, comparing keys with `keyIs`. */
   private readonly keys = new AnswerKeyTable(this);
   /** Who leaves first: the entries' orders of storing and the owners' counts. */
   private readonly share: OwnerShare;
