@@ -1,11 +1,16 @@
 import { Buffer } from 'node:buffer';
+import { AnswerKeyTable, NOT_HELD, type HeldKeys, type KeyTableFigures } from './answer-key-table.js';
+import { grown } from './grown.js';
+import { KeptCopies, type Answer } from './kept-copies.js';
 import { hashFrom, hashState, newHashKey, type HashState } from './keyed-hash.js';
+import { NO_ENTRY, NO_OWNER, OwnerShare } from './owner-share.js';
+import { reservedPages } from './reserved-pages.js';
+
+export { MAX_DISPLACEMENT } from './answer-key-table.js';
+export { OWNER_SHARE } from './owner-share.js';
 
 /** What the ring holds under a key: an answer's body and ETag, or a remembered "no such product". */
 export type RingEntry = Answer | typeof NO_SUCH_ANSWER;
-
-/** An answer's body and ETag. */
-type Answer = { readonly body: Buffer; readonly etag: string };
 
 /**
  * The first part of many keys, worked out once by a ring (`AnswerRing.prefix`): its text, the state
@@ -40,22 +45,7 @@ export interface AnswerRingOptions {
 const HEADER_BYTES = 8;
 /** The longest key the ring holds, in characters (one byte each): a key longer, or with a character past U+00FF, is not held. */
 export const MAX_KEY_LENGTH = 512;
-/** The fewest slots of the key table; it doubles whenever its entries would fill half of it. */
-const SMALLEST_TABLE = 1024;
-/** A slot of the key table that holds no entry. */
-const EMPTY = 0;
-/**
- * The farthest an entry's slot may lie past the slot its hash names. Half full at most, with a keyed
- * hash, the table put 400,000 random keys at most 22 slots on in five runs (23 probes), 40,000 at most 14,
- * so this is never reached unless the hash is aimed at: an entry that would lie farther is not held
- * (and one the table's doubling would put farther is let go), and a key is never looked for farther.
- */
-export const MAX_DISPLACEMENT = 64;
 const LARGEST_PAGE = 1024 * 1024;
-/** Pages are reserved when the ring is made up to this many bytes (a larger bound reserves none). */
-const MOST_RESERVED_BYTES = 16 * 1024 ** 3;
-/** Reserved pages are cut from allocations of this many bytes at most. */
-const RESERVED_CHUNK_BYTES = 1024 * 1024 * 1024;
 const SMALLEST_PAGE = 4 * 1024;
 /** A body larger than this share of a page is kept in a buffer of its own, its record holding the rest. */
 const LARGE_SHARE = 4;
@@ -66,18 +56,9 @@ const LARGE_SHARE = 4;
  * beside what the entries are counted for, and take more than the bound.
  */
 const FULL_SHARE = 0.9;
-/**
- * The most of either bound (entries, bytes) one owner may hold before room is made from its own
- * entries first: past it, it is the ring's heavy owner. Half, so that a single owner still uses the
- * whole ring (its own oldest going first is the order of storing), and an owner that floods the
- * ring with entries nobody asks for again takes at most the half the others do not use.
- */
-export const OWNER_SHARE = 0.5;
+/** The page and offset of an entry number no entry holds now. */
 const NOWHERE = -1;
 const MISS = -1;
-/** The most ready copies the ring keeps (`get`), and the share of the byte bound they may take. */
-const MOST_COPIES = 4_096;
-const COPIES_SHARE = 1 / 16;
 
 /**
  * The response cache's store: every entry's bytes (its key, ETag and body) live in a ring of large
@@ -87,37 +68,27 @@ const COPIES_SHARE = 1 / 16;
  * and given back outside the heap as answers came and went, set off a full collection for every 66 MB
  * or so (bench/cache-gc.ts); a Map of the keys' strings was still two or three objects an answer
  * for every full collection to walk. The byte bound's pages are allocated once, when the ring is
- * made (`reserve`: address space, given memory as it is written), each first written when the ring
- * needs it, then written over in turn; the ring writes no more pages than its entries' records fill
- * (FULL_SHARE), up to the byte bound's worth.
+ * made (reserved-pages.ts: address space, given memory as it is written), each first written when
+ * the ring needs it, then written over in turn; the ring writes no more pages than its entries'
+ * records fill (FULL_SHARE), up to the byte bound's worth.
  *
- * The key table is found by a hash keyed with a secret drawn when the ring is made (keyed-hash.ts),
- * so whoever chooses the keys cannot make them land together, and no entry lies more than
- * MAX_DISPLACEMENT slots past its hash's: what an entry costs to find does not depend on what else
- * is held.
+ * The key table (answer-key-table.ts) finds an entry by its key's keyed hash and compares the key
+ * with the one in the entry's record (`keyIs`), so no entry lies far from its hash's slot whatever
+ * keys are chosen.
  *
- * What leaves first, whichever bound is reached (the bytes the entries are counted for, their number,
- * or the room left in the pages): while one owner (a partner) holds more than OWNER_SHARE of either
- * bound, its own oldest entry; otherwise the oldest stored. When the ring comes round to a page while
- * an owner is that heavy, the other owners' entries in it (those not past their TTL) are moved to
- * the page's start and kept, and only the heavy owner's go. So one partner's flood of distinct
- * misses lets its own entries go and holds the others'; with one owner, or while none holds more
- * than its share, the entries leave in the order they were stored. An entry stored again under its
- * key, or found past its TTL, leaves at once; the space its record took is taken back when the
- * ring comes round to it.
+ * What leaves first, whichever bound is reached, is the share rule's (owner-share.ts): the oldest
+ * stored, unless one owner (a partner) holds more than its share, whose own oldest then goes, the
+ * others' entries kept when the ring comes round to their page (moved to the page's start). An entry
+ * stored again under its key, or found past its TTL, leaves at once; the space its record took is
+ * taken back when the ring comes round to it.
  *
  * A body handed out is a copy: a page is written over while a copy may still wait on a socket. A
  * body too large for the ring's pages (over a quarter of one) is kept in a buffer of its own (a copy,
  * when it came as a view into a larger buffer) and handed out as it is, since nothing ever writes into it.
- *
- * The copy made when an entry is first asked for is kept beside it and handed out again, until the
- * entry goes: a hot answer is copied once, not on every hit (the copy and its allocation outside
- * the heap took most of a hit's time in the ring: 1.9 to 2.3 µs, against 0.24 to 0.31). Nothing writes into a copy, so many
- * sockets may send it at once. The copies kept are counted in the byte bound for their bodies'
- * bytes, and take at most COPIES_SHARE of it and MOST_COPIES objects: a copy that does not fit is
- * handed out and not kept.
+ * The copy made when an entry is first asked for is kept (kept-copies.ts) and handed out again until
+ * the entry goes, counted in the byte bound.
  */
-export class AnswerRing {
+export class AnswerRing implements HeldKeys {
   private readonly maxBytes: number;
   private readonly maxEntries: number;
   private readonly ttlMs: number;
@@ -131,13 +102,13 @@ export class AnswerRing {
   readonly pageBytes: number;
   /** The most pages the ring may take: the byte bound's worth. */
   private readonly maxPages: number;
-  /** How many pages the ring goes round now; each is reserved when the ring is made (`reserve`), or allocated when the ring first reaches it. */
+  /** How many pages the ring goes round now; each is reserved when the ring is made (`reservedPages`), or allocated when the ring first reaches it. */
   private ringPages = 2;
   /** What the records of the entries held take in the pages. */
   private liveRecordBytes = 0;
   private readonly pages: Buffer[] = [];
-  /** Pages allocated when the ring was made and not reached yet, taken in turn as it first reaches each. */
-  private readonly reserved: Buffer[] = [];
+  /** Pages allocated when the ring was made and not reached yet, taken in turn (`pop`) as it first reaches each. */
+  private readonly reserved: Buffer[];
   /** How far each page is written, and what the records of entries still held take in it. */
   private readonly filled: number[] = [0];
   private readonly pageLive: number[] = [0];
@@ -145,43 +116,19 @@ export class AnswerRing {
   private head = 0;
   private tail = 0;
 
-  /**
-   * The key table: open addressing with linear probing, each slot an entry's number plus one
-   * (EMPTY for none), found by the key's hash and then compared with the key in the entry's record.
-   */
-  private slots = new Int32Array(SMALLEST_TABLE);
-  private held = 0;
+  /** Finds an entry's number by its key, comparing keys with `keyIs`. */
+  private readonly keys = new AnswerKeyTable(this);
+  /** Who leaves first: the entries' orders of storing and the owners' counts. */
+  private readonly share: OwnerShare;
   private large: (Buffer | undefined)[] = [];
-  /** The copy kept of each entry's answer, once asked for; their count and their bodies' bytes. */
-  private copies: (Answer | undefined)[] = [];
-  private copiesKept = 0;
-  private copiesBytes = 0;
-  private readonly maxCopiesBytes: number;
+  /** The copy kept of each entry's answer, once asked for. */
+  private readonly copies: KeptCopies;
   private page = new Int32Array(0);
   private offset = new Int32Array(0);
   private keyBytes = new Int32Array(0);
-  private hashes = new Int32Array(0);
   private etagBytes = new Int32Array(0);
   private bodyBytes = new Int32Array(0);
   private storedAt = new Float64Array(0);
-  /**
-   * Each entry's owner, and its neighbours in two orders of storing, both doubly linked through the
-   * entries' numbers: every entry's, oldest first (`oldest`), and its owner's (`ownerOldest`).
-   */
-  private ownerOf = new Int32Array(0);
-  private older = new Int32Array(0);
-  private newer = new Int32Array(0);
-  private ownerOlder = new Int32Array(0);
-  private ownerNewer = new Int32Array(0);
-  private oldest = NOWHERE;
-  private newest = NOWHERE;
-  /** By owner: its oldest and newest entry, how many it holds and what they are counted for (`sizeOf`). */
-  private ownerOldest = new Int32Array(0);
-  private ownerNewest = new Int32Array(0);
-  private ownerEntries = new Int32Array(0);
-  private ownerBytes = new Float64Array(0);
-  /** The owner holding more than OWNER_SHARE of a bound, when one does (`heavy`). */
-  private heavyOwner = NOWHERE;
   private readonly freeNumbers: number[] = [];
   private nextNumber = 0;
   private heldBytes = 0;
@@ -197,8 +144,9 @@ export class AnswerRing {
     // Some 64 pages, none under 4 KB nor over 1 MB: a page's unused end is lost until the ring comes round.
     this.pageBytes = Math.min(LARGEST_PAGE, Math.max(SMALLEST_PAGE, 2 ** Math.ceil(Math.log2(this.maxBytes / 64))));
     this.maxPages = Math.max(2, Math.ceil(this.maxBytes / this.pageBytes));
-    this.maxCopiesBytes = Math.floor(this.maxBytes * COPIES_SHARE);
-    this.reserve();
+    this.copies = new KeptCopies(this.maxBytes);
+    this.share = new OwnerShare(this.maxEntries, this.maxBytes);
+    this.reserved = reservedPages(this.maxPages, this.pageBytes);
   }
 
   /** The prefix of keys that start with `text`, stored for `owner` (a small whole number: 0 when there is one owner). */
@@ -206,39 +154,9 @@ export class AnswerRing {
     return { text, hash: hashState(this.hashKey, text), owner };
   }
 
-  /**
-   * Allocates now every page the byte bound allows, to be written when the ring first reaches each.
-   * V8 counts memory outside its heap when it is allocated, toward the point where it starts a full
-   * collection: a page allocated every 190 answers or so while the ring filled (1 MB pages of 5 KB
-   * answers) set off a full collection every second or so, whose marking and final pause
-   * lengthened the tail of the answers waiting behind them. An allocated page takes address space
-   * only: the system gives it memory as it is written. The pages are cut from a few large
-   * allocations (RESERVED_CHUNK_BYTES), not allocated one by one: V8 may start a full collection
-   * at each allocation outside its heap past its limit: 512 pages of 1 MB allocated one by one set
-   * off some six full collections a ring made (0.35 s each with a heap of 300,000 small objects, by
-   * hand), in one allocation about one (18 ms).
-   * Where the system refuses the address space, the pages not reserved are allocated when the ring
-   * reaches them, as before.
-   */
-  private reserve(): void {
-    if (this.maxPages * this.pageBytes > MOST_RESERVED_BYTES) return;
-    const pagesPerChunk = Math.max(1, Math.floor(RESERVED_CHUNK_BYTES / this.pageBytes));
-    try {
-      for (let first = 0; first < this.maxPages; first += pagesPerChunk) {
-        const pages = Math.min(pagesPerChunk, this.maxPages - first);
-        const chunk = Buffer.allocUnsafeSlow(pages * this.pageBytes);
-        for (let i = 0; i < pages; i += 1) this.reserved.push(chunk.subarray(i * this.pageBytes, (i + 1) * this.pageBytes));
-      }
-    } catch {
-      // Out of address space: the rest of the pages are allocated as the ring reaches them.
-    }
-    // Taken from the end, so the first page the ring reaches is the first reserved.
-    this.reserved.reverse();
-  }
-
   /** Entries held now, those past their TTL not yet gone included. */
   get entries(): number {
-    return this.held;
+    return this.keys.size;
   }
 
   /** What the entries held now are counted for (`sizeOf`), with the copies kept of them, as `maxBytes` bounds it. */
@@ -258,48 +176,25 @@ export class AnswerRing {
 
   /** What the owner's entries held now are counted for, and how many they are. */
   heldBy(owner: number): { entries: number; bytes: number } {
-    return owner < this.ownerEntries.length ? { entries: this.ownerEntries[owner]!, bytes: this.ownerBytes[owner]! } : { entries: 0, bytes: 0 };
+    return this.share.heldBy(owner);
   }
 
-  /**
-   * What finding a key costs now, in slots of the key table looked at: on average over the entries
-   * held (a hit), at most for any of them, and on average for a key not held whose hash may name
-   * any slot (a miss: up to the first empty slot, or MAX_DISPLACEMENT + 1). Worked out by going
-   * over the whole table: for tests and benches, not for the request path.
-   */
-  keyTableFigures(): { readonly slots: number; readonly meanProbes: number; readonly mostProbes: number; readonly meanMissProbes: number } {
-    const { slots } = this;
-    const mask = slots.length - 1;
-    let total = 0;
-    let most = 0;
-    slots.forEach((held, slot) => {
-      if (held === EMPTY) return;
-      const probes = ((slot - this.hashes[held - 1]!) & mask) + 1;
-      total += probes;
-      most = Math.max(most, probes);
-    });
-    // Going back from an empty slot (one is always there: the table is at most half full), each slot's run of full slots after it.
-    const empty = slots.indexOf(EMPTY);
-    let missTotal = 0;
-    for (let step = 1, run = 0; step <= slots.length; step += 1) {
-      const slot = (empty - step) & mask;
-      run = slots[slot] === EMPTY ? 0 : run + 1;
-      missTotal += Math.min(run, MAX_DISPLACEMENT + 1) + 1;
-    }
-    return { slots: slots.length, meanProbes: this.held === 0 ? 0 : total / this.held, mostProbes: most, meanMissProbes: missTotal / slots.length };
+  /** What finding a key costs now in the key table (AnswerKeyTable.figures): for tests and benches, not for the request path. */
+  keyTableFigures(): KeyTableFigures {
+    return this.keys.figures();
   }
 
   /** What is held under the key, or undefined: never stored, gone, or past its TTL (and gone now). */
   get(key: string, prefix: KeyPrefix = this.noPrefix): RingEntry | undefined {
-    const number = this.find(prefix, key, hashFrom(prefix.hash, key));
-    if (number === NOWHERE) return undefined;
+    const number = this.keys.find(prefix.text, key, hashFrom(prefix.hash, key));
+    if (number === NOT_HELD) return undefined;
     if (this.ttlMs > 0 && this.now() - this.storedAt[number]! > this.ttlMs) {
       this.remove(number);
       return undefined;
     }
     const body = this.bodyBytes[number]!;
     if (body === MISS) return NO_SUCH_ANSWER;
-    const kept = this.copies[number];
+    const kept = this.copies.of(number);
     if (kept !== undefined) return kept;
     const page = this.pages[this.page[number]!]!;
     const etagStart = this.offset[number]! + HEADER_BYTES + this.keyBytes[number]!;
@@ -318,11 +213,7 @@ export class AnswerRing {
   /** Keeps the copy of an entry's answer, if the copies' share of the bound and the bound itself have room for it. */
   private keepCopy(number: number, answer: Answer): void {
     const bytes = answer.body.length;
-    if (this.copiesKept >= MOST_COPIES || this.copiesBytes + bytes > this.maxCopiesBytes || this.heldBytes + bytes > this.maxBytes) return;
-    this.copies[number] = answer;
-    this.copiesKept += 1;
-    this.copiesBytes += bytes;
-    this.heldBytes += bytes;
+    if (this.heldBytes + bytes <= this.maxBytes && this.copies.keep(number, answer)) this.heldBytes += bytes;
   }
 
   /**
@@ -333,8 +224,8 @@ export class AnswerRing {
    */
   set(key: string, answer: { readonly body: Buffer; readonly etag: string } | null, prefix: KeyPrefix = this.noPrefix): void {
     const hash = hashFrom(prefix.hash, key);
-    const held = this.find(prefix, key, hash);
-    if (held !== NOWHERE) {
+    const held = this.keys.find(prefix.text, key, hash);
+    if (held !== NOT_HELD) {
       // Many requests that missed together store the same answer: written again, each would leave a
       // record gone behind it, and the ring would come round to its pages and let live entries go.
       if (this.holdsSame(held, answer)) return;
@@ -349,11 +240,8 @@ export class AnswerRing {
     if (!PLAIN_ETAG.test(etag)) return;
     const large = answer !== null && bodyBytes > this.pageBytes / LARGE_SHARE;
     const recordBytes = HEADER_BYTES + keyLength + etag.length + (answer === null || large ? 0 : bodyBytes);
-    // Which owner makes room, decided once for the whole of this store: the heavy owner, or the one
-    // storing if this entry makes it heavy (else a heavy owner at the share's edge, its oldest gone
-    // first, would stop being heavy halfway through and the others' entries would go for it).
-    const heavy = this.heavyOwner !== NOWHERE ? this.heavyOwner : this.heavyWith(prefix.owner, size) ? prefix.owner : NOWHERE;
-    while ((this.held >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOne(heavy));
+    const heavy = this.share.heavyFor(prefix.owner, size);
+    while ((this.keys.size >= this.maxEntries || this.heldBytes + size > this.maxBytes) && this.evictOne(heavy));
     if (!this.hasFreeSlot(hash)) return;
     const number = this.freeNumbers.pop() ?? this.newNumber();
     const at = this.append(recordBytes, heavy);
@@ -365,10 +253,8 @@ export class AnswerRing {
     page.write(etag, at + HEADER_BYTES + keyLength, 'latin1');
     if (answer !== null && !large) answer.body.copy(page, at + HEADER_BYTES + keyLength + etag.length);
     this.large[number] = large ? ownBytes(answer.body) : undefined;
-    // Written for every entry, so the array stays dense: one written only on hits, at far numbers, became a dictionary.
-    this.copies[number] = undefined;
+    this.copies.noneFor(number);
     this.keyBytes[number] = keyLength;
-    this.hashes[number] = hash;
     this.page[number] = this.head;
     this.offset[number] = at;
     this.etagBytes[number] = etag.length;
@@ -376,9 +262,9 @@ export class AnswerRing {
     this.storedAt[number] = this.now();
     this.heldBytes += size;
     this.liveRecordBytes += recordBytes;
-    this.ownedBy(number, prefix.owner, size);
+    this.share.add(number, prefix.owner, size);
     // The slot is found again: making room, or coming round to a page, may have moved entries back into it.
-    this.list(number, hash);
+    this.keys.list(number, hash);
   }
 
   /** Whether the entry, not past its TTL, holds this answer already: a miss, or the same ETag over a body of the same length. */
@@ -393,21 +279,9 @@ export class AnswerRing {
     return true;
   }
 
-  /** The number of the entry held under the prefix's text and the key, or NOWHERE. */
-  private find(prefix: KeyPrefix, key: string, hash: number): number {
-    const length = prefix.text.length + key.length;
-    const mask = this.slots.length - 1;
-    for (let slot = hash & mask, looked = 0; looked <= MAX_DISPLACEMENT; slot = (slot + 1) & mask, looked += 1) {
-      const held = this.slots[slot]!;
-      if (held === EMPTY) return NOWHERE;
-      const number = held - 1;
-      if (this.hashes[number] === hash && this.keyBytes[number] === length && this.keyIs(number, prefix.text, key)) return number;
-    }
-    return NOWHERE;
-  }
-
-  /** Whether the key in the entry's record is the prefix followed by the key. */
-  private keyIs(number: number, prefix: string, key: string): boolean {
+  /** Whether the key in the entry's record is the prefix followed by the key (the key table's comparison, `HeldKeys`). */
+  keyIs(number: number, prefix: string, key: string): boolean {
+    if (this.keyBytes[number] !== prefix.length + key.length) return false;
     const page = this.pages[this.page[number]!]!;
     const start = this.offset[number]! + HEADER_BYTES;
     for (let i = 0; i < prefix.length; i += 1) if (page[start + i] !== prefix.charCodeAt(i)) return false;
@@ -417,81 +291,18 @@ export class AnswerRing {
   }
 
   /**
-   * Whether a new entry of this hash finds an empty slot at most MAX_DISPLACEMENT past the hash's,
-   * once the table is doubled if one more entry would fill half of it.
+   * Whether a new entry of this hash finds a slot in the key table, once the table is doubled if one
+   * more entry would fill half of it (the entries the doubling would put too far are let go).
    */
   private hasFreeSlot(hash: number): boolean {
-    if (2 * (this.held + 1) > this.slots.length) this.growTable();
-    const mask = this.slots.length - 1;
-    for (let slot = hash & mask, looked = 0; looked <= MAX_DISPLACEMENT; slot = (slot + 1) & mask, looked += 1) {
-      if (this.slots[slot] === EMPTY) return true;
-    }
-    return false;
-  }
-
-  /** Puts the entry in the key table, in the first empty slot from its hash's (one `hasFreeSlot` found, or nearer). */
-  private list(number: number, hash: number): void {
-    const mask = this.slots.length - 1;
-    let slot = hash & mask;
-    while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
-    this.slots[slot] = number + 1;
-    this.held += 1;
-  }
-
-  /** Doubles the key table; an entry that would lie past MAX_DISPLACEMENT in it (none, unless the hash is aimed at) is let go. */
-  private growTable(): void {
-    const old = this.slots;
-    this.slots = new Int32Array(old.length * 2);
-    const mask = this.slots.length - 1;
-    const farOut: number[] = [];
-    for (const held of old) {
-      if (held === EMPTY) continue;
-      const home = this.hashes[held - 1]! & mask;
-      let slot = home;
-      while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
-      if (((slot - home) & mask) > MAX_DISPLACEMENT) farOut.push(held - 1);
-      else this.slots[slot] = held;
-    }
-    for (const number of farOut) {
-      this.held -= 1;
-      this.release(number);
-    }
-  }
-
-  /** Takes the entry out of the key table, moving back the entries after it that its slot had pushed on (no tombstones). */
-  private unlist(number: number): void {
-    const { slots } = this;
-    const mask = slots.length - 1;
-    let gap = this.hashes[number]! & mask;
-    while (slots[gap] !== number + 1) gap = (gap + 1) & mask;
-    for (let slot = (gap + 1) & mask; slots[slot] !== EMPTY; slot = (slot + 1) & mask) {
-      const home = this.hashes[slots[slot]! - 1]! & mask;
-      // The entry may move into the gap unless its home lies after the gap, up to where it is now (cyclically).
-      const stays = gap <= slot ? gap < home && home <= slot : gap < home || home <= slot;
-      if (stays) continue;
-      slots[gap] = slots[slot]!;
-      gap = slot;
-    }
-    slots[gap] = EMPTY;
-    this.held -= 1;
-  }
-
-  /** Whether the owner holds more than OWNER_SHARE of either bound. */
-  private heavy(owner: number): boolean {
-    return this.ownerEntries[owner]! > OWNER_SHARE * this.maxEntries || this.ownerBytes[owner]! > OWNER_SHARE * this.maxBytes;
-  }
-
-  /** Whether the owner would hold more than OWNER_SHARE of either bound with one entry more, counted for `size`. */
-  private heavyWith(owner: number, size: number): boolean {
-    if (owner >= this.ownerEntries.length) return false;
-    return this.ownerEntries[owner]! + 1 > OWNER_SHARE * this.maxEntries || this.ownerBytes[owner]! + size > OWNER_SHARE * this.maxBytes;
+    if (this.keys.fullWithOneMore()) for (const number of this.keys.grow()) this.release(number);
+    return this.keys.hasFreeSlot(hash);
   }
 
   /** Lets one entry go to make room: the heavy owner's oldest while it holds any, else the oldest of all; false when none is held. */
   private evictOne(heavy: number): boolean {
-    const own = heavy === NOWHERE ? NOWHERE : this.ownerOldest[heavy]!;
-    const number = own === NOWHERE ? this.oldest : own;
-    if (number === NOWHERE) return false;
+    const number = this.share.nextToGo(heavy);
+    if (number === NO_ENTRY) return false;
     this.remove(number);
     return true;
   }
@@ -499,7 +310,7 @@ export class AnswerRing {
   /**
    * Where a record of `bytes` bytes goes in the head page; when it does not fit, the ring moves on to
    * its next page: a new one, at its end with the entries' records filling it, else the page it comes
-   * round to, made over by `recycle` for the heavy owner (NOWHERE: none); once a page made over gives no room, the ring takes a page more
+   * round to, made over by `recycle` for the heavy owner (NO_OWNER: none); once a page made over gives no room, the ring takes a page more
    * when it can. If it goes all the way round without room (every page full of entries it keeps),
    * the page it comes to next keeps nothing.
    */
@@ -519,7 +330,7 @@ export class AnswerRing {
           this.filled[next] = 0;
           this.pageLive[next] = 0;
         } else {
-          this.recycle(turned < this.ringPages ? heavy : NOWHERE);
+          this.recycle(turned < this.ringPages ? heavy : NO_OWNER);
         }
       }
       this.head = next;
@@ -532,23 +343,23 @@ export class AnswerRing {
   }
 
   /**
-   * Makes over the page the ring has come round to (the tail): with a heavy owner, the other owners'
-   * entries in it not past their TTL are moved to the page's start and kept, and the rest go;
-   * otherwise (NOWHERE) every entry in it goes. The next page becomes the tail.
+   * Makes over the page the ring has come round to (the tail): the entries the share rule spares
+   * (with a heavy owner, the other owners') not past their TTL are moved to the page's start and
+   * kept, and the rest go; otherwise (NO_OWNER) every entry in it goes. The next page becomes the tail.
    */
   private recycle(heavy: number): void {
     const { tail } = this;
     const page = this.pages[tail]!;
     // Every record in a page none of whose entries is held is passed over: nothing to read.
     const end = this.pageLive[tail] === 0 ? 0 : this.filled[tail]!;
-    const now = heavy !== NOWHERE && this.ttlMs > 0 ? this.now() : 0;
+    const now = heavy !== NO_OWNER && this.ttlMs > 0 ? this.now() : 0;
     let written = 0;
     for (let at = 0; at < end;) {
       const number = page.readUInt32LE(at);
       const length = page.readUInt32LE(at + 4);
       // A record whose entry has gone since (its number may be another entry's now) is passed over.
       if (this.page[number] === tail && this.offset[number] === at) {
-        const keep = heavy !== NOWHERE && this.ownerOf[number] !== heavy && !(this.ttlMs > 0 && now - this.storedAt[number]! > this.ttlMs);
+        const keep = this.share.spares(number, heavy) && !(this.ttlMs > 0 && now - this.storedAt[number]! > this.ttlMs);
         if (keep) {
           // Moved towards the page's start, over records already passed: the copy reads nothing it wrote.
           if (written !== at) page.copy(page, written, at, at + length);
@@ -564,49 +375,8 @@ export class AnswerRing {
     this.tail = (tail + 1) % this.ringPages;
   }
 
-  /** Counts the entry as its owner's, the newest of all and of the owner's. */
-  private ownedBy(number: number, owner: number, size: number): void {
-    if (owner >= this.ownerEntries.length) this.growOwners(owner);
-    this.ownerOf[number] = owner;
-    this.ownerEntries[owner] = this.ownerEntries[owner]! + 1;
-    this.ownerBytes[owner] = this.ownerBytes[owner]! + size;
-    if (this.heavyOwner === NOWHERE && this.heavy(owner)) this.heavyOwner = owner;
-    this.older[number] = this.newest;
-    this.newer[number] = NOWHERE;
-    if (this.newest === NOWHERE) this.oldest = number;
-    else this.newer[this.newest] = number;
-    this.newest = number;
-    const ownNewest = this.ownerNewest[owner]!;
-    this.ownerOlder[number] = ownNewest;
-    this.ownerNewer[number] = NOWHERE;
-    if (ownNewest === NOWHERE) this.ownerOldest[owner] = number;
-    else this.ownerNewer[ownNewest] = number;
-    this.ownerNewest[owner] = number;
-  }
-
-  /** Takes the entry out of both orders and out of its owner's count. */
-  private disowned(number: number, size: number): void {
-    const owner = this.ownerOf[number]!;
-    this.ownerEntries[owner] = this.ownerEntries[owner]! - 1;
-    this.ownerBytes[owner] = this.ownerBytes[owner]! - size;
-    // Another owner may hold more than its share of the other bound: it is seen as heavy when it next stores.
-    if (owner === this.heavyOwner && !this.heavy(owner)) this.heavyOwner = NOWHERE;
-    const older = this.older[number]!;
-    const newer = this.newer[number]!;
-    if (older === NOWHERE) this.oldest = newer;
-    else this.newer[older] = newer;
-    if (newer === NOWHERE) this.newest = older;
-    else this.older[newer] = older;
-    const ownOlder = this.ownerOlder[number]!;
-    const ownNewer = this.ownerNewer[number]!;
-    if (ownOlder === NOWHERE) this.ownerOldest[owner] = ownNewer;
-    else this.ownerNewer[ownOlder] = ownNewer;
-    if (ownNewer === NOWHERE) this.ownerNewest[owner] = ownOlder;
-    else this.ownerOlder[ownNewer] = ownOlder;
-  }
-
   private remove(number: number): void {
-    this.unlist(number);
+    this.keys.unlist(number);
     this.release(number);
   }
 
@@ -616,18 +386,12 @@ export class AnswerRing {
     this.liveRecordBytes -= recordBytes;
     this.pageLive[this.page[number]!] = this.pageLive[this.page[number]!]! - recordBytes;
     this.large[number] = undefined;
-    const kept = this.copies[number];
-    if (kept !== undefined) {
-      this.copies[number] = undefined;
-      this.copiesKept -= 1;
-      this.copiesBytes -= kept.body.length;
-      this.heldBytes -= kept.body.length;
-    }
+    this.heldBytes -= this.copies.drop(number);
     this.page[number] = NOWHERE;
     this.offset[number] = NOWHERE;
     const size = this.sizeOf(this.bodyBytes[number]!);
     this.heldBytes -= size;
-    this.disowned(number, size);
+    this.share.remove(number, size);
     this.freeNumbers.push(number);
   }
 
@@ -646,26 +410,13 @@ export class AnswerRing {
       this.page = grown(this.page, new Int32Array(length));
       this.offset = grown(this.offset, new Int32Array(length));
       this.keyBytes = grown(this.keyBytes, new Int32Array(length));
-      this.hashes = grown(this.hashes, new Int32Array(length));
       this.etagBytes = grown(this.etagBytes, new Int32Array(length));
       this.bodyBytes = grown(this.bodyBytes, new Int32Array(length));
       this.storedAt = grown(this.storedAt, new Float64Array(length));
-      this.ownerOf = grown(this.ownerOf, new Int32Array(length));
-      this.older = grown(this.older, new Int32Array(length));
-      this.newer = grown(this.newer, new Int32Array(length));
-      this.ownerOlder = grown(this.ownerOlder, new Int32Array(length));
-      this.ownerNewer = grown(this.ownerNewer, new Int32Array(length));
+      this.keys.growEntries(length);
+      this.share.growEntries(length);
     }
     return number;
-  }
-
-  /** The owners' tables grown to hold `owner`. */
-  private growOwners(owner: number): void {
-    const length = Math.max(16, 2 ** Math.ceil(Math.log2(owner + 1)));
-    this.ownerOldest = grown(this.ownerOldest, new Int32Array(length).fill(NOWHERE));
-    this.ownerNewest = grown(this.ownerNewest, new Int32Array(length).fill(NOWHERE));
-    this.ownerEntries = grown(this.ownerEntries, new Int32Array(length));
-    this.ownerBytes = grown(this.ownerBytes, new Float64Array(length));
   }
 }
 
@@ -677,11 +428,6 @@ function isByteString(key: string): boolean {
 
 /** An ETag the ring can hold as one byte a character: printable ASCII, as every ETag this service makes. */
 const PLAIN_ETAG = /^[\x20-\x7e]{0,200}$/;
-
-function grown<T extends Int32Array | Float64Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
-}
 
 /**
  * A body the ring keeps as it is, holding no memory beyond its own bytes: one that is a view into a

@@ -9,7 +9,7 @@ import type { Sku } from '../../domain/sku.js';
 export interface ResponseCacheOptions {
   /** How long an answer may be served from memory (CACHE_TTL_MS); 0 turns the cache off. */
   readonly ttlMs: number;
-  /** Most answers held at once; the one held longest goes first (but see the share per partner, AnswerRing). */
+  /** Most answers held at once; the one held longest goes first (but see the share per partner, OwnerShare). */
   readonly maxEntries?: number;
   /**
    * Most bytes the answers held may take, as `heldBytes` counts them; whichever bound is reached
