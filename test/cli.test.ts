@@ -7,6 +7,7 @@ import { MysqlApiKeyStore } from '../src/adapters/mysql/mysql-api-key-store.js';
 import { hashApiKey, isWellFormedApiKey } from '../src/domain/api-key.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
 import { catalogWithBom, defectiveCatalogs } from './fixtures/defective-catalogs.js';
+import { NO_REDIS_HINT } from '../src/adapters/cli/run-command.js';
 import { cli as runCli, type CliRun } from './support/cli-process.js';
 import { useTestDatabase } from './support/mariadb.js';
 import type { CliScript } from './support/script-command.js';
@@ -210,6 +211,24 @@ describe(`operator CLI (npm run ${script})`, function () {
       const listedText = await cli(['keys', 'list', '--partner', 'acme'], env);
       expect(listedText.stdout.split('\n')).to.include(`${key.id}\ttest\tci\tcreated ${key.created_at}\tactive`);
       expect(listedText.stdout).to.not.include(key.key);
+    });
+
+    it('with no Redis set, says after an import or a key change that instances sharing Redis learn of it only through Redis; stdout unchanged', async function () {
+      expect(NO_REDIS_HINT).to.match(/^note: .*REDIS_URL.*only through it.*\n$/);
+      const issued = await cli(['keys', 'issue', '--partner', 'acme'], env);
+      expect([issued.code, issued.stderr]).to.deep.equal([0, NO_REDIS_HINT]);
+      expect(issued.stdout).to.match(/^issued live key (\S+) for partner acme \(reads its live catalog\); it is shown only now, store it as a secret:\npcat_live_[A-Za-z0-9]{40}\n$/);
+      const id = /^issued live key (\S+) /.exec(issued.stdout)![1]!;
+      const revoked = await cli(['keys', 'revoke', id], env);
+      expect([revoked.code, revoked.stderr]).to.deep.equal([0, NO_REDIS_HINT]);
+      const imported = await cli(['import', join(dir, 'catalog.json')], env);
+      expect(imported.code, imported.stderr).to.equal(0);
+      expect(imported.stderr.endsWith(`\n${NO_REDIS_HINT}`), imported.stderr).to.equal(true);
+      expect(imported.stdout).to.match(/^imported .*catalog\.json\n {2}partners: /);
+      // --quiet asks for nothing but the output and failures; a read changes nothing to tell of.
+      const quiet = await cli(['import', join(dir, 'catalog.json'), '--quiet'], env);
+      const listed = await cli(['keys', 'list', '--partner', 'acme'], env);
+      expect([quiet.code, quiet.stderr, listed.code, listed.stderr]).to.deep.equal([0, '', 0, '']);
     });
 
     it('fails with one clear line for an unknown key or partner', async function () {
