@@ -20,6 +20,9 @@ process.exitCode = await runCli(process.argv.slice(2), {
   },
   catalogPieces: catalogFilePieces,
   checkStructuredData: rememberedByShape(checkStructuredData),
-  invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env)), token),
+  invitationUrl: (token) => {
+    const config = readConfig(process.env);
+    return { url: invitationUrl(portalBaseUrl(config), token), defaultAddress: config.portalPublicUrl === null };
+  },
   explainFailure: (error) => databaseAdvice(error, opened?.databaseUrl, opened?.databaseTls.enabled === true),
 });

@@ -243,7 +243,7 @@ describe(`operator CLI (npm run ${script})`, function () {
     it('invites a partner admin: a one-time portal link valid 72 hours, only its token\'s hash stored, the same use case as the portal', async function () {
       const before = Date.now();
       const run = await cli(['admins', 'invite', '--partner', 'acme', '--email', 'Ada@Acme.example', '--json'], { ...env, PORTAL_PUBLIC_URL: 'https://portal.example/' });
-      expect(run.code, run.stderr).to.equal(0);
+      expect([run.code, run.stderr]).to.deep.equal([0, '']);
       const invited = run.json() as { partner: string; email: string; invite_url: string; expires_at: string };
       expect(Object.keys(invited)).to.deep.equal(['partner', 'email', 'invite_url', 'expires_at']);
       expect(invited).to.include({ partner: 'acme', email: 'ada@acme.example' });
@@ -256,7 +256,7 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect(stored).to.include(hashApiKey(token!));
 
       const text = await cli(['admins', 'invite', '--partner', 'globex', '--email', 'gil@globex.example'], env);
-      expect(text.code, text.stderr).to.equal(0);
+      expect([text.code, text.stderr]).to.deep.equal([0, "note: the link uses the portal's default address, http://127.0.0.1:3001; PORTAL_PUBLIC_URL sets the one partners reach\n"]);
       expect(text.stdout).to.match(/^invited gil@globex\.example as an admin of partner globex; this link works once, until \S+:\nhttp:\/\/127\.0\.0\.1:3001\/portal\/invite\/[A-Za-z0-9_-]{43}\n$/);
 
       const unknown = await cli(['admins', 'invite', '--partner', 'nobody', '--email', 'a@b.example'], env);

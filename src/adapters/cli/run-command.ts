@@ -18,8 +18,8 @@ export interface CliIo {
   catalogPieces(file: string, options?: { onRead?: (bytes: number) => void }): CatalogPieces;
   /** What search engines' rules find wrong or missing in a JSON-LD object. */
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
-  /** The portal page where an invitation with this token is accepted. */
-  invitationUrl(token: string): string;
+  /** The portal page where an invitation with this token is accepted; `defaultAddress` when PORTAL_PUBLIC_URL is not set. */
+  invitationUrl(token: string): { url: string; defaultAddress: boolean };
   /** The settings the CLI itself reads (how often progress is printed); none when absent. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** A failure in an operator's words, saying what to do (a database that does not exist), or null to print its message. */
@@ -119,7 +119,10 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
     }
     case 'admins invite': {
       const invitation = await withCommands(io, (commands) => commands.inviteAdmin(command.partner, command.email));
-      const invited = { partner: invitation.partner, email: invitation.email, invite_url: io.invitationUrl(invitation.token), expires_at: invitation.expiresAt.toISOString() };
+      const link = io.invitationUrl(invitation.token);
+      const invited = { partner: invitation.partner, email: invitation.email, invite_url: link.url, expires_at: invitation.expiresAt.toISOString() };
+      // The default is the portal's listener, which partners rarely reach: the newcomer's link on :3001 named nothing to change.
+      if (link.defaultAddress) io.stderr.write(`note: the link uses the portal's default address, ${new URL(link.url).origin}; PORTAL_PUBLIC_URL sets the one partners reach\n`);
       if (command.json) return json(invited);
       return `invited ${invited.email} as an admin of partner ${invited.partner}; this link works once, until ${invited.expires_at}:\n${invited.invite_url}\n`;
     }
