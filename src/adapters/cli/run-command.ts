@@ -183,10 +183,15 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
       const keys = (await withCommands(io, (commands) => commands.listKeys(command.partner))).map(listing);
       if (command.json) return json(keys);
       if (keys.length === 0) return `partner ${command.partner} has no keys\n`;
-      return keys.map((k) => `${k.id}\t${k.mode}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
+      // A person at a terminal is told the columns; a program reading a pipe gets the lines alone, as before.
+      const header = (io.stdout as { isTTY?: boolean }).isTTY === true ? KEYS_LIST_HEADER : '';
+      return header + keys.map((k) => `${k.id}\t${k.mode}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
     }
   }
 }
+
+/** The columns of `keys list`'s lines, tab-separated as they are. */
+export const KEYS_LIST_HEADER = 'id\tmode\tlabel\tcreated\tstatus\n';
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
