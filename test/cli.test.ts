@@ -130,6 +130,8 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect((first.json() as ImportJson).products).to.deep.equal({ created: 7, updated: 0, unchanged: 0, deleted: 0 });
       const second = await cli(['import', join(dir, 'catalog.json'), '--json'], env);
       expect((second.json() as ImportJson).pdp_entries).to.deep.equal({ created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 });
+      const text = await cli(['import', join(dir, 'catalog.json'), '--quiet'], env);
+      expect(text.stdout.split('\n')).to.include('  pdp_entries: 0 created, 0 updated, 7 unchanged, 0 deleted, 0 regenerated (JSON-LD made anew)');
     });
 
     it('refuses each file with a defect in its bytes by its place, and writes nothing: no row, no tombstone, no change in the feed', async function () {

@@ -88,7 +88,7 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
         changing(command.quiet ? undefined : outcome, commands).importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress))));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
-        `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
+        `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${COUNTED[what] ?? what}`).join(', ')}`);
       return `imported ${command.file}\n${lines.join('\n')}\n`;
     }
     case 'check':
@@ -189,6 +189,9 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
     }
   }
 }
+
+/** The import's counts whose name alone left a newcomer guessing, in the text report. */
+const COUNTED: Readonly<Record<string, string>> = { regenerated: 'regenerated (JSON-LD made anew)' };
 
 /** The columns of `keys list`'s lines, tab-separated as they are. */
 export const KEYS_LIST_HEADER = 'id\tmode\tlabel\tcreated\tstatus\n';
