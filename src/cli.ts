@@ -20,6 +20,9 @@ process.exitCode = await runCli(process.argv.slice(2), {
   },
   catalogPieces: catalogFilePieces,
   checkStructuredData: rememberedByShape(checkStructuredData),
-  invitationUrl: (token) => invitationUrl(portalBaseUrl(readConfig(process.env).listeners.portal), token),
+  invitationUrl: (token) => {
+    const { portal } = readConfig(process.env).listeners;
+    return { url: invitationUrl(portalBaseUrl(portal), token), defaultAddress: portal.publicUrl === null };
+  },
   explainFailure: (error) => databaseAdvice(error, opened?.storage.databaseUrl, opened?.storage.tls.enabled === true),
 });

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { NO_REDIS_HINT } from '../src/adapters/cli/run-command.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
 import { useTestDatabase } from './support/mariadb.js';
 import { ROOT, scriptCommand } from './support/script-command.js';
@@ -117,6 +118,8 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     expect(run.stderr).to.not.include('\r').and.not.include('\x1b');
     expect(run.stderr.endsWith('\n')).to.equal(true);
     const lines = run.stderr.slice(0, -1).split('\n');
+    // After the progress, the note that no Redis is set to tell running instances (this test sets none).
+    expect(`${lines.pop()!}\n`).to.equal(NO_REDIS_HINT);
     expect(lines.at(-1)).to.match(IMPORT_DONE);
     for (const line of lines.slice(0, -1)) expect(line).to.match(new RegExp(`${IMPORT_LINE.source}|${IMPORT_FINISHING.source}`));
     const reading = climbing(lines, IMPORT_LINE);
@@ -177,10 +180,11 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     expect((JSON.parse(run.stdout) as { products: object }).products).to.deep.equal({ created: 0, updated: 0, unchanged: PRODUCTS, deleted: 0 });
     const { redraws, lines } = drawn(run.screen);
     expect(redraws, run.screen).to.be.above(2);
-    // What stays on the screen: the last line alone.
+    // What stays on the screen: the last line alone, and the note that no Redis is set.
     const shown = lines.filter((line) => line !== '');
-    expect(shown, run.screen).to.have.length(1);
+    expect(shown, run.screen).to.have.length(2);
     expect(shown[0]).to.match(IMPORT_DONE);
+    expect(`${shown[1]!}\n`).to.equal(NO_REDIS_HINT);
     // Each draw before it is a progress line, cut to the terminal's width (80 columns where it tells none).
     const draws = run.screen.split('\r\x1b[K').slice(1, -1);
     for (const draw of draws) {

@@ -7,6 +7,7 @@ import { MysqlApiKeyStore } from '../src/adapters/mysql/mysql-api-key-store.js';
 import { hashApiKey, isWellFormedApiKey } from '../src/domain/api-key.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
 import { catalogWithBom, defectiveCatalogs } from './fixtures/defective-catalogs.js';
+import { NO_REDIS_HINT } from '../src/adapters/cli/run-command.js';
 import { cli as runCli, type CliRun } from './support/cli-process.js';
 import { useTestDatabase } from './support/mariadb.js';
 import type { CliScript } from './support/script-command.js';
@@ -129,6 +130,8 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect((first.json() as ImportJson).products).to.deep.equal({ created: 7, updated: 0, unchanged: 0, deleted: 0 });
       const second = await cli(['import', join(dir, 'catalog.json'), '--json'], env);
       expect((second.json() as ImportJson).pdp_entries).to.deep.equal({ created: 0, updated: 0, unchanged: 7, deleted: 0, regenerated: 0 });
+      const text = await cli(['import', join(dir, 'catalog.json'), '--quiet'], env);
+      expect(text.stdout.split('\n')).to.include('  pdp_entries: 0 created, 0 updated, 7 unchanged, 0 deleted, 0 regenerated (JSON-LD made anew)');
     });
 
     it('refuses each file with a defect in its bytes by its place, and writes nothing: no row, no tombstone, no change in the feed', async function () {
@@ -212,6 +215,24 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect(listedText.stdout).to.not.include(key.key);
     });
 
+    it('with no Redis set, says after an import or a key change that instances sharing Redis learn of it only through Redis; stdout unchanged', async function () {
+      expect(NO_REDIS_HINT).to.match(/^note: .*REDIS_URL.*only through it.*\n$/);
+      const issued = await cli(['keys', 'issue', '--partner', 'acme'], env);
+      expect([issued.code, issued.stderr]).to.deep.equal([0, NO_REDIS_HINT]);
+      expect(issued.stdout).to.match(/^issued live key (\S+) for partner acme \(reads its live catalog\); it is shown only now, store it as a secret:\npcat_live_[A-Za-z0-9]{40}\n$/);
+      const id = /^issued live key (\S+) /.exec(issued.stdout)![1]!;
+      const revoked = await cli(['keys', 'revoke', id], env);
+      expect([revoked.code, revoked.stderr]).to.deep.equal([0, NO_REDIS_HINT]);
+      const imported = await cli(['import', join(dir, 'catalog.json')], env);
+      expect(imported.code, imported.stderr).to.equal(0);
+      expect(imported.stderr.endsWith(`\n${NO_REDIS_HINT}`), imported.stderr).to.equal(true);
+      expect(imported.stdout).to.match(/^imported .*catalog\.json\n {2}partners: /);
+      // --quiet asks for nothing but the output and failures; a read changes nothing to tell of.
+      const quiet = await cli(['import', join(dir, 'catalog.json'), '--quiet'], env);
+      const listed = await cli(['keys', 'list', '--partner', 'acme'], env);
+      expect([quiet.code, quiet.stderr, listed.code, listed.stderr]).to.deep.equal([0, '', 0, '']);
+    });
+
     it('fails with one clear line for an unknown key or partner', async function () {
       const revoke = await cli(['keys', 'revoke', 'no-such-key'], env);
       expect(revoke.code).to.equal(1);
@@ -224,7 +245,7 @@ describe(`operator CLI (npm run ${script})`, function () {
     it('invites a partner admin: a one-time portal link valid 72 hours, only its token\'s hash stored, the same use case as the portal', async function () {
       const before = Date.now();
       const run = await cli(['admins', 'invite', '--partner', 'acme', '--email', 'Ada@Acme.example', '--json'], { ...env, PORTAL_PUBLIC_URL: 'https://portal.example/' });
-      expect(run.code, run.stderr).to.equal(0);
+      expect([run.code, run.stderr]).to.deep.equal([0, '']);
       const invited = run.json() as { partner: string; email: string; invite_url: string; expires_at: string };
       expect(Object.keys(invited)).to.deep.equal(['partner', 'email', 'invite_url', 'expires_at']);
       expect(invited).to.include({ partner: 'acme', email: 'ada@acme.example' });
@@ -237,7 +258,7 @@ describe(`operator CLI (npm run ${script})`, function () {
       expect(stored).to.include(hashApiKey(token!));
 
       const text = await cli(['admins', 'invite', '--partner', 'globex', '--email', 'gil@globex.example'], env);
-      expect(text.code, text.stderr).to.equal(0);
+      expect([text.code, text.stderr]).to.deep.equal([0, "note: the link uses the portal's default address, http://127.0.0.1:3001; PORTAL_PUBLIC_URL sets the one partners reach\n"]);
       expect(text.stdout).to.match(/^invited gil@globex\.example as an admin of partner globex; this link works once, until \S+:\nhttp:\/\/127\.0\.0\.1:3001\/portal\/invite\/[A-Za-z0-9_-]{43}\n$/);
 
       const unknown = await cli(['admins', 'invite', '--partner', 'nobody', '--email', 'a@b.example'], env);

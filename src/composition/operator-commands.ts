@@ -51,6 +51,7 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
       .map((key) => ({ id: key.id, mode: key.mode, label: key.label, created_at: key.createdAt, revoked_at: key.revokedAt })),
     inviteAdmin: (partnerId, email) => container.get(TOKENS.InviteAdmin).execute({ partnerId, email }),
     webhooks: container.get(TOKENS.WebhookUseCases),
+    announcesChanges: versions !== null,
     close: () => db.destroy(),
   };
   if (versions === null) return Promise.resolve(commands);

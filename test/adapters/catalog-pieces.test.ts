@@ -62,22 +62,42 @@ describe('catalog file pieces', function () {
       it('places a syntax error at its byte, with the path there', async function () {
         const bad = JSON.stringify(fixtureDocument()).replace('"status":"active"', '"status" "active"');
         const at = Buffer.byteLength(bad.slice(0, bad.indexOf('"status" "active"') + '"status" '.length));
-        expect(await problemsOfFile(Buffer.from(bad), readBytes)).to.deep.equal([`partners[0].products[0].status: not valid JSON at byte ${at} (Parser cannot parse input: expected ':')`]);
+        const column = Array.from(bad.slice(0, bad.indexOf('"status" "active"') + '"status" '.length)).length + 1;
+        expect(await problemsOfFile(Buffer.from(bad), readBytes)).to.deep.equal([
+          `partners[0].products[0].status: not valid JSON at byte ${at}, line 1, column ${column} (Parser cannot parse input: expected ':')`,
+        ]);
+      });
+
+      it('gives the line and column of a fault beside its byte, both from 1, the column in characters, on CRLF lines too', async function () {
+        // "é€😀" before the fault: 9 bytes, 3 characters.
+        const lines = ['{', '  "format": "partner-catalog/v1",', '  "partners": [{ "id": "é€😀" "name": "x" }]', '}'];
+        const faults = async (bytes: Buffer): Promise<string[]> => (await piecesOfFile(bytes, readBytes))
+          .flatMap((piece) => piece.kind === 'unreadable' ? [`${piece.path}: ${piece.message}`] : []);
+        for (const lineBreak of ['\n', '\r\n']) {
+          const at = Buffer.from(lines.join(lineBreak)).indexOf('"name"');
+          expect(await faults(Buffer.from(lines.join(lineBreak))), JSON.stringify(lineBreak)).to.deep.equal([
+            `partners[0].id: not valid JSON at byte ${at}, line 3, column 30 (Parser cannot parse input: expected ',')`,
+          ]);
+          const bad = Buffer.concat([Buffer.from(lines.slice(0, 2).join(lineBreak) + lineBreak + '  "partners": [{ "id": "é'), Buffer.from([0xff]), Buffer.from('" }]}')]);
+          expect(await faults(bad), JSON.stringify(lineBreak)).to.deep.equal([
+            `partners[0].id: not valid UTF-8 at byte ${bad.indexOf(0xff)}, line 3, column ${'  "partners": [{ "id": "é'.length + 1} (0xff)`,
+          ]);
+        }
       });
 
       it('refuses an empty file, and one in UTF-16, at byte 0', async function () {
         expect(await problemsOfFile(Buffer.alloc(0), readBytes)).to.deep.equal(['$: the file ends at byte 0, before its JSON does (is it cut short?)']);
         const utf16 = Buffer.from(`\ufeff${JSON.stringify(fixtureDocument())}`, 'utf16le');
-        expect(await problemsOfFile(utf16, readBytes)).to.deep.equal(['$: not valid UTF-8 at byte 0 (0xff): is the file UTF-16? Save it as UTF-8']);
+        expect(await problemsOfFile(utf16, readBytes)).to.deep.equal(['$: not valid UTF-8 at byte 0, line 1, column 1 (0xff): is the file UTF-16? Save it as UTF-8']);
       });
 
       it('refuses bytes that cannot begin a UTF-8 character as not UTF-8, where a read ends too', async function () {
         const text = JSON.stringify(fixtureDocument());
         // 0xf0 0x80 begins no character (a four-byte one's second byte is 0x90 to 0xbf): the file does not merely end early.
         const bad = Buffer.concat([Buffer.from(text.slice(0, 100)), Buffer.from([0xf0, 0x80])]);
-        expect(await problemsOfFile(bad, readBytes)).to.deep.equal(['partners[0].api_keys[0].id: not valid UTF-8 at byte 100 (0xf0)']);
+        expect(await problemsOfFile(bad, readBytes)).to.deep.equal(['partners[0].api_keys[0].id: not valid UTF-8 at byte 100, line 1, column 101 (0xf0)']);
         const surrogate = Buffer.concat([Buffer.from(text.slice(0, 100)), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(text.slice(100))]);
-        expect(await problemsOfFile(surrogate, readBytes)).to.deep.equal(['partners[0].api_keys[0].id: not valid UTF-8 at byte 100 (0xed)']);
+        expect(await problemsOfFile(surrogate, readBytes)).to.deep.equal(['partners[0].api_keys[0].id: not valid UTF-8 at byte 100, line 1, column 101 (0xed)']);
       });
 
       it('refuses a file that ends inside a UTF-8 character', async function () {

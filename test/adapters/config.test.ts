@@ -52,6 +52,12 @@ describe('configuration', function () {
     }
   });
 
+  it('keeps .env.example to comments and settings, the header first: a line of neither would be read as a setting', function () {
+    const lines = readFileSync('.env.example', 'utf8').split('\n');
+    expect(lines[0]).to.match(/^# Copy to \.env/);
+    for (const line of lines) expect(line).to.match(/^(#( .*)?|[A-Z][A-Z0-9_]*=.*|)$/);
+  });
+
   it('names in the README\'s configuration table only variables it reads, and links the full table', function () {
     const read = readVariables();
     const readme = section('README.md', 'Configuration');

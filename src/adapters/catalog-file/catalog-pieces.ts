@@ -197,7 +197,7 @@ async function* carefulPieces(path: string | URL, options: CatalogReadOptions): 
       const read = reads.next(chunk as Buffer);
       fault = feed(read.text, read.firstByte);
       if ('badAt' in read) {
-        if (fault === null) walker.unreadable(invalidUtf8(read.badAt, read.bad));
+        if (fault === null) walker.unreadable(invalidUtf8(read.badAt, read.bad, await lineAndColumn(path, read.badAt)));
         readable = false;
         break;
       }
@@ -211,7 +211,8 @@ async function* carefulPieces(path: string | URL, options: CatalogReadOptions): 
     if (readable) end();
     if (fault !== null) {
       const found = await locate(path, fault);
-      splitter.pieces.push({ kind: 'unreadable', path: found.path, message: `not valid JSON at byte ${found.at} (${fault.reason})` });
+      const place = await lineAndColumn(path, found.at);
+      splitter.pieces.push({ kind: 'unreadable', path: found.path, message: `not valid JSON at byte ${found.at}, ${place} (${fault.reason})` });
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -260,6 +261,39 @@ async function locate(path: string | URL, fault: SyntaxFault): Promise<{ at: num
   return { at: fault.from, path: walker.currentPath() };
 }
 
+/**
+ * "line L, column C" of a byte, both from 1, the column in characters: what an editor goes to, where
+ * a byte offset is what a program goes to. The file is read again up to the byte, so only a refused
+ * file pays; the bytes before a fault are valid UTF-8, and a byte order mark is no character.
+ */
+async function lineAndColumn(path: string | URL, at: number): Promise<string> {
+  let line = 1;
+  let column = 1;
+  if (at > 0) {
+    const decoder = new TextDecoder('utf-8');
+    for await (const bytes of createReadStream(path, { end: at - 1 })) {
+      const text = decoder.decode(bytes as Buffer, { stream: true });
+      const lastBreak = text.lastIndexOf('\n');
+      if (lastBreak >= 0) {
+        for (let found = text.indexOf('\n'); found >= 0; found = text.indexOf('\n', found + 1)) line++;
+        column = 1;
+      }
+      column += characters(text.slice(lastBreak + 1));
+    }
+  }
+  return `line ${line}, column ${column}`;
+}
+
+/** Characters (code points) in a text decoded from UTF-8: its UTF-16 units, less one per surrogate pair. */
+function characters(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) pairs++;
+  }
+  return text.length - pairs;
+}
+
 /** What the usual reasons a file cannot be read mean, in words. */
 const FILE_ERRORS: Readonly<Record<string, string>> = {
   ENOENT: 'no such file',
@@ -276,9 +310,9 @@ const count = (n: number): string => n.toLocaleString('en-US');
 
 const startsWithBom = (bytes: Uint8Array): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 
-function invalidUtf8(at: number, bytes: Uint8Array): string {
+function invalidUtf8(at: number, bytes: Uint8Array, place: string): string {
   const utf16 = at === 0 && (bytes[0] === 0xff || bytes[0] === 0xfe);
-  return `not valid UTF-8 at byte ${at} (0x${bytes[0]!.toString(16).padStart(2, '0')})${utf16 ? ': is the file UTF-16? Save it as UTF-8' : ''}`;
+  return `not valid UTF-8 at byte ${at}, ${place} (0x${bytes[0]!.toString(16).padStart(2, '0')})${utf16 ? ': is the file UTF-16? Save it as UTF-8' : ''}`;
 }
 
 /** Bytes a UTF-8 sequence led by this byte has; 0 for a byte that cannot lead one. */

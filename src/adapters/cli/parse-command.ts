@@ -56,7 +56,8 @@ Commands:
 
 An option is given at most once. --json prints one JSON document instead of text; check --json --entries prints a JSON object a line per entry.
 import and check show their progress on stderr: a line redrawn on a terminal, else a line every
-4 seconds, the first after 1 (PROGRESS_INTERVAL_MS sets the 4 seconds); --quiet shows none.
+4 seconds, the first after 1 (PROGRESS_INTERVAL_MS sets the 4 seconds); --quiet shows none,
+nor the note that import, keys issue and keys revoke print when no Redis is set to tell running instances.
 `;
 
 /** A command line that names no command or breaks its shape; the message says how. */

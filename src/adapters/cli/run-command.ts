@@ -18,8 +18,8 @@ export interface CliIo {
   catalogPieces(file: string, options?: { onRead?: (bytes: number) => void }): CatalogPieces;
   /** What search engines' rules find wrong or missing in a JSON-LD object. */
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
-  /** The portal page where an invitation with this token is accepted. */
-  invitationUrl(token: string): string;
+  /** The portal page where an invitation with this token is accepted; `defaultAddress` when PORTAL_PUBLIC_URL is not set. */
+  invitationUrl(token: string): { url: string; defaultAddress: boolean };
   /** The settings the CLI itself reads (how often progress is printed); none when absent. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** A failure in an operator's words, saying what to do (a database that does not exist), or null to print its message. */
@@ -32,9 +32,17 @@ export interface CliIo {
  */
 export const EXIT_NOT_ANNOUNCED = 3;
 
-/** What a command's run found besides its output: a write committed and not announced. */
+/**
+ * Said after an import or a key change made with no Redis set: the newcomer's key that an instance on
+ * Redis refused came from a CLI run without REDIS_URL, which said nothing.
+ */
+export const NO_REDIS_HINT = 'note: no Redis is set (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): running instances that share Redis ' +
+  'learn of this change only through it; give the commands the same Redis settings as the service\n';
+
+/** What a command's run found besides its output: a write committed and not announced, or made with nobody to announce it to. */
 interface Outcome {
   notAnnounced: NotAnnouncedError | null;
+  noRedis: boolean;
 }
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong, 3 (EXIT_NOT_ANNOUNCED) done but not told to the instances. */
@@ -47,9 +55,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr.write(`error: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  const outcome: Outcome = { notAnnounced: null };
+  const outcome: Outcome = { notAnnounced: null, noRedis: false };
   try {
     io.stdout.write(await execute(command, io, outcome));
+    if (outcome.noRedis) io.stderr.write(NO_REDIS_HINT);
     if (outcome.notAnnounced === null) return 0;
     io.stderr.write(`warning: ${outcome.notAnnounced.message}; run the command again with Redis reachable to tell them at once\n`);
     return EXIT_NOT_ANNOUNCED;
@@ -76,10 +85,10 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
     case 'import': {
       // The file is checked as it is written, in one transaction: a bad file changes nothing.
       const summary = await committed(outcome, () => withProgress(io, command, (progress) => withCommands(io, (commands) =>
-        commands.importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress))));
+        changing(command.quiet ? undefined : outcome, commands).importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress))));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
-        `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${what}`).join(', ')}`);
+        `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${COUNTED[what] ?? what}`).join(', ')}`);
       return `imported ${command.file}\n${lines.join('\n')}\n`;
     }
     case 'check':
@@ -96,7 +105,7 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
       return applied.length === 0 ? 'schema is up to date\n' : applied.map((name) => `applied ${name}\n`).join('');
     }
     case 'keys issue': {
-      const issued = await withCommands(io, (commands) => commands.issueKey(command.partner, command.mode, command.label));
+      const issued = await withCommands(io, (commands) => changing(outcome, commands).issueKey(command.partner, command.mode, command.label));
       if (command.json) {
         return json({ id: issued.id, partner: issued.partner, mode: issued.mode, label: issued.label, key: issued.key, created_at: issued.created_at.toISOString() });
       }
@@ -104,13 +113,16 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
       return `issued ${issued.mode} key ${issued.id} for partner ${issued.partner} (reads ${reads}); it is shown only now, store it as a secret:\n${issued.key}\n`;
     }
     case 'keys revoke': {
-      const revoked = await committed(outcome, () => withCommands(io, (commands) => commands.revokeKey(command.keyId)));
+      const revoked = await committed(outcome, () => withCommands(io, (commands) => changing(outcome, commands).revokeKey(command.keyId)));
       if (command.json) return json({ id: revoked.id, revoked_at: revoked.revoked_at.toISOString() });
       return `revoked key ${revoked.id} (since ${revoked.revoked_at.toISOString()})\n`;
     }
     case 'admins invite': {
       const invitation = await withCommands(io, (commands) => commands.inviteAdmin(command.partner, command.email));
-      const invited = { partner: invitation.partner, email: invitation.email, invite_url: io.invitationUrl(invitation.token), expires_at: invitation.expiresAt.toISOString() };
+      const link = io.invitationUrl(invitation.token);
+      const invited = { partner: invitation.partner, email: invitation.email, invite_url: link.url, expires_at: invitation.expiresAt.toISOString() };
+      // The default is the portal's listener, which partners rarely reach: the newcomer's link on :3001 named nothing to change.
+      if (link.defaultAddress) io.stderr.write(`note: the link uses the portal's default address, ${new URL(link.url).origin}; PORTAL_PUBLIC_URL sets the one partners reach\n`);
       if (command.json) return json(invited);
       return `invited ${invited.email} as an admin of partner ${invited.partner}; this link works once, until ${invited.expires_at}:\n${invited.invite_url}\n`;
     }
@@ -171,10 +183,18 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
       const keys = (await withCommands(io, (commands) => commands.listKeys(command.partner))).map(listing);
       if (command.json) return json(keys);
       if (keys.length === 0) return `partner ${command.partner} has no keys\n`;
-      return keys.map((k) => `${k.id}\t${k.mode}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
+      // A person at a terminal is told the columns; a program reading a pipe gets the lines alone, as before.
+      const header = (io.stdout as { isTTY?: boolean }).isTTY === true ? KEYS_LIST_HEADER : '';
+      return header + keys.map((k) => `${k.id}\t${k.mode}\t${k.label ?? '-'}\tcreated ${k.created_at}\t${k.revoked_at === null ? 'active' : `revoked ${k.revoked_at}`}\n`).join('');
     }
   }
 }
+
+/** The import's counts whose name alone left a newcomer guessing, in the text report. */
+const COUNTED: Readonly<Record<string, string>> = { regenerated: 'regenerated (JSON-LD made anew)' };
+
+/** The columns of `keys list`'s lines, tab-separated as they are. */
+export const KEYS_LIST_HEADER = 'id\tmode\tlabel\tcreated\tstatus\n';
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -208,6 +228,12 @@ async function withProgress<T>(io: CliIo, command: { name: 'import' | 'check'; f
     else progress?.fail();
     throw error;
   }
+}
+
+/** The commands, the outcome (none under --quiet) noting a change made while no Redis is set to tell the instances of it. */
+function changing(outcome: Outcome | undefined, commands: OperatorCommands): OperatorCommands {
+  if (outcome !== undefined) outcome.noRedis = !commands.announcesChanges;
+  return commands;
 }
 
 async function withCommands<T>(io: CliIo, work: (commands: OperatorCommands) => Promise<T>): Promise<T> {

@@ -92,5 +92,7 @@ export interface OperatorCommands {
   inviteAdmin(partnerId: string, email: string): Promise<IssuedInvitation>;
   /** Partners' webhook endpoints, through the same use cases the portal will drive; an operator acts with `partnerId` null. */
   readonly webhooks: WebhookUseCases;
+  /** Whether imports and key changes are told to the running instances (Redis is set); instances that share Redis learn of them only so. */
+  readonly announcesChanges: boolean;
   close(): Promise<void>;
 }
