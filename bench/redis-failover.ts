@@ -1,4 +1,5 @@
-import { createRedisRateLimiter, type RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
+import type { RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
+import { createRedisRateLimiter } from '../test/support/redis-rate-limiter.js';
 import { startSentinelTopology, until } from '../test/support/redis-topologies.js';
 
 /*

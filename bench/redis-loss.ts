@@ -1,4 +1,5 @@
-import { createRedisRateLimiter, type RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
+import type { RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
+import { createRedisRateLimiter } from '../test/support/redis-rate-limiter.js';
 import { freePort, startRedisServer } from '../test/support/redis.js';
 import { redisAt } from '../src/adapters/redis/redis-target.js';
 

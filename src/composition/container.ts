@@ -2,7 +2,6 @@ import { Container, type ServiceIdentifier } from 'inversify';
 import type { Logger } from 'pino';
 import type { ApiUseCases } from '../adapters/http/operations.js';
 import type { PipelineDependencies } from '../adapters/http/pipeline.js';
-import { createHttpHandler, type HttpHandler, type HttpHandlerOptions } from '../adapters/http/handler.js';
 import { AuthenticateKey } from '../application/access/authenticate-key.js';
 import type { CountOverlap } from '../application/access/count-overlap.js';
 import { EnforceRateLimit } from '../application/access/enforce-rate-limit.js';
@@ -296,14 +295,4 @@ function bindWebhooks(container: Container, webhooks: WebhookInfrastructure): vo
       [TOKENS.WebhookEndpointStore, TOKENS.AuditLog, TOKENS.Clock],
     );
   }
-}
-
-/** The use cases the portal drives, over the chosen adapters: the key and webhook ones are the CLI's too. */
-export function createPortalUseCases(admin: AdminInfrastructure, webhooks: WebhookInfrastructure): PortalUseCases {
-  return createContainer({ admin, webhooks }).get(TOKENS.PortalUseCases);
-}
-
-/** The request handler node:http serves for the API. */
-export function createHandler(infrastructure: Infrastructure, options: HttpHandlerOptions = {}): HttpHandler {
-  return createHttpHandler(createContainer({ api: infrastructure }).get(TOKENS.HttpDependencies), options);
 }

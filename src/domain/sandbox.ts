@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import type { DomainErrorCode } from './errors.js';
 
 /*
  * A partner's sandbox: the catalog its test keys read (docs/api.md, test keys). It is stored, cached,
@@ -26,11 +27,25 @@ export function isSandboxCatalog(catalogId: string): boolean {
 }
 
 /**
- * The SKUs a test key asks for to see an error a client must handle, answered as the real error is.
- * A sandbox may not hold a product under one of them; to a live key they are SKUs like any other.
+ * The SKUs a test key asks for to see an error a client must handle (docs/api.md, test keys), each
+ * declared with the code it is answered with: its status and message are the real error's, and its
+ * number is that status. The HTTP adapter raises each code as the real one is raised, so a SKU
+ * cannot be added without its answer. A sandbox may not hold a product under one of them; to a
+ * live key they are SKUs like any other.
  */
-export const SANDBOX_ERROR_SKUS = ['TEST-404', 'TEST-429', 'TEST-503'] as const;
-export type SandboxErrorSku = (typeof SANDBOX_ERROR_SKUS)[number];
+export const SANDBOX_ERROR_ANSWERS = {
+  /** Not found, as any SKU the sandbox lacks: no sandbox holds a product under it. */
+  'TEST-404': 'sku_not_found',
+  /** The key's own window spent, with the window's real figures. */
+  'TEST-429': 'rate_limit_exceeded',
+  /** Storage out of reach, without reading it. */
+  'TEST-503': 'service_unavailable',
+} as const satisfies Record<`TEST-${number}`, DomainErrorCode>;
+
+export type SandboxErrorSku = keyof typeof SANDBOX_ERROR_ANSWERS;
+export type SandboxErrorCode = (typeof SANDBOX_ERROR_ANSWERS)[SandboxErrorSku];
+
+export const SANDBOX_ERROR_SKUS = Object.keys(SANDBOX_ERROR_ANSWERS) as readonly SandboxErrorSku[];
 
 export function isSandboxErrorSku(sku: string): sku is SandboxErrorSku {
   return (SANDBOX_ERROR_SKUS as readonly string[]).includes(sku);

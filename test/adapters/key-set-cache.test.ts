@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { KeySetCache, type KeySetVersionReader } from '../../src/adapters/cache/key-set-cache.js';
 import type { KeyChangesRead, KeySetSource, LiveKeyRow } from '../../src/application/access/key-set-source.js';
-import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
+import { MemoryChangeVersions } from '../support/memory-change-versions.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { AnnouncedKeyChanges } from '../../src/application/instances/change-versions.js';
 import { principalOf, generateApiKey, hashApiKey, type Principal } from '../../src/domain/api-key.js';

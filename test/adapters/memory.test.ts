@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { systemClock } from '../../src/application/common/clock.js';
 import { MemoryApiKeyStore } from '../support/memory-api-key-store.js';
 import { MemoryCatalogStore } from '../../src/adapters/memory/memory-catalog-store.js';
-import { MemoryChangeVersions } from '../../src/adapters/memory/memory-change-versions.js';
+import { MemoryChangeVersions } from '../support/memory-change-versions.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { apiKeyStoreContract } from '../contracts/api-key-store.contract.js';

@@ -4,7 +4,7 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { startMetricsServer } from '../../src/adapters/metrics/metrics-server.js';
 import { exchangeOnce } from '../support/hostile-clients.js';
 import { LEFT_OUT_PROCESS_METRICS, MAX_ROUTES, PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
-import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { createRedisRateLimiter } from '../support/redis-rate-limiter.js';
 import { requireRedis, startRedisServer } from '../support/redis.js';
 import { redisAt } from '../../src/adapters/redis/redis-target.js';
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { PartnerSchema } from '../../src/domain/catalog-format.js';
-import { isSandboxCatalog, isSandboxErrorSku, sandboxCatalogOf } from '../../src/domain/sandbox.js';
+import { isSandboxCatalog, isSandboxErrorSku, SANDBOX_ERROR_ANSWERS, SANDBOX_ERROR_SKUS, sandboxCatalogOf } from '../../src/domain/sandbox.js';
 
 const PARTNER_ID = new RegExp((PartnerSchema.properties.id as unknown as { pattern: string }).pattern);
 
@@ -34,5 +35,12 @@ describe('a partner\'s sandbox catalog id', function () {
   it('keeps exactly three SKUs for the errors a test key asks for, matched exactly', function () {
     expect(['TEST-404', 'TEST-429', 'TEST-503'].map(isSandboxErrorSku)).to.deep.equal([true, true, true]);
     expect(['test-429', 'TEST-430', 'TEST-429 ', 'TEST-5030'].map(isSandboxErrorSku)).to.deep.equal([false, false, false, false]);
+  });
+
+  it('tells a partner of every error SKU, with the status its number names and the code it is declared with', function () {
+    const apiDoc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    for (const sku of SANDBOX_ERROR_SKUS) {
+      expect(apiDoc, sku).to.include(`| \`${sku}\` | ${sku.slice('TEST-'.length)} \`${SANDBOX_ERROR_ANSWERS[sku]}\``);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createRedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { createRedisRateLimiter } from '../support/redis-rate-limiter.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { importCatalog } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';

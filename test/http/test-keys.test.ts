@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
+import { STATUS_BY_CODE } from '../../src/adapters/http/error-response.js';
 import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
+import { SANDBOX_ERROR_ANSWERS, SANDBOX_ERROR_SKUS } from '../../src/domain/sandbox.js';
 import { KEYS } from '../fixtures/catalog-fixture.js';
 import { STORAGES, type OpenedStorage } from '../support/storages.js';
 import { startTestServer, type Response, type TestServer } from '../support/test-server.js';
@@ -155,6 +157,15 @@ for (const [storageName, useStorage] of STORAGES) describe(`HTTP: test keys and 
     for (const sku of ['TEST-404', 'TEST-429', 'TEST-503']) {
       expect(refusal(await server.request(`${API}/sku/${sku}`, LIVE)), sku).to.deep.equal({ status: 404, body: { error: 'sku_not_found', message: `No product with SKU "${sku}" in your catalog.` } });
       expect((await server.request(`${API}/products?sku=${sku}`, LIVE)).json(), sku).to.deep.equal({ data: [], not_found: [sku] });
+    }
+  });
+
+  it('answers every error SKU a test key may ask for with the code declared for it, whose status is the SKU\'s number', async function () {
+    for (const sku of SANDBOX_ERROR_SKUS) {
+      const code = SANDBOX_ERROR_ANSWERS[sku];
+      const { status, body } = refusal(await server.request(`${API}/sku/${sku}`, key(test.key)));
+      expect({ status, error: (body as { error: string }).error }, sku).to.deep.equal({ status: Number(sku.slice('TEST-'.length)), error: code });
+      expect(STATUS_BY_CODE[code], sku).to.equal(status);
     }
   });
 

@@ -6,7 +6,7 @@ import type { PortalRequestObserver } from '../../src/adapters/portal/request-lo
 import { startPortalServer } from '../../src/adapters/portal/portal-server.js';
 import { KeyUsageRecorder } from '../../src/application/access/key-usage.js';
 import type { KeyChangeAnnouncer } from '../../src/application/keys/api-key-admin.js';
-import { createPortalUseCases, type AdminInfrastructure, type WebhookInfrastructure } from '../../src/composition/container.js';
+import { createContainer, TOKENS, type AdminInfrastructure, type WebhookInfrastructure } from '../../src/composition/container.js';
 import type { PortalWorld } from './portal-world.js';
 
 export interface TestPortal {
@@ -35,7 +35,7 @@ export async function startTestPortal(
   const usage = new KeyUsageRecorder(world.clock);
   const infrastructure: AdminInfrastructure = { keys: world.keys, ...world.admin, announcer: world.announcer, usage, clock: world.clock };
   const webhooks: WebhookInfrastructure = { ...world.webhooks, allowPrivateTargets: options.allowPrivateTargets ?? false };
-  const app = createPortalApp({ ...createPortalUseCases(infrastructure, webhooks), ...options.useCases }, {
+  const app = createPortalApp({ ...createContainer({ admin: infrastructure, webhooks }).get(TOKENS.PortalUseCases), ...options.useCases }, {
     logger, secureCookies: options.secureCookies ?? false, clock: world.clock, ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   const server = await startPortalServer(app, { port: 0, host: '127.0.0.1', publicUrl: options.publicUrl ?? null });

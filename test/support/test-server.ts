@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { trustedProxies } from '../../src/adapters/listening/client-address.js';
-import type { HttpHandlerOptions } from '../../src/adapters/http/handler.js';
+import { createHttpHandler, type HttpHandlerOptions } from '../../src/adapters/http/handler.js';
 import { startHttpServer, type HttpServerOptions } from '../../src/adapters/http/server.js';
 import type { RunningServer } from '../../src/adapters/listening/guarded-server.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
@@ -10,8 +10,7 @@ import { processCursorKeys } from '../../src/adapters/memory/process-cursor-keys
 import type { AuthFailureGuard } from '../../src/application/access/auth-failure-guard.js';
 import type { ChangesFeed } from '../../src/application/changes/changes-feed.js';
 import { systemClock } from '../../src/application/common/clock.js';
-import type { Infrastructure } from '../../src/composition/container.js';
-import { createHandler } from '../../src/composition/container.js';
+import { createContainer, TOKENS, type Infrastructure } from '../../src/composition/container.js';
 import { openMemoryDeployment } from './deployments.js';
 import { checkAgainstOpenApi } from './openapi-check.js';
 
@@ -49,7 +48,9 @@ export async function startTestServer(
   });
   const logger = createLogger('info', sink);
   // A key of the server's own unless the test brings one: its cursors die with it, as memory storage's do.
-  const handler = createHandler({ authFailures: lenientAuthFailureGuard(), cursorKeys: processCursorKeys(), ...infrastructure, logger }, options);
+  const api: Infrastructure = { authFailures: lenientAuthFailureGuard(), cursorKeys: processCursorKeys(), ...infrastructure, logger };
+  // The service's own bindings, from the composition root, over the test's adapters.
+  const handler = createHttpHandler(createContainer({ api }).get(TOKENS.HttpDependencies), options);
   const server: RunningServer = await startHttpServer(handler, {
     port: 0,
     host: '127.0.0.1',

@@ -1,12 +1,11 @@
 import type { Principal } from '../../domain/api-key.js';
 import { DomainError, ServiceUnavailable } from '../../domain/errors.js';
-import { isSandboxErrorSku } from '../../domain/sandbox.js';
+import { isSandboxErrorSku, SANDBOX_ERROR_ANSWERS, type SandboxErrorCode } from '../../domain/sandbox.js';
 import { TIMEOUTS } from '../timeouts.js';
 
 /*
  * The errors a test key asks for by SKU (docs/api.md, test keys), answered as the real ones are and
- * costing nothing real: no storage read, no count beyond the request's own. `TEST-404` needs nothing
- * here: a sandbox never holds it, so it is not found as any unknown SKU is.
+ * costing nothing real: no storage read, no count beyond the request's own.
  */
 
 /**
@@ -20,12 +19,23 @@ export class SandboxRateLimitAsked extends DomainError {
   }
 }
 
+/**
+ * Each code a test key may ask for (sandbox.ts), raised as the real error is; null where the lookup
+ * itself gives the real answer.
+ */
+const REFUSAL_BY_CODE: Readonly<Record<SandboxErrorCode, (() => DomainError) | null>> = {
+  // A sandbox never holds a product under its SKU: not found as any unknown SKU is, in a batch one more value not found.
+  sku_not_found: null,
+  rate_limit_exceeded: () => new SandboxRateLimitAsked(),
+  service_unavailable: () => new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds),
+};
+
 /** Throws the error the first of the SKUs asks for, if the key is a test key and one asks for an error. */
 export function refuseAsAsked(principal: Principal, skus: readonly string[]): void {
   if (principal.mode !== 'test') return;
   for (const sku of skus) {
     if (!isSandboxErrorSku(sku)) continue;
-    if (sku === 'TEST-429') throw new SandboxRateLimitAsked();
-    if (sku === 'TEST-503') throw new ServiceUnavailable(TIMEOUTS.storageRetryAfterSeconds);
+    const refusal = REFUSAL_BY_CODE[SANDBOX_ERROR_ANSWERS[sku]];
+    if (refusal !== null) throw refusal();
   }
 }

@@ -2,8 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../../application/common/clock.js';
 import type { RateLimiter } from '../../application/access/rate-limiter.js';
 import { countOnShare, rateLimitStatus, type RateLimitStatus, type SharedCount, type ShareWindow } from '../../domain/rate-limit.js';
-import { DEFAULT_INSTANCES_KEY } from './instance-presence.js';
-import { RedisRequestRoundTrip, type CountTaker, type RequestRoundTripOptions } from './request-round-trip.js';
+import type { CountTaker, RedisRequestRoundTrip } from './request-round-trip.js';
 
 const DEFAULT_KEY_PREFIX = 'pcat:rl:';
 
@@ -14,12 +13,6 @@ export interface RedisRateLimiterOptions {
   readonly clock?: Clock;
   /** Prepended to every key id; the key id is an id, never a key or its hash. */
   readonly keyPrefix?: string;
-}
-
-/** A limiter on a round trip of its own, which counts only: `instancesKey` is `<keyPrefix>~instances` when a key prefix is given. */
-export function createRedisRateLimiter(options: RedisRateLimiterOptions & Omit<RequestRoundTripOptions, 'watch'>): RedisRateLimiter {
-  const instancesKey = options.instancesKey ?? (options.keyPrefix === undefined ? DEFAULT_INSTANCES_KEY : `${options.keyPrefix}~instances`);
-  return new RedisRateLimiter(new RedisRequestRoundTrip({ ...options, instancesKey }), options, true);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { AnnouncedKeyChanges, ChangeVersions, KeyChanges } from '../../application/instances/change-versions.js';
+import type { AnnouncedKeyChanges, ChangeVersions, KeyChanges } from '../../src/application/instances/change-versions.js';
 
-/** Version tokens of one process: for a deployment of one instance, and for tests without Redis. */
+/** Version tokens of one process, for tests without Redis: a deployment without Redis has no other instance to tell. */
 export class MemoryChangeVersions implements ChangeVersions {
   private keys: string | undefined;
   private readonly catalogs = new Map<string, string>();
