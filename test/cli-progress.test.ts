@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NO_REDIS_HINT } from '../src/adapters/cli/run-command.js';
@@ -28,14 +28,14 @@ function largeCatalog(): string {
 const count = (text: string): number => Number(text.replaceAll(',', ''));
 
 /** `import` lines as a log shows them: how far in the file, then the counts. */
-const IMPORT_LINE = /^import: [0-9.]+ of [0-9.]+ MB \((\d+)%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read, ([0-9,]+) written(?:; [0-9,]+ products\/s)?$/;
+const IMPORT_LINE = /^import: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \((\d+)%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read, ([0-9,]+) written(?:; [0-9,]+ products\/s)?$/;
 const IMPORT_FINISHING = /^import: the file is read, finishing \(deletions, keys, commit\); ([0-9,]+) products read, ([0-9,]+) written$/;
-const IMPORT_DONE = /^import: done in [0-9.]+ s: 1,200 products read, 1,200 written, from a file of [0-9.]+ MB$/;
-const CHECK_VALIDATING = /^check: validating: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read(?:; [0-9,]+ products\/s)?$/;
-const CHECK_REPORTING = /^check: reporting: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) of 1,200 products checked(?:; [0-9,]+ products\/s)?$/;
-const CHECK_DONE = /^check: done in [0-9.]+ s: 1,200 products validated, 1,200 checked, from a file of [0-9.]+ MB$/;
-const CHECK_CHECKING = /^check: checking: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products checked(?:; [0-9,]+ products\/s)?$/;
-const CHECK_SUMMARY_DONE = /^check: done in [0-9.]+ s: 1,200 products checked, from a file of [0-9.]+ MB$/;
+const IMPORT_DONE = /^import: done in [0-9.]+ s: 1,200 products read, 1,200 written, from a file of [0-9.,]+ (?:bytes|KB|MB)$/;
+const CHECK_VALIDATING = /^check: validating: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read(?:; [0-9,]+ products\/s)?$/;
+const CHECK_REPORTING = /^check: reporting: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) of 1,200 products checked(?:; [0-9,]+ products\/s)?$/;
+const CHECK_DONE = /^check: done in [0-9.]+ s: 1,200 products validated, 1,200 checked, from a file of [0-9.,]+ (?:bytes|KB|MB)$/;
+const CHECK_CHECKING = /^check: checking: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products checked(?:; [0-9,]+ products\/s)?$/;
+const CHECK_SUMMARY_DONE = /^check: done in [0-9.]+ s: 1,200 products checked, from a file of [0-9.,]+ (?:bytes|KB|MB)$/;
 
 /** The numbers a kind of line carries, in order, each line's at most the next's. */
 function climbing(lines: readonly string[], pattern: RegExp): number[][] {
@@ -206,6 +206,18 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     const draws = run.screen.split('\r\x1b[K').slice(1, -1);
     expect(draws.some((draw) => draw.startsWith('check: validating: '))).to.equal(true);
     expect(draws.some((draw) => draw.startsWith('check: reporting: '))).to.equal(true);
+  });
+
+  it('check of a small file (the demo catalog) gives its size in KB, never "0.0 of 0.0 MB", and ends with the real count', async function () {
+    const demo = join(ROOT, 'catalogs', 'demo-catalog.json');
+    const kilobytes = ((await stat(demo)).size / 1_000).toFixed(1);
+    const run = await cli(['check', demo], EVERY_STEP);
+    expect(run.code, run.stderr).to.equal(0);
+    const lines = run.stderr.slice(0, -1).split('\n');
+    expect(run.stderr).to.not.include(' MB');
+    for (const line of lines.slice(0, -1)) expect(line).to.match(new RegExp(`^check: checking: [0-9.]+ of ${kilobytes.replace('.', '\\.')} KB \\(\\d+%\\)`));
+    expect(lines.some((line) => line.startsWith(`check: checking: ${kilobytes} of ${kilobytes} KB (100%); `)), run.stderr).to.equal(true);
+    expect(lines.at(-1)).to.match(new RegExp(`^check: done in [0-9.]+ s: 5 products checked, from a file of ${kilobytes.replace('.', '\\.')} KB$`));
   });
 
   it('a bad PROGRESS_INTERVAL_MS is refused, naming it', async function () {

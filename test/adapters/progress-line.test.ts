@@ -93,6 +93,25 @@ describe('the progress line of import and check', function () {
       'check: done in 2.0 s: 64 products checked, from a file of 2.0 MB\n');
   });
 
+  it('on a small file: sizes in KB, or in bytes under a kilobyte, never "0.0 of 0.0 MB"', function () {
+    for (const [size, read, first, last] of [
+      [9_672, 3_200, 'check: validating: 3.2 of 9.7 KB (33%)', 'from a file of 9.7 KB'],
+      [640, 640, 'check: validating: 640 of 640 bytes (100%)', 'from a file of 640 bytes'],
+      [0, 0, 'check: validating: 0 of 0 bytes (100%)', 'from a file of 0 bytes'],
+    ] as const) {
+      now = 0;
+      const out = output(false);
+      const line = new ProgressLine('check', out, { firstMs: 0, everyMs: 0, redrawMs: 0 }, size, clock);
+      line.bytesRead(read);
+      now = 100;
+      line.finish();
+      const [progress, done] = out.text.split('\n');
+      expect(progress!.startsWith(first), progress).to.equal(true);
+      expect(done!.endsWith(last), done).to.equal(true);
+      expect(out.text).to.not.include('0.0 of 0.0');
+    }
+  });
+
   it('takes its interval from PROGRESS_INTERVAL_MS, the first line never later than it, and refuses a bad one', function () {
     expect(progressPolicy({})).to.equal(PROGRESS_POLICY);
     expect(progressPolicy({ PROGRESS_INTERVAL_MS: '30000' })).to.deep.equal({ firstMs: 1_000, everyMs: 30_000, redrawMs: 250 });

@@ -186,11 +186,12 @@ export class ProgressLine {
 
   private bytesText(): string {
     const percent = this.totalBytes === 0 ? 100 : Math.floor((100 * this.bytes) / this.totalBytes);
-    return `${megabytes(this.bytes)} of ${megabytes(this.totalBytes)} MB (${percent}%)`;
+    const unit = sizeUnit(this.totalBytes);
+    return `${unit.of(this.bytes)} of ${unit.of(this.totalBytes)} ${unit.name} (${percent}%)`;
   }
 
   private doneText(seconds: number): string {
-    const size = ` of ${megabytes(this.totalBytes)} MB`;
+    const size = ` of ${sizeText(this.totalBytes)}`;
     if (this.command === 'import') {
       return `import: done in ${seconds.toFixed(1)} s: ${count(this.products)} products read, ${count(this.written)} written, from a file${size}`;
     }
@@ -210,7 +211,26 @@ export async function progressFor(command: 'import' | 'check', file: string, out
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-const megabytes = (bytes: number): string => (bytes / 1_000_000).toFixed(1);
+/** A size's unit: the file's own scale, so a small file's line reads "3.2 of 9.7 KB", never "0.0 of 0.0 MB". */
+interface SizeUnit {
+  readonly name: 'bytes' | 'KB' | 'MB';
+  of(bytes: number): string;
+}
+
+const BYTES: SizeUnit = { name: 'bytes', of: (bytes) => count(bytes) };
+const KILOBYTES: SizeUnit = { name: 'KB', of: (bytes) => (bytes / 1_000).toFixed(1) };
+const MEGABYTES: SizeUnit = { name: 'MB', of: (bytes) => (bytes / 1_000_000).toFixed(1) };
+
+/** Bytes under a kilobyte, kilobytes under a megabyte, megabytes from there. */
+function sizeUnit(totalBytes: number): SizeUnit {
+  if (totalBytes < 1_000) return BYTES;
+  return totalBytes < 1_000_000 ? KILOBYTES : MEGABYTES;
+}
+
+function sizeText(bytes: number): string {
+  const unit = sizeUnit(bytes);
+  return `${unit.of(bytes)} ${unit.name}`;
+}
 
 function duration(seconds: number): string {
   if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
