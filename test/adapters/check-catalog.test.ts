@@ -47,7 +47,7 @@ describe('check: the report forms (in process)', function () {
       stdout: out,
       pieces: () => (pieces === undefined ? piecesOfDocument(document) : pieces(reads++, out)),
       checkStructuredData: checker,
-      progress: { product: () => undefined, startStage: (stage) => void stages.push(stage) },
+      progress: { productRead: () => undefined, productValid: () => undefined, startStage: (stage) => void stages.push(stage) },
     }, options);
     return { text: out.text, stages };
   }

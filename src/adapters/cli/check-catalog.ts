@@ -10,8 +10,11 @@ export interface CheckIo {
   /** The file's pieces, read afresh on each call. */
   pieces(): CatalogPieces;
   checkStructuredData(jsonLd: VideoObjectJsonLd): Promise<StructuredDataFindings>;
-  /** Told of each product read, and of each stage: one read of the file for a summary, two for a report by entry. */
-  readonly progress?: { product(): void; startStage(stage: 'checking' | 'reporting'): void };
+  /**
+   * Told of each product read, valid or not, and of each that passed the rules (when reporting, each
+   * checked), and of each stage: one read of the file for a summary, two for a report by entry.
+   */
+  readonly progress?: { productRead(): void; productValid(): void; startStage(stage: 'checking' | 'reporting'): void };
 }
 
 /** The report `check` prints: by finding (the default) or by entry, as text or JSON. */
@@ -42,7 +45,8 @@ export async function checkCatalog(io: CheckIo, options: CheckOptions): Promise<
 
   const refusal = new CatalogSourceReader();
   await eachPiece(io.pieces(), (piece) => {
-    for (const unit of refusal.read(piece)) if (unit.kind === 'product') io.progress?.product();
+    if (piece.kind === 'product') io.progress?.productRead();
+    for (const unit of refusal.read(piece)) if (unit.kind === 'product') io.progress?.productValid();
   });
   const problems = refusal.finish();
   if (problems.length > 0) throw new CatalogSourceError(problems);
@@ -81,10 +85,11 @@ async function eachEntry(io: CheckIo, take: (entry: EntryCheck) => Promise<void>
     }
   };
   await eachPiece(io.pieces(), async (piece) => {
+    if (piece.kind === 'product') io.progress?.productRead();
     for (const unit of reader.read(piece)) {
       if (unit.kind === 'product') {
         if (reader.problems.length === 0) await check(unit.partner.id, unit.partner.name, unit.product);
-        io.progress?.product();
+        io.progress?.productValid();
       } else if (unit.kind === 'partnerEnd' && unit.sandbox !== null && reader.problems.length === 0) {
         for (const product of unit.sandbox) await check(sandboxCatalogOf(unit.partner.id), unit.partner.name, product);
       }
