@@ -1,14 +1,16 @@
 import { expect } from 'chai';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkStructuredData } from '../src/adapters/structured-data/google-rules.js';
 import { parseCatalogSource } from '../src/domain/catalog-source.js';
 import { jsonLdOutcome } from '../src/domain/json-ld.js';
+import { videoObjectFindings } from '../src/domain/structured-data.js';
 import { fixtureDocument } from './fixtures/catalog-fixture.js';
 import { catalogWithBom, defectiveCatalogs } from './fixtures/defective-catalogs.js';
 import { variedCatalogDocument } from './fixtures/varied-catalog.js';
 import { cli, type CliRun } from './support/cli-process.js';
+import { ROOT } from './support/script-command.js';
 
 interface EntryJson {
   partner: string;
@@ -18,10 +20,16 @@ interface EntryJson {
   reason: string | null;
   errors: { path: string; message: string; fields: string[] }[];
   warnings: { path: string; message: string; fields: string[] }[];
+  notes: { path: string; message: string; fields: string[] }[];
 }
 
+type Severity = 'error' | 'warning' | 'note';
+
+/** Errors, then warnings, then notes. */
+const RANK: Record<Severity, number> = { error: 0, warning: 1, note: 2 };
+
 interface FindingJson {
-  severity: 'error' | 'warning';
+  severity: Severity;
   path: string;
   message: string;
   fields: string[];
@@ -48,10 +56,11 @@ async function entryByEntry(document: unknown): Promise<EntryJson[]> {
     for (const product of partner.products) {
       for (const entry of product.pdpUrls) {
         const { jsonLd, reason } = jsonLdOutcome(entry, product, partner.name);
-        const findings = jsonLd === null ? { errors: [], warnings: [] } : await checkStructuredData(jsonLd);
+        const findings = jsonLd === null ? { errors: [], warnings: [], notes: [] } : videoObjectFindings(await checkStructuredData(jsonLd));
+        const copy = (list: typeof findings.errors) => list.map((f) => ({ ...f, fields: [...f.fields] }));
         entries.push({
           partner: partner.id, sku: product.sku, pdp_url: entry.pdpUrl, json_ld: jsonLd === null ? 'null' : 'generated', reason,
-          errors: findings.errors.map((f) => ({ ...f, fields: [...f.fields] })), warnings: findings.warnings.map((f) => ({ ...f, fields: [...f.fields] })),
+          errors: copy(findings.errors), warnings: copy(findings.warnings), notes: copy(findings.notes),
         });
       }
     }
@@ -66,7 +75,7 @@ function summaryOf(entries: readonly EntryJson[]): SummaryJson {
   const named = ({ partner, sku, pdp_url }: EntryJson) => ({ partner, sku, pdp_url });
   for (const entry of entries) {
     const seen = new Set<string>();
-    for (const [severity, list] of [['error', entry.errors], ['warning', entry.warnings]] as const) {
+    for (const [severity, list] of [['error', entry.errors], ['warning', entry.warnings], ['note', entry.notes]] as const) {
       for (const { path, message, fields } of list) {
         const key = JSON.stringify([severity, path, message, fields]);
         if (seen.has(key)) continue;
@@ -90,7 +99,7 @@ function summaryOf(entries: readonly EntryJson[]): SummaryJson {
     no_json_ld: [...reasons.values()],
     totals: {
       pdp_entries: entries.length, with_json_ld: generated.length, without_json_ld: entries.length - generated.length,
-      with_no_error_on_video_object: generated.filter((e) => e.errors.every((f) => f.path !== '')).length,
+      with_no_error_on_video_object: generated.filter((e) => e.errors.length === 0).length,
     },
   };
 }
@@ -128,7 +137,7 @@ describe('operator CLI: check', function () {
     expect(run.code).to.equal(0);
     const entries = entriesOf(run);
     const at = (url: string): EntryJson => entries.find((e) => e.pdp_url === url)!;
-    expect(entries.map((e) => Object.keys(e))).to.deep.equal(entries.map(() => ['partner', 'sku', 'pdp_url', 'json_ld', 'reason', 'errors', 'warnings']));
+    expect(entries.map((e) => Object.keys(e))).to.deep.equal(entries.map(() => ['partner', 'sku', 'pdp_url', 'json_ld', 'reason', 'errors', 'warnings', 'notes']));
     expect(entries).to.have.length(7);
 
     // Every kind of null, each with its reason and no findings.
@@ -137,18 +146,19 @@ describe('operator CLI: check', function () {
       ['null', 'no_transcript', 0], ['null', 'video_unpublished', 0], ['null', 'no_video_file_url', 0], ['null', 'no_video_ref', 0],
     ]);
 
-    // The rich object: nothing wrong with the VideoObject itself; its Product lacks offers, which a catalog cannot give.
+    // The rich object: no error; its Product lacks offers, which a catalog cannot give: a note, a rule for a Product rich result.
     const rich = at('https://shop.example/p/123');
     expect([rich.json_ld, rich.reason]).to.deep.equal(['generated', null]);
-    expect(rich.errors.filter((e) => e.path === '')).to.deep.equal([]);
-    expect(rich.errors.length).to.be.greaterThan(0);
-    expect(rich.errors.every((e) => e.path === 'about' && e.fields.some((f) => f === 'offers'))).to.equal(true);
+    expect(rich.errors).to.deep.equal([]);
+    expect(rich.notes.some((e) => e.message === 'Required attribute "offers" is missing')).to.equal(true);
+    expect([...rich.errors, ...rich.warnings].every((e) => e.path !== 'about')).to.equal(true);
+    expect(rich.notes.every((e) => e.path === 'about')).to.equal(true);
 
     // A spec-exact object: the two fields Google requires are reported missing, so the validator really ran.
     const exact = at('https://outlet.example/tent?id=9');
     expect(exact.json_ld).to.equal('generated');
-    const missing = exact.errors.filter((e) => e.path === '').flatMap((e) => e.fields);
-    expect(missing).to.have.members(['thumbnailUrl', 'uploadDate']);
+    // The VideoObject's own errors stay errors: Google shows no video rich result without them.
+    expect(exact.errors.map((e) => [e.path, ...e.fields])).to.have.deep.members([['', 'thumbnailUrl'], ['', 'uploadDate']]);
     expect(exact.warnings.some((w) => w.fields.includes('duration'))).to.equal(true);
   });
 
@@ -167,25 +177,28 @@ describe('operator CLI: check', function () {
     expect(Math.min(...places('~acme'))).to.be.above(Math.max(...places('acme')));
   });
 
-  it('prints a summary by finding by default: each finding once, with its entries counted and the first named, then the totals', async function () {
+  it('prints a summary by finding by default: each finding once, with its entries counted and the first named, then the totals, what the findings mean and the verdict', async function () {
     const file = await write('good-summary.json', catalogWithOneRichVideo());
     const run = await cli(['check', file, '--quiet']);
     expect([run.code, run.stderr]).to.deep.equal([0, '']);
     const blocks = run.stdout.slice(0, -1).split('\n\n').map((block) => block.split('\n'));
-    // The findings every object has, under the three entries with JSON-LD; those of the two spec-exact objects under them.
-    const [everywhere, specExact, ...rest] = blocks;
+    // Errors first: those of the two spec-exact objects; then the findings every object has, under the three entries with JSON-LD.
+    const [specExact, everywhere, ...rest] = blocks;
+    expect(specExact!.slice(0, 3)).to.deep.equal(['Found in 2 entries:', '  acme TENT-2P https://outlet.example/tent?id=9', '  globex SHARED-1 https://globex.example/shared']);
+    expect(specExact).to.include.members(['error: Required attribute "thumbnailUrl" is missing', 'error: Required attribute "uploadDate" is missing']);
     expect(everywhere!.slice(0, 4)).to.deep.equal([
       'Found in 3 entries:', '  acme TENT-2P https://shop.example/p/123', '  acme TENT-2P https://outlet.example/tent?id=9', '  globex SHARED-1 https://globex.example/shared',
     ]);
-    expect(everywhere).to.include('error: about: Required attribute "offers" is missing');
-    expect(specExact!.slice(0, 3)).to.deep.equal(['Found in 2 entries:', '  acme TENT-2P https://outlet.example/tent?id=9', '  globex SHARED-1 https://globex.example/shared']);
-    expect(specExact).to.include.members(['error: Required attribute "thumbnailUrl" is missing', 'error: Required attribute "uploadDate" is missing']);
-    // Each finding once, errors before warnings within a block.
+    // The Product's findings are notes, whatever severity Google gave them: rules for a Product rich result, not for the video's.
+    expect(everywhere).to.include('note: about: Required attribute "offers" is missing');
+    expect(run.stdout).to.not.match(/^(error|warning): about/m);
+    // Each finding once, errors before warnings before notes within a block.
     for (const block of [everywhere!, specExact!]) {
       const findings = block.slice(block.findIndex((line) => !line.startsWith(' ') && !line.startsWith('Found')));
       expect(new Set(findings).size).to.equal(findings.length);
-      expect(findings.every((line) => /^(error|warning): /.test(line))).to.equal(true);
-      expect(findings.map((line) => line.split(':')[0])).to.deep.equal(findings.map((line) => line.split(':')[0]).sort());
+      expect(findings.every((line) => /^(error|warning|note): /.test(line))).to.equal(true);
+      const ranks = findings.map((line) => RANK[line.split(':')[0] as Severity]);
+      expect(ranks).to.deep.equal([...ranks].sort());
     }
     expect(rest).to.deep.equal([
       ['No JSON-LD (no_transcript) in 1 entry:', '  acme TENT-2P https://shop.example/p/124'],
@@ -193,7 +206,35 @@ describe('operator CLI: check', function () {
       ['No JSON-LD (no_video_file_url) in 1 entry:', '  acme TENT-2P https://shop.example/p/126'],
       ['No JSON-LD (no_video_ref) in 1 entry:', '  acme TENT-2P https://shop.example/p/127'],
       ['7 PDP entries: 3 with JSON-LD (1 with no error on the VideoObject itself), 4 without (no_transcript 1, video_unpublished 1, no_video_file_url 1, no_video_ref 1)'],
+      [
+        'Errors and warnings are Google\'s findings on the VideoObject: an entry with an error gets no video rich result, and is imported all the same.',
+        'Notes are Google\'s rules for a Product rich result, found on the Product the video is about: they matter only to a page that wants a Product rich result, not to the VideoObject on the page.',
+      ],
+      ['Valid: this file would be imported (2 partners, 7 products).'],
     ]);
+  });
+
+  it('on the valid demo catalog: no error on any Product, the notes said to be a Product rich result\'s, and a verdict that it would be imported', async function () {
+    const run = await cli(['check', 'catalogs/demo-catalog.json', '--quiet']);
+    expect([run.code, run.stderr]).to.deep.equal([0, '']);
+    expect(run.stdout).to.not.match(/^(error|warning): about/m);
+    expect(run.stdout).to.match(/^note: about: Required attribute "offers" is missing$/m);
+    // The VideoObject's own errors are still errors.
+    expect(run.stdout).to.match(/^error: Required attribute "thumbnailUrl" is missing$/m);
+    expect(run.stdout).to.include('\nNotes are Google\'s rules for a Product rich result, found on the Product the video is about: ');
+    expect(run.stdout.endsWith('\n\nValid: this file would be imported (2 partners, 5 products).\n')).to.equal(true);
+  });
+
+  it('docs/catalog-files.md quotes the demo catalog\'s summary, and an element of its --json, as check prints them', async function () {
+    const page = await readFile(join(ROOT, 'docs', 'catalog-files.md'), 'utf8');
+    const after = page.slice(page.indexOf('The summary of the bundled demo catalog'));
+    const [, text] = /```\n([\s\S]*?)```/.exec(after)!;
+    const [, json] = /```json\n([\s\S]*?)```/.exec(after)!;
+    const [summary, summaryJson] = await Promise.all([
+      cli(['check', 'catalogs/demo-catalog.json', '--quiet']), cli(['check', 'catalogs/demo-catalog.json', '--json', '--quiet']),
+    ]);
+    expect(text).to.equal(summary.stdout);
+    expect((summaryJson.json() as SummaryJson).findings).to.deep.include(JSON.parse(json!));
   });
 
   it('names the first 3 entries of a finding found in more', async function () {
@@ -201,7 +242,9 @@ describe('operator CLI: check', function () {
     const tent = document.partners[0]!.products[0] as unknown as { pdp_urls: { pdp_url: string }[] };
     tent.pdp_urls.push(...['a', 'b'].map((page) => ({ ...tent.pdp_urls[0]!, pdp_url: `https://shop.example/p/123${page}` })));
     const run = await cli(['check', await write('more.json', document), '--quiet']);
-    expect(run.stdout.split('\n').slice(0, 4)).to.deep.equal([
+    const lines = run.stdout.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('Found in 5 entries'));
+    expect(lines.slice(at, at + 4)).to.deep.equal([
       'Found in 5 entries, the first 3:', '  acme TENT-2P https://shop.example/p/123', '  acme TENT-2P https://outlet.example/tent?id=9', '  acme TENT-2P https://shop.example/p/123a',
     ]);
   });
@@ -214,13 +257,16 @@ describe('operator CLI: check', function () {
     const run = await cli(['check', await write('good-json.json', document), '--json', '--quiet']);
     expect([run.code, run.stderr]).to.deep.equal([0, '']);
     const summary = run.json() as SummaryJson;
-    expect(summary.findings.filter((f) => f.severity === 'error').map((f) => f.entries)).to.deep.equal([3, 3, 2, 2, 2, 2]);
+    // The VideoObject's own errors, in the two spec-exact objects; its Product's findings are notes.
+    expect(summary.findings.filter((f) => f.severity === 'error').map((f) => [f.path, f.fields, f.entries])).to.deep.equal([['', ['thumbnailUrl'], 2], ['', ['uploadDate'], 2]]);
+    expect(summary.findings.filter((f) => f.severity === 'note').every((f) => f.path === 'about')).to.equal(true);
+    expect(summary.findings.filter((f) => f.severity !== 'note').every((f) => f.path !== 'about')).to.equal(true);
     expect(Object.keys(summary)).to.deep.equal(['findings', 'no_json_ld', 'totals']);
     expect(summary.totals).to.deep.equal({ pdp_entries: 7, with_json_ld: 3, with_no_error_on_video_object: 1, without_json_ld: 4 });
-    // Errors first, then warnings, each the most common first.
-    const severities = summary.findings.map((f) => f.severity);
-    expect(severities).to.deep.equal([...severities].sort());
-    for (const severity of ['error', 'warning']) {
+    // Errors first, then warnings, then notes, each the most common first.
+    const ranks = summary.findings.map((f) => RANK[f.severity]);
+    expect(ranks).to.deep.equal([...ranks].sort());
+    for (const severity of ['error', 'warning', 'note']) {
       const counts = summary.findings.filter((f) => f.severity === severity).map((f) => f.entries);
       expect(counts).to.deep.equal([...counts].sort((a, b) => b - a));
     }
@@ -241,8 +287,8 @@ describe('operator CLI: check', function () {
     expect(new Set(expected.map((e) => JSON.stringify([e.errors, e.warnings]))).size).to.be.within(3, expected.length / 10);
     const reported = summary.json() as SummaryJson;
     expect({ ...reported, findings: [...reported.findings].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) }).to.deep.equal(summaryOf(expected));
-    // Errors first, then warnings, each the most common first.
-    const order = reported.findings.map((f) => [f.severity === 'error' ? 0 : 1, -f.entries]);
+    // Errors first, then warnings, then notes, each the most common first.
+    const order = reported.findings.map((f) => [RANK[f.severity], -f.entries]);
     expect(order).to.deep.equal([...order].sort(([s1, n1], [s2, n2]) => s1! - s2! || n1! - n2!));
   });
 
@@ -251,8 +297,10 @@ describe('operator CLI: check', function () {
     const run = await cli(['check', file, '--entries']);
     expect(run.code).to.equal(0);
     expect(run.stdout).to.include('acme TENT-2P https://shop.example/p/127: no JSON-LD (no_video_ref)');
-    expect(run.stdout).to.match(/acme TENT-2P https:\/\/shop\.example\/p\/123: generated, \d+ errors?, \d+ warnings?\n {2}error: about: /);
+    expect(run.stdout).to.match(/acme TENT-2P https:\/\/shop\.example\/p\/123: generated, 0 errors, \d+ warnings?, \d+ notes?\n {2}warning: /);
+    expect(run.stdout).to.match(/\n {2}note: about: Required attribute "offers" is missing\n/);
     expect(run.stdout).to.include('7 PDP entries: 3 with JSON-LD (1 with no error on the VideoObject itself), 4 without (no_transcript 1, video_unpublished 1, no_video_file_url 1, no_video_ref 1)');
+    expect(run.stdout.endsWith('\n\nValid: this file would be imported (2 partners, 7 products).\n')).to.equal(true);
   });
 
   it('refuses a bad file with every problem named by JSON path, and exits non-zero, whatever the report asked for', async function () {
@@ -264,6 +312,9 @@ describe('operator CLI: check', function () {
       expect([run.code, run.stdout], report.join(' ')).to.deep.equal([1, '']);
       expect(run.stderr).to.include('partners[0].products[0].videos[0].thumbnail_url');
       expect(run.stderr).to.include('partners[0].products[0].videos[0].upload_date');
+      // The problems stay errors, and the verdict ends what the command says.
+      expect(run.stderr).to.include('error: catalog refused, 2 problems:\n');
+      expect(run.stderr.endsWith('\nNot valid: 2 problems; nothing would be imported.\n'), run.stderr).to.equal(true);
     }
   });
 
@@ -272,7 +323,7 @@ describe('operator CLI: check', function () {
       const file = join(dir, 'defective.json');
       await writeFile(file, bytes);
       const run = await cli(['check', file, '--quiet']);
-      expect([run.code, run.stdout, run.stderr]).to.deep.equal([1, '', `error: catalog refused, 1 problem:\n${problem}\n`]);
+      expect([run.code, run.stdout, run.stderr]).to.deep.equal([1, '', `error: catalog refused, 1 problem:\n${problem}\nNot valid: 1 problem; nothing would be imported.\n`]);
     });
   }
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NO_REDIS_HINT } from '../src/adapters/cli/run-command.js';
@@ -28,14 +28,14 @@ function largeCatalog(): string {
 const count = (text: string): number => Number(text.replaceAll(',', ''));
 
 /** `import` lines as a log shows them: how far in the file, then the counts. */
-const IMPORT_LINE = /^import: [0-9.]+ of [0-9.]+ MB \((\d+)%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read, ([0-9,]+) written(?:; [0-9,]+ products\/s)?$/;
+const IMPORT_LINE = /^import: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \((\d+)%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read, ([0-9,]+) written(?:; [0-9,]+ products\/s)?$/;
 const IMPORT_FINISHING = /^import: the file is read, finishing \(deletions, keys, commit\); ([0-9,]+) products read, ([0-9,]+) written$/;
-const IMPORT_DONE = /^import: done in [0-9.]+ s: 1,200 products read, 1,200 written, from a file of [0-9.]+ MB$/;
-const CHECK_VALIDATING = /^check: validating: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read(?:; [0-9,]+ products\/s)?$/;
-const CHECK_REPORTING = /^check: reporting: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) of 1,200 products checked(?:; [0-9,]+ products\/s)?$/;
-const CHECK_DONE = /^check: done in [0-9.]+ s: 1,200 products validated, 1,200 checked, from a file of [0-9.]+ MB$/;
-const CHECK_CHECKING = /^check: checking: [0-9.]+ of [0-9.]+ MB \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products checked(?:; [0-9,]+ products\/s)?$/;
-const CHECK_SUMMARY_DONE = /^check: done in [0-9.]+ s: 1,200 products checked, from a file of [0-9.]+ MB$/;
+const IMPORT_DONE = /^import: done in [0-9.]+ s: 1,200 products read, 1,200 written, from a file of [0-9.,]+ (?:bytes|KB|MB)$/;
+const CHECK_VALIDATING = /^check: validating: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read, ([0-9,]+) valid(?:; [0-9,]+ products\/s)?$/;
+const CHECK_REPORTING = /^check: reporting: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) of 1,200 products checked(?:; [0-9,]+ products\/s)?$/;
+const CHECK_DONE = /^check: done in [0-9.]+ s: 1,200 products validated, 1,200 checked, from a file of [0-9.,]+ (?:bytes|KB|MB)$/;
+const CHECK_CHECKING = /^check: checking: [0-9.,]+ of [0-9.,]+ (?:bytes|KB|MB) \(\d+%\)(?:, about \d+ (?:s|min|h) left)?; ([0-9,]+) products read, ([0-9,]+) valid(?:; [0-9,]+ products\/s)?$/;
+const CHECK_SUMMARY_DONE = /^check: done in [0-9.]+ s: 1,200 products checked, from a file of [0-9.,]+ (?:bytes|KB|MB)$/;
 
 /** The numbers a kind of line carries, in order, each line's at most the next's. */
 function climbing(lines: readonly string[], pattern: RegExp): number[][] {
@@ -129,7 +129,7 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     expect(lines.filter((line) => IMPORT_FINISHING.test(line))).to.have.length.at.least(1);
   });
 
-  it('check in a pipe: one read of the file, each product checked, then one line for the whole; stdout holds only the JSON summary', async function () {
+  it('check in a pipe: one read of the file, each product read and found valid, then one line for the whole; stdout holds only the JSON summary', async function () {
     const run = await cli(['check', file, '--json'], EVERY_STEP);
     expect(run.code, run.stderr).to.equal(0);
     expect((run.json() as { totals: { pdp_entries: number } }).totals.pdp_entries).to.equal(PRODUCTS);
@@ -137,9 +137,11 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     const lines = run.stderr.slice(0, -1).split('\n');
     expect(lines.at(-1)).to.match(CHECK_SUMMARY_DONE);
     for (const line of lines.slice(0, -1)) expect(line).to.match(CHECK_CHECKING);
-    const checked = climbing(lines, CHECK_CHECKING).map(([n]) => n!);
-    expect(checked[0]).to.equal(0);
-    expect(checked.at(-1)).to.be.within(PRODUCTS / 2, PRODUCTS);
+    const counts = climbing(lines, CHECK_CHECKING);
+    expect(counts[0]).to.deep.equal([0, 0]);
+    expect(counts.at(-1)![0]).to.be.within(PRODUCTS / 2, PRODUCTS);
+    // Every product of this file is valid: as many valid as read, on every line.
+    for (const [read, valid] of counts) expect(valid).to.equal(read);
   });
 
   it('check --entries in a pipe: the file validated, then each product checked, then one line for the whole; stdout holds only the report', async function () {
@@ -206,6 +208,45 @@ describe('progress of import and check on stderr (npm run cli:prod)', function (
     const draws = run.screen.split('\r\x1b[K').slice(1, -1);
     expect(draws.some((draw) => draw.startsWith('check: validating: '))).to.equal(true);
     expect(draws.some((draw) => draw.startsWith('check: reporting: '))).to.equal(true);
+  });
+
+  it('check of a small file (the demo catalog) gives its size in KB, never "0.0 of 0.0 MB", and ends with the real count', async function () {
+    const demo = join(ROOT, 'catalogs', 'demo-catalog.json');
+    const kilobytes = ((await stat(demo)).size / 1_000).toFixed(1);
+    const run = await cli(['check', demo], EVERY_STEP);
+    expect(run.code, run.stderr).to.equal(0);
+    const lines = run.stderr.slice(0, -1).split('\n');
+    expect(run.stderr).to.not.include(' MB');
+    for (const line of lines.slice(0, -1)) expect(line).to.match(new RegExp(`^check: checking: [0-9.]+ of ${kilobytes.replace('.', '\\.')} KB \\(\\d+%\\)`));
+    expect(lines.some((line) => line.startsWith(`check: checking: ${kilobytes} of ${kilobytes} KB (100%); `)), run.stderr).to.equal(true);
+    expect(lines.at(-1)).to.match(new RegExp(`^check: done in [0-9.]+ s: 5 products checked, from a file of ${kilobytes.replace('.', '\\.')} KB$`));
+  });
+
+  it('a refused file: the last line counts every product read, those with problems too, and how many were valid', async function () {
+    // The demo's first partner with its products[1] and products[3] broken: four products read, two valid.
+    const document = JSON.parse(await readFile(join(ROOT, 'catalogs', 'demo-catalog.json'), 'utf8')) as { partners: { products: Record<string, unknown>[] }[] };
+    document.partners = document.partners.slice(0, 1);
+    Object.assign(document.partners[0]!.products[1]!, { sku: 'BAD SKU' });
+    Object.assign(document.partners[0]!.products[3]!, { image: 'not a url' });
+    const broken = join(dir, 'broken.json');
+    await writeFile(broken, JSON.stringify(document));
+    const problems = [
+      'error: catalog refused, 2 problems:',
+      'partners[0].products[1].sku: must be 1 to 50 of letters, digits, "-", "_", "."; got "BAD SKU"',
+      'partners[0].products[3].image: must be an absolute http(s) URL; got "not a url"',
+    ];
+    for (const [command, stopped] of [
+      [['check', broken], /^check: stopped after [0-9.]+ s: 4 products read, 2 valid$/],
+      [['check', broken, '--entries'], /^check: stopped after [0-9.]+ s: 4 products read, 2 valid$/],
+      [['import', broken], /^import: stopped after [0-9.]+ s: 4 products read, 0 written$/],
+    ] as const) {
+      const run = await cli(command, EVERY_STEP);
+      expect([run.code, run.stdout], command.join(' ')).to.deep.equal([1, '']);
+      const lines = run.stderr.slice(0, -1).split('\n');
+      const at = lines.indexOf(problems[0]!);
+      expect(lines.slice(at, at + 3), run.stderr).to.deep.equal(problems);
+      expect(lines[at - 1], run.stderr).to.match(stopped);
+    }
   });
 
   it('a bad PROGRESS_INTERVAL_MS is refused, naming it', async function () {

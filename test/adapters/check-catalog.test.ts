@@ -47,7 +47,7 @@ describe('check: the report forms (in process)', function () {
       stdout: out,
       pieces: () => (pieces === undefined ? piecesOfDocument(document) : pieces(reads++, out)),
       checkStructuredData: checker,
-      progress: { product: () => undefined, startStage: (stage) => void stages.push(stage) },
+      progress: { productRead: () => undefined, productValid: () => undefined, finish: () => undefined, startStage: (stage) => void stages.push(stage) },
     }, options);
     return { text: out.text, stages };
   }
@@ -63,7 +63,7 @@ describe('check: the report forms (in process)', function () {
     expect(stages).to.deep.equal(['checking']);
     expect(printedBeforeTheEnd).to.equal('');
     expect(text).to.match(/^Found in \d+ entr(y|ies)/);
-    expect(text).to.match(/\n\d+ PDP entries: .*\n$/);
+    expect(text).to.match(/\n\d+ PDP entries: .*\n\n(?:.+\n)+\nValid: this file would be imported \(.+\)\.\n$/);
   });
 
   it('--json --entries: a JSON line per entry, each written as soon as it is checked, while the file is still being read', async function () {
@@ -80,17 +80,20 @@ describe('check: the report forms (in process)', function () {
     expect(stages).to.deep.equal(['reporting']);
     const lines = text.slice(0, -1).split('\n');
     expect(lines.length).to.be.greaterThan(5);
-    for (const line of lines) expect(Object.keys(JSON.parse(line) as object)).to.deep.equal(['partner', 'sku', 'pdp_url', 'json_ld', 'reason', 'errors', 'warnings']);
+    for (const line of lines) expect(Object.keys(JSON.parse(line) as object)).to.deep.equal(['partner', 'sku', 'pdp_url', 'json_ld', 'reason', 'errors', 'warnings', 'notes']);
   });
 
-  it('--entries: the same entries as --json --entries, a line each with its findings below, then the totals', async function () {
+  it('--entries: the same entries as --json --entries, a line each with its findings below, then the totals, what the findings mean and the verdict', async function () {
     const document = searchableFixtureDocument();
     const [{ text }, ndjson] = await Promise.all([check(document, { json: false, entries: true }), check(document, { json: true, entries: true })]);
-    const entries = ndjson.text.slice(0, -1).split('\n').map((line) => JSON.parse(line) as { partner: string; sku: string; pdp_url: string; errors: unknown[]; warnings: unknown[] });
-    const heads = text.split('\n').filter((line) => line !== '' && !line.startsWith('  '));
+    const entries = ndjson.text.slice(0, -1).split('\n').map((line) => JSON.parse(line) as { partner: string; sku: string; pdp_url: string; errors: unknown[]; warnings: unknown[]; notes: unknown[] });
+    const [report, legend, verdict] = text.slice(0, -1).split('\n\n');
+    const heads = report!.split('\n').filter((line) => !line.startsWith('  '));
     expect(heads.slice(0, -1).map((line) => line.split(':').slice(0, 2).join(':'))).to.deep.equal(entries.map((e) => `${e.partner} ${e.sku} ${e.pdp_url}`));
-    expect(text.split('\n').filter((line) => line.startsWith('  ')).length).to.equal(entries.reduce((n, e) => n + e.errors.length + e.warnings.length, 0));
+    expect(report!.split('\n').filter((line) => line.startsWith('  ')).length).to.equal(entries.reduce((n, e) => n + e.errors.length + e.warnings.length + e.notes.length, 0));
     expect(heads.at(-1)).to.match(/^\d+ PDP entries: /);
+    expect(legend!.split('\n').map((line) => line.split(' ')[0])).to.deep.equal(['Errors', 'Notes']);
+    expect(verdict).to.match(/^Valid: this file would be imported \(\d+ partners?, \d+ products?(, \d+ sandbox products?)?\)\.$/);
   });
 
   it('the summary grows with the kinds of finding, not with the entries: a hundred times the products, a few digits more', async function () {

@@ -24,7 +24,7 @@ describe('the progress line of import and check', function () {
     now = 1_000;
     line.bytesRead(2_000_000);
     expect(out.text).to.equal('import: 2.0 of 10.0 MB (20%), about 4 s left; 0 products read, 0 written\n');
-    for (let i = 0; i < 1_000; i++) line.product();
+    for (let i = 0; i < 1_000; i++) line.productRead();
     now = 4_999;
     line.productsWritten(1_000);
     expect(out.text.split('\n')).to.have.length(2);
@@ -45,7 +45,7 @@ describe('the progress line of import and check', function () {
     const out = output(false);
     const line = new ProgressLine('check', out, PROGRESS_POLICY, 1_000_000, clock);
     line.bytesRead(0);
-    expect(out.text).to.equal('check: validating: 0.0 of 1.0 MB (0%); 0 products read\n');
+    expect(out.text).to.equal('check: validating: 0.0 of 1.0 MB (0%); 0 products read, 0 valid\n');
     line.finish();
   });
 
@@ -80,17 +80,57 @@ describe('the progress line of import and check', function () {
     ]);
   });
 
-  it('check\'s summary: one stage, checking, its products counted as checked', function () {
+  it('check\'s summary: one stage, checking, its products counted as read and valid, then as checked once the file passed', function () {
     const out = output(false);
     const line = new ProgressLine('check', out, PROGRESS_POLICY, 2_000_000, clock);
     line.startStage('checking');
-    for (let i = 0; i < 64; i++) line.product();
+    for (let i = 0; i < 64; i++) {
+      line.productRead();
+      line.productValid();
+    }
     now = 1_000;
     line.bytesRead(1_000_000);
     now = 2_000;
     line.finish();
-    expect(out.text).to.equal('check: checking: 1.0 of 2.0 MB (50%), about 1 s left; 64 products checked; 64 products/s\n' +
+    expect(out.text).to.equal('check: checking: 1.0 of 2.0 MB (50%), about 1 s left; 64 products read, 64 valid; 64 products/s\n' +
       'check: done in 2.0 s: 64 products checked, from a file of 2.0 MB\n');
+  });
+
+  it('a refused file: the line that ends it counts every product read, those with problems too, and says how many were valid', function () {
+    // As `check` met a file whose products[1] and products[3] are refused: four read, two valid.
+    for (const stage of ['validating', 'checking'] as const) {
+      const out = output(false);
+      const line = new ProgressLine('check', out, { firstMs: 0, everyMs: 0, redrawMs: 0 }, 9_672, clock);
+      if (stage === 'checking') line.startStage('checking');
+      for (const valid of [true, false, true, false]) {
+        line.productRead();
+        if (valid) line.productValid();
+      }
+      line.bytesRead(9_672);
+      now = 100;
+      line.fail();
+      expect(out.text.split('\n').slice(-2), stage).to.deep.equal([`check: stopped after 0.1 s: 4 products read, 2 valid`, '']);
+      now = 0;
+    }
+  });
+
+  it('on a small file: sizes in KB, or in bytes under a kilobyte, never "0.0 of 0.0 MB"', function () {
+    for (const [size, read, first, last] of [
+      [9_672, 3_200, 'check: validating: 3.2 of 9.7 KB (33%)', 'from a file of 9.7 KB'],
+      [640, 640, 'check: validating: 640 of 640 bytes (100%)', 'from a file of 640 bytes'],
+      [0, 0, 'check: validating: 0 of 0 bytes (100%)', 'from a file of 0 bytes'],
+    ] as const) {
+      now = 0;
+      const out = output(false);
+      const line = new ProgressLine('check', out, { firstMs: 0, everyMs: 0, redrawMs: 0 }, size, clock);
+      line.bytesRead(read);
+      now = 100;
+      line.finish();
+      const [progress, done] = out.text.split('\n');
+      expect(progress!.startsWith(first), progress).to.equal(true);
+      expect(done!.endsWith(last), done).to.equal(true);
+      expect(out.text).to.not.include('0.0 of 0.0');
+    }
   });
 
   it('takes its interval from PROGRESS_INTERVAL_MS, the first line never later than it, and refuses a bad one', function () {

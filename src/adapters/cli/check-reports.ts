@@ -9,8 +9,29 @@ export interface EntryCheck {
   readonly pdp_url: string;
   readonly json_ld: 'generated' | 'null';
   readonly reason: NoJsonLdReason | null;
+  /** Google's findings on the VideoObject. */
   readonly errors: readonly StructuredDataFinding[];
   readonly warnings: readonly StructuredDataFinding[];
+  /** Those on the Product it is `about`: rules for a Product rich result, not for the video's (`VideoObjectFindings`). */
+  readonly notes: readonly StructuredDataFinding[];
+}
+
+/** What an import of a file that passed the rules would take. */
+export interface ImportedCounts {
+  readonly partners: number;
+  readonly products: number;
+  readonly sandboxProducts: number;
+}
+
+/** The line a text report ends with: the file passed the rules, and what an import would take. */
+export function validVerdict({ partners, products, sandboxProducts }: ImportedCounts): string {
+  const sandbox = sandboxProducts === 0 ? '' : `, ${plural(sandboxProducts, 'sandbox product')}`;
+  return `Valid: this file would be imported (${plural(partners, 'partner')}, ${plural(products, 'product')}${sandbox}).\n`;
+}
+
+/** The line that ends what `check` says of a refused file, after its problems. */
+export function refusedVerdict(problems: number): string {
+  return `Not valid: ${plural(problems, 'problem')}; nothing would be imported.`;
 }
 
 /** Entries named under each finding of the summary: enough to find the pattern, few enough to read. */
@@ -51,15 +72,17 @@ export class TextEntries implements EntryReport {
     const lines = [
       e.json_ld === 'null'
         ? `${e.partner} ${e.sku} ${e.pdp_url}: no JSON-LD (${e.reason ?? ''})`
-        : `${e.partner} ${e.sku} ${e.pdp_url}: generated, ${plural(e.errors.length, 'error')}, ${plural(e.warnings.length, 'warning')}`,
+        : `${e.partner} ${e.sku} ${e.pdp_url}: generated, ${plural(e.errors.length, 'error')}, ${plural(e.warnings.length, 'warning')}, ${plural(e.notes.length, 'note')}`,
       ...e.errors.map((f) => `  error: ${findingText(f)}`),
       ...e.warnings.map((f) => `  warning: ${findingText(f)}`),
+      ...e.notes.map((f) => `  note: ${findingText(f)}`),
     ];
     return write(this.out, `${lines.join('\n')}\n`);
   }
 
   end(): Promise<void> {
-    return write(this.out, `${this.totals.text()}\n`);
+    const legend = this.totals.legend();
+    return write(this.out, `${this.totals.text()}\n${legend.length === 0 ? '' : `\n${legend.join('\n')}\n`}`);
   }
 }
 
@@ -81,8 +104,10 @@ class Group {
   }
 }
 
+type Severity = 'error' | 'warning' | 'note';
+
 class FindingGroup extends Group {
-  constructor(readonly severity: 'error' | 'warning', readonly finding: StructuredDataFinding, readonly order: number) {
+  constructor(readonly severity: Severity, readonly finding: StructuredDataFinding, readonly order: number) {
     super();
   }
 }
@@ -109,9 +134,10 @@ export class CheckSummary {
     }
     for (const group of this.groupsOf('error', entry.errors)) group.add(entry);
     for (const group of this.groupsOf('warning', entry.warnings)) group.add(entry);
+    for (const group of this.groupsOf('note', entry.notes)) group.add(entry);
   }
 
-  /** Errors first, then warnings; each the most common first, then in the order first met. */
+  /** Errors first, then warnings, then notes; each the most common first, then in the order first met. */
   private sorted(): FindingGroup[] {
     return [...this.groups.values()].sort((a, b) => rank(a) - rank(b) || b.entries - a.entries || a.order - b.order);
   }
@@ -121,6 +147,7 @@ export class CheckSummary {
    * those entries: the findings a shape of object gets come as one block, not twenty repeats.
    */
   text(): string {
+    const legend = this.totals.legend();
     const heading = (what: string, group: Group): string[] => [
       `${what} ${plural(group.entries, 'entry', 'entries')}${group.entries > group.first.length ? `, the first ${group.first.length}` : ''}:`,
       ...group.first.map((e) => `  ${e.partner} ${e.sku} ${e.pdp_url}`),
@@ -137,7 +164,8 @@ export class CheckSummary {
       ]),
       ...[...this.reasons].map(([reason, group]) => heading(`No JSON-LD (${reason}) in`, group)),
       [this.totals.text()],
-    ];
+      legend,
+    ].filter((lines) => lines.length > 0);
     return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
   }
 
@@ -154,7 +182,7 @@ export class CheckSummary {
   }
 
   /** The groups a list of findings falls in, each once however often the list names it. */
-  private groupsOf(severity: 'error' | 'warning', findings: readonly StructuredDataFinding[]): readonly FindingGroup[] {
+  private groupsOf(severity: Severity, findings: readonly StructuredDataFinding[]): readonly FindingGroup[] {
     if (findings.length === 0) return [];
     const known = this.groupsOfList.get(findings);
     if (known !== undefined) return known;
@@ -171,9 +199,11 @@ export class CheckSummary {
   }
 }
 
-const rank = (group: FindingGroup): number => (group.severity === 'error' ? 0 : 1);
+const RANK: Readonly<Record<Severity, number>> = { error: 0, warning: 1, note: 2 };
 
-/** Errors before warnings, each in the order first met. */
+const rank = (group: FindingGroup): number => RANK[group.severity];
+
+/** Errors before warnings before notes, each in the order first met. */
 function errorsFirst(a: FindingGroup, b: FindingGroup): number {
   return rank(a) - rank(b) || a.order - b.order;
 }
@@ -184,13 +214,30 @@ class Totals {
   private generated = 0;
   private clean = 0;
   private readonly reasons = new Map<string, number>();
+  private onVideoObject = false;
+  private notes = false;
 
   add(e: EntryCheck): void {
     this.entries += 1;
     if (e.json_ld === 'generated') this.generated += 1;
-    // Errors on the nested Product (it has no offers in a catalog without prices) do not stop a video rich result.
-    if (e.json_ld === 'generated' && e.errors.every((f) => f.path !== '')) this.clean += 1;
+    // The nested Product's findings are notes (it has no offers in a catalog without prices): they do not stop a video rich result.
+    if (e.json_ld === 'generated' && e.errors.length === 0) this.clean += 1;
     if (e.reason !== null) this.reasons.set(e.reason, (this.reasons.get(e.reason) ?? 0) + 1);
+    this.onVideoObject ||= e.errors.length > 0 || e.warnings.length > 0;
+    this.notes ||= e.notes.length > 0;
+  }
+
+  /**
+   * What the kinds of finding met mean, in plain words: a newcomer read "error" under every entry of a
+   * valid file as a broken file. None of them stops an import; the verdict after says whether the file would.
+   */
+  legend(): string[] {
+    return [
+      ...this.onVideoObject ? ['Errors and warnings are Google\'s findings on the VideoObject: an entry with an error gets no video rich result, ' +
+        'and is imported all the same.'] : [],
+      ...this.notes ? ['Notes are Google\'s rules for a Product rich result, found on the Product the video is about: they matter only ' +
+        'to a page that wants a Product rich result, not to the VideoObject on the page.'] : [],
+    ];
   }
 
   text(): string {

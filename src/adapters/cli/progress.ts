@@ -56,8 +56,12 @@ export class ProgressLine {
   private readonly started: number;
   private stage: ProgressStage;
   private stageStarted: number;
-  /** Products read in this stage (checked, when `check` is checking or reporting). */
-  private products = 0;
+  /** Products of the file read in this stage, valid or not. */
+  private read = 0;
+  /** Products of this stage that passed the rules (`check`; when reporting, those checked). */
+  private valid = 0;
+  /** Products read or passed in this stage, to look at the clock every few. */
+  private moves = 0;
   /** Products `check` validated in its first stage: the second's whole. */
   private validated: number | null = null;
   private written = 0;
@@ -85,11 +89,16 @@ export class ProgressLine {
     this.schedule();
   }
 
-  /** A product read (checked, when `check` is checking or reporting). */
-  product(): void {
-    this.products += 1;
-    // A look at the clock every few products: work that keeps the event loop busy holds timers back.
-    if (this.products % PRODUCTS_PER_LOOK === 0) this.step();
+  /** A product of the file read, valid or not: a refused file's line counts every product, not only those before its problems. */
+  productRead(): void {
+    this.read += 1;
+    this.moved();
+  }
+
+  /** A product that passed the rules (`check`; when reporting, one checked). */
+  productValid(): void {
+    this.valid += 1;
+    this.moved();
   }
 
   /** Products written so far, in the import's unit of work. */
@@ -105,9 +114,10 @@ export class ProgressLine {
   }
 
   startStage(stage: ProgressStage): void {
-    if (stage === 'reporting') this.validated = this.products;
+    if (stage === 'reporting') this.validated = this.valid;
     if (stage !== 'finishing') {
-      this.products = 0;
+      this.read = 0;
+      this.valid = 0;
       this.bytes = 0;
       this.stageStarted = this.now();
     }
@@ -133,6 +143,12 @@ export class ProgressLine {
     const seconds = (this.now() - this.started) / 1_000;
     const text = done ? this.doneText(seconds) : `${this.command}: stopped after ${seconds.toFixed(1)} s: ${this.figures()}`;
     this.out.write(this.out.isTTY === true ? `\r\x1b[K${text}\n` : `${text}\n`);
+  }
+
+  /** A look at the clock every few products: work that keeps the event loop busy holds timers back. */
+  private moved(): void {
+    this.moves += 1;
+    if (this.moves % PRODUCTS_PER_LOOK === 0) this.step();
   }
 
   /** Something moved: print if a line is due. */
@@ -173,29 +189,31 @@ export class ProgressLine {
     const seconds = (now - this.stageStarted) / 1_000;
     const left = this.bytes === 0 || this.bytes >= this.totalBytes ? ''
       : `, about ${duration((seconds * (this.totalBytes - this.bytes)) / this.bytes)} left`;
-    const rate = seconds > 0 && this.products > 0 ? `; ${count(Math.round(this.products / seconds))} products/s` : '';
+    const products = this.stage === 'reporting' ? this.valid : this.read;
+    const rate = seconds > 0 && products > 0 ? `; ${count(Math.round(products / seconds))} products/s` : '';
     return `${label}: ${this.bytesText()}${left}; ${this.figures()}${rate}`;
   }
 
   private figures(): string {
-    if (this.command === 'import') return `${count(this.products)} products read, ${count(this.written)} written`;
-    if (this.stage === 'reporting' && this.validated !== null) return `${count(this.products)} of ${count(this.validated)} products checked`;
-    if (this.stage === 'checking') return `${count(this.products)} products checked`;
-    return `${count(this.products)} products read`;
+    if (this.command === 'import') return `${count(this.read)} products read, ${count(this.written)} written`;
+    if (this.stage === 'reporting' && this.validated !== null) return `${count(this.valid)} of ${count(this.validated)} products checked`;
+    return `${count(this.read)} products read, ${count(this.valid)} valid`;
   }
 
   private bytesText(): string {
     const percent = this.totalBytes === 0 ? 100 : Math.floor((100 * this.bytes) / this.totalBytes);
-    return `${megabytes(this.bytes)} of ${megabytes(this.totalBytes)} MB (${percent}%)`;
+    const unit = sizeUnit(this.totalBytes);
+    return `${unit.of(this.bytes)} of ${unit.of(this.totalBytes)} ${unit.name} (${percent}%)`;
   }
 
   private doneText(seconds: number): string {
-    const size = ` of ${megabytes(this.totalBytes)} MB`;
+    const size = ` of ${sizeText(this.totalBytes)}`;
     if (this.command === 'import') {
-      return `import: done in ${seconds.toFixed(1)} s: ${count(this.products)} products read, ${count(this.written)} written, from a file${size}`;
+      return `import: done in ${seconds.toFixed(1)} s: ${count(this.read)} products read, ${count(this.written)} written, from a file${size}`;
     }
-    if (this.validated === null) return `check: done in ${seconds.toFixed(1)} s: ${count(this.products)} products checked, from a file${size}`;
-    return `check: done in ${seconds.toFixed(1)} s: ${count(this.validated)} products validated, ${count(this.products)} checked, from a file${size}`;
+    // Done means the file passed the rules: every product read was valid, and checked.
+    if (this.validated === null) return `check: done in ${seconds.toFixed(1)} s: ${count(this.valid)} products checked, from a file${size}`;
+    return `check: done in ${seconds.toFixed(1)} s: ${count(this.validated)} products validated, ${count(this.valid)} checked, from a file${size}`;
   }
 }
 
@@ -210,7 +228,26 @@ export async function progressFor(command: 'import' | 'check', file: string, out
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-const megabytes = (bytes: number): string => (bytes / 1_000_000).toFixed(1);
+/** A size's unit: the file's own scale, so a small file's line reads "3.2 of 9.7 KB", never "0.0 of 0.0 MB". */
+interface SizeUnit {
+  readonly name: 'bytes' | 'KB' | 'MB';
+  of(bytes: number): string;
+}
+
+const BYTES: SizeUnit = { name: 'bytes', of: (bytes) => count(bytes) };
+const KILOBYTES: SizeUnit = { name: 'KB', of: (bytes) => (bytes / 1_000).toFixed(1) };
+const MEGABYTES: SizeUnit = { name: 'MB', of: (bytes) => (bytes / 1_000_000).toFixed(1) };
+
+/** Bytes under a kilobyte, kilobytes under a megabyte, megabytes from there. */
+function sizeUnit(totalBytes: number): SizeUnit {
+  if (totalBytes < 1_000) return BYTES;
+  return totalBytes < 1_000_000 ? KILOBYTES : MEGABYTES;
+}
+
+function sizeText(bytes: number): string {
+  const unit = sizeUnit(bytes);
+  return `${unit.of(bytes)} ${unit.name}`;
+}
 
 function duration(seconds: number): string {
   if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;

@@ -60,6 +60,7 @@ export class ImportCatalog {
       const run = new ImportRun(session, new Date(this.clock.now()), messages, demoProducts, progress);
       committed = run;
       const take = async (piece: CatalogPiece): Promise<void> => {
+        if (piece.kind === 'product') progress?.productRead();
         const units = reader.read(piece);
         // Once the file is refused nothing more is written: the rest is only checked, to list every problem.
         if (reader.problems.length > 0) run.stop();

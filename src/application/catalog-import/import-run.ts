@@ -186,7 +186,6 @@ export class ImportRun {
         this.open = new HeldPartner(unit.partner);
         return;
       case 'product': {
-        this.progress?.product();
         const open = this.open;
         if (open !== null && open.products.length < BATCH) {
           open.add(unit.product);

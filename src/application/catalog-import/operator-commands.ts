@@ -68,8 +68,8 @@ export type AnnounceImport = (changes: ImportChanges, report: ImportReport) => P
 
 /** Told how an import goes, for a person watching a long one. */
 export interface ImportProgress {
-  /** A valid product of the file was read. */
-  product(): void;
+  /** A product of the file was read, valid or not. */
+  productRead(): void;
   /** Products written so far, within the unit of work. */
   productsWritten(total: number): void;
   /** The whole file is read; what is left is the unit of work's end (deletions, keys, commit). */
