@@ -226,6 +226,8 @@ describe('configuration', function () {
         'DATABASE_REPLICA_URLS: an instance learns what a replica must have applied from the changes announced through Redis: set RATE_LIMIT_STORE=redis with Redis settings and a CACHE_TTL_MS above 0, or remove DATABASE_REPLICA_URLS'],
       ['replicas with the cache off', { ...served, CACHE_TTL_MS: '0', DATABASE_REPLICA_URLS: 'mysql://u@r/c' },
         'DATABASE_REPLICA_URLS: an instance learns what a replica must have applied from the changes announced through Redis: set RATE_LIMIT_STORE=redis with Redis settings and a CACHE_TTL_MS above 0, or remove DATABASE_REPLICA_URLS'],
+      ['replicas with the cache off, written 00', { ...served, CACHE_TTL_MS: '00', DATABASE_REPLICA_URLS: 'mysql://u@r/c' },
+        'DATABASE_REPLICA_URLS: an instance learns what a replica must have applied from the changes announced through Redis: set RATE_LIMIT_STORE=redis with Redis settings and a CACHE_TTL_MS above 0, or remove DATABASE_REPLICA_URLS'],
       ['an empty entry', { ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c,,mysql://u@s/c' }, 'DATABASE_REPLICA_URLS: replica 2 of 3 is empty: separate the URLs with single commas'],
       ['an entry that is not a mysql URL, without echoing it', { ...served, DATABASE_REPLICA_URLS: 'mysql://u@r/c,postgres://u:secret@s/c' },
         'DATABASE_REPLICA_URLS: replica 2 of 2: must be a mysql:// URL, as mysql://user:password@host:3306/database'],

@@ -4,7 +4,7 @@ import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from '../../domain
 import { listenerSettings, type ListenerSettings } from './listener-config.js';
 import { redisSettings, type RedisSettings } from './redis-config.js';
 import { ConfigError, flag, httpUrl, integer, oneOf, text, type Env } from './setting-values.js';
-import { storageSettings, type StorageSettings } from './storage-config.js';
+import { cacheTtlMs, storageSettings, type StorageSettings } from './storage-config.js';
 
 /** The service's settings (docs/decisions.md, configuration), validated, by section. */
 export interface Config {
@@ -95,7 +95,7 @@ const MIB = 1_048_576;
 
 function cacheSettings(env: Env): CacheSettings {
   return {
-    ttlMs: integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000),
+    ttlMs: cacheTtlMs(env),
     maxEntries: integer(env, 'CACHE_MAX_ENTRIES', 200_000, 1, 100_000_000),
     // 512 MiB holds every answer a 30 s TTL keeps alive at 3,000 Zipf lookups a second (docs/decisions.md).
     // Half of what is counted lives on V8's heap, whose default limit is about 4 GB: 4 GiB at most.

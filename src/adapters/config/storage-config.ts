@@ -49,6 +49,11 @@ function databaseTls(env: Env): StorageSettings['tls'] {
   return { enabled, caFile };
 }
 
+/** CACHE_TTL_MS, read here as the cache section reads it: a replica check that compared the text took `00` for a cache on. */
+export function cacheTtlMs(env: Env): number {
+  return integer(env, 'CACHE_TTL_MS', 30_000, 0, 86_400_000);
+}
+
 /** The most replicas one instance reads: each has a pool of DATABASE_POOL_SIZE connections. */
 const MAX_REPLICAS = 16;
 
@@ -64,7 +69,7 @@ function databaseReplicas(env: Env, storage: StorageKind, rateLimitStore: 'memor
   if (list === null) return { urls: [], waitMs };
   const name = 'DATABASE_REPLICA_URLS';
   if (storage !== 'mysql') throw new ConfigError(name, 'replicas are read with STORAGE=mysql only: set STORAGE=mysql, or remove DATABASE_REPLICA_URLS');
-  if (rateLimitStore !== 'redis' || text(env, 'CACHE_TTL_MS') === '0') {
+  if (rateLimitStore !== 'redis' || cacheTtlMs(env) === 0) {
     throw new ConfigError(name, 'an instance learns what a replica must have applied from the changes announced through Redis: set RATE_LIMIT_STORE=redis with Redis settings and a CACHE_TTL_MS above 0, or remove DATABASE_REPLICA_URLS');
   }
   const entries = list.split(',').map((entry) => entry.trim());
