@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeBenchCatalog } from './bench-catalog.js';
-import { HEADER, minuteLine, report, scrape, type MinuteFigures } from './soak/soak-figures.js';
+import { HEADER, minuteLine, p99Bound, report, scrape, type MinuteFigures } from './soak/soak-figures.js';
 import { SoakOperations } from './soak/soak-operations.js';
 import { PortalAdmin } from './soak/soak-portal.js';
 import { noneReceived, SoakReceiver, type ReceivedCounts } from './soak/soak-receiver.js';
@@ -140,6 +140,8 @@ async function soak(): Promise<boolean> {
     })());
   };
 
+  // A first scrape starts the minutes' windows: the duration histogram's counts and the event-loop delay's.
+  let bucketsBefore = (await scrape(service.metrics)).apiBuckets;
   print(HEADER);
   startedAt = performance.now();
   traffic.start();
@@ -152,13 +154,15 @@ async function soak(): Promise<boolean> {
   const lines: MinuteFigures[] = [];
   for (let minute = 1; minute <= minutes; minute += 1) {
     await sleep(startedAt + minute * MINUTE_MS - performance.now());
-    const figures = await scrape(service.metrics);
+    const { figures, apiBuckets } = await scrape(service.metrics);
+    const serviceP99Ms = p99Bound(bucketsBefore, apiBuckets);
+    bucketsBefore = apiBuckets;
     await sleep(STRAGGLERS_MS);
     const { requests, received } = perMinute[minute - 1] ?? { requests: new MinuteOfRequests(), received: noneReceived() };
     const [from, to] = [startedAt + (minute - 1) * MINUTE_MS, startedAt + minute * MINUTE_MS];
     const blips = operations.blips.filter((b) => b.startedAt < to && (Number.isNaN(b.endedAt) ? performance.now() : b.endedAt) + BLIP_MARGIN_MS > from).map((b) => b.name);
     const line: MinuteFigures = {
-      ...figures, minute, requests: requests.latencies.length, p50Ms: requests.p50, p99Ms: requests.p99, fiveXx: requests.fiveXx, unexpected: requests.unexpected,
+      ...figures, minute, requests: requests.latencies.length, p50Ms: requests.p50, p99Ms: requests.p99, serviceP99Ms, fiveXx: requests.fiveXx, unexpected: requests.unexpected,
       hooks: received.verified, blips,
     };
     lines.push(line);

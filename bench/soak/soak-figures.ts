@@ -22,6 +22,8 @@ export interface MinuteFigures extends ServiceFigures {
   readonly requests: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** The bound of the service's own duration bucket holding its p99 for the minute's API requests. */
+  readonly serviceP99Ms: number;
   readonly fiveXx: number;
   readonly unexpected: number;
   readonly hooks: number;
@@ -43,10 +45,32 @@ export function sumsOf(exposition: string): Map<string, number> {
   return sums;
 }
 
-export async function scrape(url: string): Promise<ServiceFigures> {
-  const sums = sumsOf(await (await fetch(url)).text());
+/** The API routes' request-duration histogram, summed over routes: the count at or under each bound (seconds). */
+export function apiDurationBuckets(exposition: string): Map<number, number> {
+  const buckets = new Map<number, number>();
+  for (const match of exposition.matchAll(/^pcat_http_request_duration_seconds_bucket\{route="\/api\/[^"]*",le="([^"]+)"\} (\S+)$/gm)) {
+    const le = match[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(match[1]);
+    buckets.set(le, (buckets.get(le) ?? 0) + Number(match[2]));
+  }
+  return buckets;
+}
+
+/**
+ * The bound of the bucket holding the p99 of the requests counted between two scrapes of the
+ * histogram: the service's own view of its tail, from arrival to the write of the answer.
+ */
+export function p99Bound(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const total = (after.get(Number.POSITIVE_INFINITY) ?? 0) - (before.get(Number.POSITIVE_INFINITY) ?? 0);
+  if (total <= 0) return Number.NaN;
+  return (bounds.find((le) => after.get(le)! - (before.get(le) ?? 0) >= 0.99 * total) ?? Number.NaN) * 1_000;
+}
+
+export async function scrape(url: string): Promise<{ figures: ServiceFigures; apiBuckets: Map<number, number> }> {
+  const exposition = await (await fetch(url)).text();
+  const sums = sumsOf(exposition);
   const figure = (name: string): number => sums.get(name) ?? Number.NaN;
-  return {
+  return { apiBuckets: apiDurationBuckets(exposition), figures: {
     rssMb: figure('process_resident_memory_bytes') / MB,
     heapUsedMb: figure('nodejs_heap_size_used_bytes') / MB,
     externalMb: figure('nodejs_external_memory_bytes') / MB,
@@ -55,7 +79,7 @@ export async function scrape(url: string): Promise<ServiceFigures> {
     poolConnections: figure('pcat_db_pool_connections'),
     cacheEntries: figure('pcat_response_cache_entries'),
     cacheMb: figure('pcat_response_cache_bytes') / MB,
-  };
+  } };
 }
 
 /** The figures the slopes and the verdict read, with how each is printed. */
@@ -77,13 +101,13 @@ const FLAT_PERCENT_PER_HOUR = 1;
 /** The last third's p99 (median of its minutes) may be at most this many times the middle third's. */
 const P99_STABLE_RATIO = 1.5;
 
-export const HEADER = 'min   RSS MB  heap MB  ext MB  fds  loop p99 ms  pool  cache n  cache MB   requests  p50 ms  p99 ms  5xx  unexpected  hooks  blip';
+export const HEADER = 'min   RSS MB  heap MB  ext MB  fds  loop p99 ms  pool  cache n  cache MB   requests  p50 ms  p99 ms  svc p99 <=  5xx  unexpected  hooks  blip';
 
 export function minuteLine(m: MinuteFigures): string {
   const cells = [
     String(m.minute).padStart(3), fixed(m.rssMb, 1, 8), fixed(m.heapUsedMb, 1, 8), fixed(m.externalMb, 2, 7), fixed(m.openFds, 0, 4),
     fixed(m.loopP99Ms, 1, 11), fixed(m.poolConnections, 0, 5), fixed(m.cacheEntries, 0, 7), fixed(m.cacheMb, 2, 9),
-    String(m.requests).padStart(10), fixed(m.p50Ms, 2, 7), fixed(m.p99Ms, 2, 7), String(m.fiveXx).padStart(4), String(m.unexpected).padStart(11),
+    String(m.requests).padStart(10), fixed(m.p50Ms, 2, 7), fixed(m.p99Ms, 2, 7), fixed(m.serviceP99Ms, 1, 11), String(m.fiveXx).padStart(4), String(m.unexpected).padStart(11),
     String(m.hooks).padStart(6), m.blips.length === 0 ? '' : ` ${m.blips.join('+')}`,
   ];
   return cells.join(' ').trimEnd();

@@ -57,12 +57,12 @@ export class MinuteOfRequests {
   readonly surprises = new Map<string, number>();
 
   /** `ms` null: an answer counted for its status only (the portal's, whose sign-ins hash a password). */
-  record(kind: string, status: number, ms: number | null, expected: readonly number[]): void {
+  record(kind: string, status: number, ms: number | null, expected: readonly number[], failure = ''): void {
     if (ms !== null) this.latencies.push(ms);
     if (status >= 500) this.fiveXx += 1;
     if (!expected.includes(status)) {
       this.unexpected += 1;
-      const what = `${kind} ${status === 0 ? 'no answer' : status}`;
+      const what = `${kind} ${status === 0 ? `no answer (${failure})` : status}`;
       this.surprises.set(what, (this.surprises.get(what) ?? 0) + 1);
     }
   }
@@ -121,9 +121,9 @@ export class Traffic {
     const { kind, path, key, expected } = this.next();
     this.inFlight += 1;
     const started = performance.now();
-    void this.get(path, key).then(({ status, body }) => {
+    void this.get(path, key).then(({ status, body, failure }) => {
       this.inFlight -= 1;
-      minute.record(kind, status, performance.now() - started, expected);
+      minute.record(kind, status, performance.now() - started, expected, failure);
       if (kind === 'changes' && status === 200) this.followCursor(key, body);
     });
   }
@@ -168,18 +168,18 @@ export class Traffic {
     }
   }
 
-  /** Status 0 when no answer came (refused, reset, timed out). */
-  private get(path: string, key: string): Promise<{ status: number; body: string }> {
+  /** Status 0 when no answer came, and why (refused, reset, timed out). */
+  private get(path: string, key: string): Promise<{ status: number; body: string; failure?: string }> {
     return new Promise((done) => {
       const req = request(`${this.options.api}${path}`, { agent: this.agent, headers: { 'X-API-Key': key }, timeout: REQUEST_TIMEOUT_MS }, (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => { body += chunk; });
         res.on('end', () => done({ status: res.statusCode ?? 0, body }));
-        res.on('error', () => done({ status: 0, body: '' }));
+        res.on('error', (error: NodeJS.ErrnoException) => done({ status: 0, body: '', failure: error.code ?? error.message }));
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', () => done({ status: 0, body: '' }));
+      req.on('error', (error: NodeJS.ErrnoException) => done({ status: 0, body: '', failure: error.code ?? error.message }));
       req.end();
     });
   }
