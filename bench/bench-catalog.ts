@@ -41,9 +41,10 @@ export function benchProduct(sku: string, i: number, title = `Bench product ${i}
 
 /**
  * One partner with `products` products (`benchProduct`) and `keys` keys, written a megabyte at a
- * time: a million products make a file of about 2 GB, more than one string can hold.
+ * time: a million products make a file of about 2 GB, more than one string can hold. `titleOf`
+ * may give a product another title than its default (a re-import that changes one product).
  */
-export function writeBenchCatalog(file: string, products: number, keys: number): BenchCatalog {
+export function writeBenchCatalog(file: string, products: number, keys: number, titleOf: (i: number) => string | undefined = () => undefined): BenchCatalog {
   const keyList = Array.from({ length: keys }, (_, i) => benchKey(i));
   const skus = Array.from({ length: products }, (_, i) => `BENCH-${i}`);
   const partner = { id: 'bench', name: 'Bench Outdoor Co.', api_keys: keyList.map((key, i) => ({ id: `bench-${i}`, sha256: hashApiKey(key) })) };
@@ -51,7 +52,7 @@ export function writeBenchCatalog(file: string, products: number, keys: number):
   try {
     let pending = `{"format":"partner-catalog/v1","partners":[${JSON.stringify(partner).slice(0, -1)},"products":[`;
     skus.forEach((sku, i) => {
-      pending += `${i === 0 ? '' : ','}${JSON.stringify(benchProduct(sku, i))}`;
+      pending += `${i === 0 ? '' : ','}${JSON.stringify(benchProduct(sku, i, titleOf(i)))}`;
       if (pending.length >= 1_000_000) {
         writeSync(fd, pending);
         pending = '';
