@@ -57,6 +57,8 @@ const SKUS_IN_ROTATION = 100;
 const NODE_FLAGS = ['--single-threaded', '--hash-seed=1', '--random-seed=1', '--min-semi-space-size=16', '--max-semi-space-size=16',
   '--initial-old-space-size=2048', '--no-memory-reducer'];
 const STARTUP_LIMIT_MS = 600_000;
+/** 503s the warm-up sends again before it takes the service as down. */
+const MAX_WARM_UP_503 = 1_000;
 const SERVICE_HOST = '127.0.0.1';
 
 if (![LOOKUPS, WINDOWS, RUNS].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(WARM_UP) && WARM_UP >= 0)) {
@@ -102,7 +104,7 @@ async function lookups(base: URL, agent: Agent, catalog: BenchCatalog, from: num
       res.on('data', (chunk: Buffer) => { if (res.statusCode !== 200) body += chunk.toString(); });
       res.once('end', () => {
         if (res.statusCode === 200) done();
-        else if (res.statusCode === 503 && warmUp !== null) {
+        else if (res.statusCode === 503 && warmUp !== null && warmUp.unavailable < MAX_WARM_UP_503) {
           warmUp.unavailable += 1;
           one(i).then(done, fail);
         } else fail(new Error(`lookup ${i}: ${path} answered ${res.statusCode} ${body}`));
@@ -242,7 +244,7 @@ async function main(): Promise<void> {
     for (let run = 1; run <= RUNS; run += 1) {
       for (const row of rows) {
         // On memory storage the checkouts' processes run at once: callgrind runs each on one thread, and its count does not
-        // depend on the time taken. The production row's run one at a time: its database reads have a deadline of one second.
+        // depend on the time taken. The production row's processes run one at a time: their database reads have a deadline of one second.
         const counted = row.name === 'memory'
           ? await Promise.all(entries.map((entry) => countWindows(entry, row, catalog, outDir)))
           : await entries.reduce<Promise<Window[][]>>(async (done, entry) => [...(await done), await countWindows(entry, row, catalog, outDir)], Promise.resolve([]));
