@@ -27,19 +27,28 @@ async function ownRedis(): Promise<{ url: string; child: ChildProcess | null }> 
   const port = await freePort();
   const [command, ...args] = onLoadCore(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
   const child = spawn(command!, args, { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  try {
+    await untilRedisAnswers(url);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return { url, child };
+}
+
+/** Resolves once a redis-server just started at `url` answers PING; rejects after 5 s. */
+export async function untilRedisAnswers(url: string): Promise<void> {
   const deadline = Date.now() + 5_000;
   for (;;) {
-    const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined);
     try {
       await probe.connect();
       await probe.ping();
-      return { url: `redis://127.0.0.1:${port}`, child };
+      return;
     } catch (error) {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw error;
-      }
+      if (Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 50));
     } finally {
       probe.disconnect();

@@ -21,7 +21,6 @@ import { fnvCollidingSkus, randomSkus } from '../test/support/hash-flood.js';
 import { benchKey, benchProduct } from './bench-catalog.js';
 import { median, percentile } from './percentile.js';
 import { withServer } from './server-process.js';
-import type { BenchContext } from './target.js';
 import { openMysqlBenchDatabase } from './targets-mysql.js';
 
 const { values } = parseArgs({
@@ -49,7 +48,7 @@ writeFileSync(file, JSON.stringify({
   ],
 }));
 const serviceEnv = { RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', HOST: '127.0.0.1', MAX_CONNECTIONS_PER_ADDRESS: '64' };
-const database = await openMysqlBenchDatabase({ catalog: { file, keys: [], skus: [] }, serviceEnv } as unknown as BenchContext, 'hash flood');
+const database = await openMysqlBenchDatabase({ catalog: { file, keys: [], skus: [] }, serviceEnv }, 'hash flood');
 if (database === null) process.exit(1);
 /** The paced flood's batches: 100 batches a minute, the limit's pace, for 12 s. */
 const PACED_BATCHES = 20;

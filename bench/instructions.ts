@@ -26,7 +26,6 @@ import { writeBenchCatalog, type BenchCatalog } from './bench-catalog.js';
 import { openBenchRedis, type BenchRedis } from './bench-redis.js';
 import { freePort } from './server-process.js';
 import { openMysqlBenchDatabase, type MysqlBenchDatabase } from './targets-mysql.js';
-import type { BenchContext } from './target.js';
 
 const { values } = parseArgs({
   options: {
@@ -234,7 +233,7 @@ async function main(): Promise<void> {
   try {
     if (wanted.includes('memory')) rows.push({ name: 'memory', env: serviceEnv });
     if (wanted.includes('production')) {
-      database = await openMysqlBenchDatabase({ catalog, serviceEnv } as unknown as BenchContext, 'production row');
+      database = await openMysqlBenchDatabase({ catalog, serviceEnv }, 'production row');
       redis = database === null ? null : await openBenchRedis('production row');
       if (database !== null && redis !== null) rows.push({ name: 'production', env: { ...database.env, ...redis.env } });
     }

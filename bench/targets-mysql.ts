@@ -1,5 +1,5 @@
 import { basename, resolve } from 'node:path';
-import { createConnection } from 'mysql2/promise';
+import { createConnection, type Connection } from 'mysql2/promise';
 import { catalogFilePieces } from '../src/adapters/catalog-file/catalog-pieces.js';
 import { MysqlCatalogStore } from '../src/adapters/mysql/mysql-catalog-store.js';
 import { MysqlCursorKeys } from '../src/adapters/mysql/mysql-cursor-keys.js';
@@ -27,8 +27,25 @@ export interface MysqlBenchDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * Creates database `name` on `server`, migrates it and imports `catalogFile` into it, as an
+ * operator's first import would; its URL.
+ */
+export async function createBenchDatabase(server: Connection, name: string, catalogFile: string): Promise<string> {
+  await server.query(`create database \`${name}\``);
+  const url = `${SERVER_URL}/${name}`;
+  const db = createMysqlDatabase(url, { queryTimeoutMs: 600_000 });
+  try {
+    await migrateToLatest(db);
+    await new ImportCatalog(new MysqlCatalogStore(db), systemClock, new MysqlCursorKeys(db, { secret: null }), demoProducts).execute(catalogFilePieces(catalogFile));
+  } finally {
+    await db.destroy();
+  }
+  return url;
+}
+
 /** Null, with a line saying why, when MariaDB cannot be reached. */
-export async function openMysqlBenchDatabase(context: BenchContext, purpose: string): Promise<MysqlBenchDatabase | null> {
+export async function openMysqlBenchDatabase(context: Pick<BenchContext, 'catalog' | 'serviceEnv'>, purpose: string): Promise<MysqlBenchDatabase | null> {
   let server;
   try {
     server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
@@ -37,15 +54,7 @@ export async function openMysqlBenchDatabase(context: BenchContext, purpose: str
     return null;
   }
   const name = `pcat_bench_${process.pid}_${Date.now()}`;
-  await server.query(`create database \`${name}\``);
-  const url = `${SERVER_URL}/${name}`;
-  const db = createMysqlDatabase(url, { queryTimeoutMs: 600_000 });
-  try {
-    await migrateToLatest(db);
-    await new ImportCatalog(new MysqlCatalogStore(db), systemClock, new MysqlCursorKeys(db, { secret: null }), demoProducts).execute(catalogFilePieces(context.catalog.file));
-  } finally {
-    await db.destroy();
-  }
+  const url = await createBenchDatabase(server, name, context.catalog.file);
   return {
     env: { ...context.serviceEnv, STORAGE: 'mysql', DATABASE_URL: url },
     drop: async () => {

@@ -5,18 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Redis } from 'ioredis';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { catalogFilePieces } from '../../src/adapters/catalog-file/catalog-pieces.js';
-import { demoProducts } from '../../src/adapters/catalog-file/catalog-file.js';
-import { migrateToLatest } from '../../src/adapters/mysql/migrate.js';
-import { MysqlCatalogStore } from '../../src/adapters/mysql/mysql-catalog-store.js';
-import { MysqlCursorKeys } from '../../src/adapters/mysql/mysql-cursor-keys.js';
-import { createMysqlDatabase } from '../../src/adapters/mysql/mysql-database.js';
-import { ImportCatalog } from '../../src/application/catalog-import/import-catalog.js';
-import { systemClock } from '../../src/application/common/clock.js';
+import { untilRedisAnswers } from '../bench-redis.js';
 import { freePort, startServer } from '../server-process.js';
-import { SERVER_URL } from '../targets-mysql.js';
+import { createBenchDatabase, SERVER_URL } from '../targets-mysql.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -29,18 +21,11 @@ export class SoakDatabase {
     return `${SERVER_URL}/${this.name}`;
   }
 
-  /** Creates, migrates and fills the database with the catalog file, as the bench's MySQL rows do. */
+  /** Creates, migrates and fills the database with the catalog file, as the bench's MySQL rows do (createBenchDatabase). */
   static async open(catalogFile: string): Promise<SoakDatabase> {
     const server = await createConnection({ uri: SERVER_URL, connectTimeout: 2_000 });
     const database = new SoakDatabase(server, `pcat_soak_${process.pid}_${Date.now()}`);
-    await server.query(`create database \`${database.name}\``);
-    const db = createMysqlDatabase(database.url, { queryTimeoutMs: 600_000 });
-    try {
-      await migrateToLatest(db);
-      await new ImportCatalog(new MysqlCatalogStore(db), systemClock, new MysqlCursorKeys(db, { secret: null }), demoProducts).execute(catalogFilePieces(catalogFile));
-    } finally {
-      await db.destroy();
-    }
+    await createBenchDatabase(server, database.name, catalogFile);
     return database;
   }
 
@@ -91,21 +76,7 @@ export class SoakRedis {
 
   private async spawn(): Promise<void> {
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      probe.on('error', () => undefined);
-      try {
-        await probe.connect();
-        await probe.ping();
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await wait(50);
-      } finally {
-        probe.disconnect();
-      }
-    }
+    await untilRedisAnswers(this.url);
   }
 }
 
