@@ -81,7 +81,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   const keyUsage = new KeyUsageRecorder(systemClock);
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
-  // reads its key from the database.
+  // reads its key from the database; answers held are served after a read of their catalog's version.
   // Its CA file read once, for the request path's connections and the announcer alike.
   const redis = redisTarget(config.redis);
   // With replicas, the changes seen tell what each replica read must have applied.
@@ -156,6 +156,8 @@ async function openMysql(
   }
   const catalog = withResponseCache(storage.catalog, {
     ttlMs: config.cache.ttlMs, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes, watch: changes?.watch, metrics: metrics ?? noMetrics,
+    // Whenever Redis cannot tell of a change (not configured, lost, switching): the versions the imports write.
+    versions: storage.catalogVersions,
   });
   return {
     api: { catalog, changes: storage.changes, cursorKeys: storage.cursorKeys, keys, readiness },

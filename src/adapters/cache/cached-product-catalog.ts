@@ -1,4 +1,6 @@
+import type { CatalogVersions } from '../../application/instances/catalog-versions.js';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
+import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
 import { LookupAnswer } from '../../domain/lookup-answer.js';
@@ -22,11 +24,20 @@ export interface ResponseCacheOptions {
    * announced anywhere is served from the next request on, whatever the TTL.
    */
   readonly watch?: ChangesElsewhere | undefined;
+  /**
+   * On MySQL storage: the catalogs' versions in the database, read before each answer whenever the
+   * watch cannot tell what changed (no shared store, or it is lost or switching), so an import is
+   * served from the next request on, whatever the TTL.
+   */
+  readonly versions?: CatalogVersions | undefined;
   /** Told whether each lookup was answered from memory. */
   readonly metrics?: ResponseCacheMetrics | undefined;
 }
 
 type Held = LookupAnswer | typeof NO_SUCH_ANSWER;
+
+/** What starts a token that is a catalog's version in the database, never one of the shared store's. */
+const DATABASE_VERSION = 'db:';
 
 /** What a lookup goes by: `s` a SKU, `i` an ID; the key is its kind, then the value. */
 type Kind = 's' | 'i';
@@ -72,15 +83,18 @@ export function heldBytes(bodyBytes: number): number {
  * answers, so one partner's flood of misses evicts its own answers and not the others'. Misses are cached too, so a caller probing
  * unknown SKUs costs one query per SKU.
  *
- * Without a watch, an answer lives `ttlMs`: a change shows up within the TTL. With one, the key also
- * holds the partner's catalog token as the watch last saw it (by a number of this process's, made
- * anew whenever it moves), taken before the database is read: an answer held under a token was read
- * after that token was announced, so after every write announced before it. A new token leaves the
- * old answers unreachable, and so does the token seen before it coming back; the TTL still bounds them.
+ * Without a watch or versions, an answer lives `ttlMs`: a change shows up within the TTL. With one,
+ * the key also holds the partner's catalog token (by a number of this process's, made anew whenever
+ * it moves), taken before the database is read: an answer held under a token was read after that
+ * token was current, so after every change it stands for. The token is the one the watch last saw
+ * while the shared store tells it; otherwise, with `versions`, the catalog's version read from the
+ * database in the request's own turn. A new token leaves the old answers unreachable, and so does
+ * the token seen before it coming back; the TTL still bounds how long an answer is held.
  */
 export class CachedProductCatalog implements ProductCatalog {
   private readonly answers: AnswerRing;
   private readonly watch: ChangesElsewhere | undefined;
+  private readonly versions: CatalogVersions | undefined;
   private readonly metrics: ResponseCacheMetrics;
   /** Each partner's key prefixes, made again when its epoch or token moves: a hit builds no key. */
   private readonly prefixes = new Map<string, PartnerPrefixes>();
@@ -100,6 +114,7 @@ export class CachedProductCatalog implements ProductCatalog {
       sizeOf: (bodyBytes) => (bodyBytes < 0 ? MISS_BYTES : heldBytes(bodyBytes)),
     });
     this.watch = options.watch;
+    this.versions = options.versions;
     this.metrics = options.metrics ?? noMetrics;
   }
 
@@ -146,9 +161,18 @@ export class CachedProductCatalog implements ProductCatalog {
   }
 
   private remember(partnerId: string, kind: Kind, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
+    if (this.readsVersions()) return this.rememberAtVersion(partnerId, kind, what, load);
     const prefix = this.prefixOf(partnerId, kind);
     const cached = this.held(prefix, what);
     if (cached !== undefined) return Promise.resolve(cached === NO_SUCH_ANSWER ? null : cached);
+    return prefix === null ? load() : this.loadAndKeep(prefix, what, load);
+  }
+
+  /** `remember`, under the catalog's version read from the database first. */
+  private async rememberAtVersion(partnerId: string, kind: Kind, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
+    const prefix = await this.prefixAtVersion(partnerId, kind);
+    const cached = this.held(prefix, what);
+    if (cached !== undefined) return cached === NO_SUCH_ANSWER ? null : cached;
     return prefix === null ? load() : this.loadAndKeep(prefix, what, load);
   }
 
@@ -156,7 +180,7 @@ export class CachedProductCatalog implements ProductCatalog {
   private async rememberMany(
     partnerId: string, kind: Kind, whats: readonly string[], load: (positions: number[]) => Promise<(LookupAnswer | null)[]>,
   ): Promise<(LookupAnswer | null)[]> {
-    const prefix = this.prefixOf(partnerId, kind);
+    const prefix = this.readsVersions() ? await this.prefixAtVersion(partnerId, kind) : this.prefixOf(partnerId, kind);
     const answers: (LookupAnswer | null)[] = [];
     const missing: number[] = [];
     whats.forEach((what, i) => {
@@ -208,12 +232,34 @@ export class CachedProductCatalog implements ProductCatalog {
     return this.prefixesOf(partnerId, watch.epoch, token)[kind];
   }
 
+  /** Whether the catalog's version is read from the database before an answer is served: the watch cannot tell what changed now. */
+  private readsVersions(): boolean {
+    return this.versions !== undefined && (this.watch === undefined || !this.watch.isShared());
+  }
+
+  /**
+   * The key prefix of a partner's lookups of a kind, under the catalog's version read now from the
+   * database. When the database cannot be read, the prefix last made for the partner (its answers
+   * held live by their TTL alone, as nothing can change them unseen but a write this instance cannot
+   * read either), or null when there is none.
+   */
+  private async prefixAtVersion(partnerId: string, kind: Kind): Promise<KeyPrefix | null> {
+    let version: string;
+    try {
+      version = await this.versions!.versionOf(partnerId);
+    } catch (error) {
+      if (!isStorageUnavailable(error)) throw error;
+      return this.prefixes.get(partnerId)?.[kind] ?? null;
+    }
+    return this.prefixesOf(partnerId, this.watch?.epoch ?? 0, `${DATABASE_VERSION}${version}`)[kind];
+  }
+
   private prefixesOf(partnerId: string, epoch: number, token: string | undefined): PartnerPrefixes {
     const known = this.prefixes.get(partnerId);
     if (known !== undefined && known.epoch === epoch && known.token === token) return known;
-    // With a watch, the text holds a number of this process's for the epoch and token, new each time either moves.
+    // With tokens, the text holds a number of this process's for the epoch and token, new each time either moves.
     this.generations += 1;
-    const start = this.watch === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${this.generations}\u0000`;
+    const start = this.watch === undefined && this.versions === undefined ? `${partnerId}\u0000` : `${partnerId}\u0000${this.generations}\u0000`;
     const owner = known?.owner ?? this.prefixes.size;
     const made = { owner, epoch, token, s: this.answers.prefix(`${start}s`, owner), i: this.answers.prefix(`${start}i`, owner) };
     this.prefixes.set(partnerId, made);

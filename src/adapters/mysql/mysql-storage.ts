@@ -6,11 +6,13 @@ import type { Database } from './database.js';
 import type { ChangesFeed } from '../../application/changes/changes-feed.js';
 import type { CursorKeys } from '../../application/changes/cursor-keys.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
+import type { CatalogVersions } from '../../application/instances/catalog-versions.js';
 import type { ReadinessProbe } from '../../application/common/readiness-probe.js';
 import type { PoolUse } from './bounded-pool.js';
 import { mysqlAdminStore, type MysqlAdminStore } from './mysql-admin-store.js';
 import { MysqlApiKeyAdmin } from './mysql-api-key-admin.js';
 import { MysqlApiKeyStore } from './mysql-api-key-store.js';
+import { MysqlCatalogVersions } from './mysql-catalog-versions.js';
 import { MysqlChangesFeed } from './mysql-changes-feed.js';
 import { MysqlCursorKeys } from './mysql-cursor-keys.js';
 import { openMeasuredMysqlDatabase, type MysqlDatabaseOptions } from './mysql-database.js';
@@ -23,6 +25,8 @@ import { MysqlReadinessProbe } from './mysql-readiness-probe.js';
 
 export interface MysqlStorage {
   readonly catalog: ProductCatalog;
+  /** Each catalog's version, read on the primary: what an instance that cannot hear of changes through Redis goes by. */
+  readonly catalogVersions: CatalogVersions;
   readonly changes: ChangesFeed;
   /** The key the deployment signs its cursors with, shared by every instance through the database. */
   readonly cursorKeys: CursorKeys;
@@ -68,6 +72,7 @@ export function openMysqlStorage(options: { url: string; logger?: Logger; cursor
     : { catalog: new RoutedCatalog(router), changes: new RoutedChanges(router), keys: new RoutedKeys(router) };
   return Promise.resolve({
     catalog: reads.catalog,
+    catalogVersions: new MysqlCatalogVersions(db),
     changes: reads.changes,
     cursorKeys: new MysqlCursorKeys(db, { secret: options.cursorSecret ?? null, ...(router === undefined ? {} : { read: (use) => router.read((ports) => use(ports.db)) }) }),
     webhooks: { endpoints: new MysqlWebhookEndpoints(db), outbox: new MysqlWebhookOutbox(db) },
