@@ -19,7 +19,7 @@
  * --flood-connections <n> (the made-up-key flood's, default 256), --attack-seconds <s> (the
  * pipeline attack, default 20),
  * --service-dir <dir> (run the service from another checkout, e.g. a worktree of an older commit),
- * --baseline-dir <dir>[,<dir>...] (also run the memory row, and the production row when it runs, from other checkouts, in the same alternating
+ * --baseline-dir <dir>[,<dir>...] (also run the memory row, and the response-cache and production rows when they run, from other checkouts, in the same alternating
  * rounds, and print each one's ratio to this checkout's: before and after a change in one run).
  * The cold rows (cold-rows.ts; `--only cold` runs them, then the replica rows): the production settings on random SKUs
  * of a --cold-products catalog (default 1000000, seeded once into a database of its own and kept),
@@ -56,7 +56,7 @@ import { printQueriesPerRequest } from './queries-per-request.js';
 import { anyReplicaRow, chooseReplicaRows, DEFAULT_REPLICA_PRODUCTS, runReplicaRows } from './replica-rows.js';
 import { cores, cpuMicros, peakRssMb, pinned, withServer } from './server-process.js';
 import { type BenchContext, type Target } from './target.js';
-import { CACHE_ON_ROW, mysqlTargets, PRODUCTION_ROW, productionBaselineRow, topologyRow } from './targets-mysql.js';
+import { CACHE_ON_ROW, cacheOnBaselineRow, mysqlTargets, PRODUCTION_ROW, productionBaselineRow, topologyRow } from './targets-mysql.js';
 import { anyWebhookRow, chooseWebhookRows, runWebhookRows } from './webhook-rows.js';
 import { reasonOf } from '../src/domain/failure-reason.js';
 
@@ -246,9 +246,11 @@ function printTable(targets: Target[], samples: Map<Target, Sample[]>): void {
     process.stdout.write(`\nservice on memory storage: ${checks.join('; ')}\n`);
   }
   const production = targets.find((t) => t.name === PRODUCTION_ROW);
+  const cacheOn = targets.find((t) => t.name === CACHE_ON_ROW);
   for (const dir of BASELINE_DIRS) {
     for (const [what, row, baseline] of [
       ['memory storage', memory, targets.find((t) => t.name === baselineRow(dir))],
+      ['MySQL without Redis, response cache on', cacheOn, targets.find((t) => t.name === cacheOnBaselineRow(dir))],
       ['MySQL + Redis with production settings', production, targets.find((t) => t.name === productionBaselineRow(dir))],
     ] as const) {
       if (row === undefined || baseline === undefined) continue;

@@ -14,6 +14,8 @@ import { demoProducts } from '../src/adapters/catalog-file/catalog-file.js';
 
 export const SERVER_URL = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 export const CACHE_ON_ROW = 'service, MySQL, response cache on';
+/** The response-cache row (MySQL without Redis) run from a --baseline-dir checkout, on the same database. */
+export const cacheOnBaselineRow = (dir: string): string => `${CACHE_ON_ROW}, baseline ${basename(resolve(dir))}`;
 /** As deployed: MySQL, counts and version tokens in Redis, the default CACHE_TTL_MS. */
 export const PRODUCTION_ROW = 'service, MySQL + Redis, production settings';
 /** The production row run from a --baseline-dir checkout, on the same database and Redis. */
@@ -75,6 +77,7 @@ export async function mysqlTargets(context: BenchContext, baselineDirs: readonly
   const redis = await openBenchRedis('production row');
   const topologies = redis === null ? [] : await openBenchTopologies();
   return [
+    ...baselineDirs.map((dir) => ({ name: cacheOnBaselineRow(dir), script: resolve(dir, 'src/main.ts'), env: { ...env, CACHE_TTL_MS: '30000' } })),
     { name: CACHE_ON_ROW, script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '30000' } },
     { name: 'service, MySQL, response cache off', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '0' }, cleanup: () => database.drop() },
     ...(redis === null ? [] : [

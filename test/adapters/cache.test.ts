@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ANSWER_OVERHEAD_BYTES, CachedProductCatalog, heldBytes, MISS_BYTES, withResponseCache } from '../../src/adapters/cache/cached-product-catalog.js';
 import { PrometheusMetrics } from '../../src/adapters/metrics/prometheus-metrics.js';
 import { MemoryProductCatalog } from '../support/memory-product-catalog.js';
@@ -95,11 +94,13 @@ describe('response cache', function () {
   });
 
   it('remembers a miss for the TTL, then asks again', async function () {
-    const cache = new CachedProductCatalog(backing, { ttlMs: 100 });
+    let now = 0;
+    const cache = new CachedProductCatalog(backing, { ttlMs: 100, now: () => now });
     expect(await cache.findBySku('acme', sku('NOPE'))).to.equal(null);
+    now = 100;
     expect(await cache.findBySku('acme', sku('NOPE'))).to.equal(null);
     expect(backing.calls).to.equal(1);
-    await sleep(150);
+    now = 101;
     await cache.findBySku('acme', sku('NOPE'));
     expect(backing.calls).to.equal(2);
   });
@@ -348,12 +349,14 @@ describe('response cache with a watch on the catalog tokens', function () {
   });
 
   it('serves an answer held through a loss no longer than its TTL', async function () {
-    const shortLived = new CachedProductCatalog(backing, { ttlMs: 100, watch });
+    let now = 0;
+    const shortLived = new CachedProductCatalog(backing, { ttlMs: 100, watch, now: () => now });
     await shortLived.findBySku('acme', sku('SHARED-1'));
     watch.sharingLost();
+    now = 100;
     await shortLived.findBySku('acme', sku('SHARED-1'));
     expect(backing.calls).to.equal(1);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    now = 101;
     await shortLived.findBySku('acme', sku('SHARED-1'));
     expect(backing.calls, 'past its TTL, read again').to.equal(2);
   });

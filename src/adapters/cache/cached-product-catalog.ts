@@ -32,6 +32,8 @@ export interface ResponseCacheOptions {
   readonly versions?: CatalogVersions | undefined;
   /** Told whether each lookup was answered from memory. */
   readonly metrics?: ResponseCacheMetrics | undefined;
+  /** Milliseconds on a clock that only goes forward, for the TTL (performance.now by default; a test's own to move it). */
+  readonly now?: () => number;
 }
 
 type Held = LookupAnswer | typeof NO_SUCH_ANSWER;
@@ -111,6 +113,7 @@ export class CachedProductCatalog implements ProductCatalog {
   ) {
     this.answers = new AnswerRing({
       maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES, maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES, ttlMs: options.ttlMs,
+      ...(options.now === undefined ? {} : { now: options.now }),
       sizeOf: (bodyBytes) => (bodyBytes < 0 ? MISS_BYTES : heldBytes(bodyBytes)),
     });
     this.watch = options.watch;

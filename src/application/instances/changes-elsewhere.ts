@@ -11,11 +11,10 @@ import { positionIn, type ChangePositions } from './change-versions.js';
  * - A partner's catalog token is part of the key its cached answers are held under (as a number the
  *   cache makes anew each time the token moves), so a new token makes the old answers unreachable at
  *   once, and so does an old token coming back.
- * - While the shared store is unreachable (`isShared()` false), no change can be seen: keys are read
- *   from the database, and answers are kept under the last token seen, living by their TTL alone
- *   (CACHE_TTL_MS), which is the bound on staleness an outage has. `epoch` changes when the store
- *   returns, so nothing cached before or during an outage is served after it: an instance cannot know
- *   what it missed.
+ * - While the shared store is unreachable (`isShared()` false), no change can be seen here: keys are
+ *   read from the database, and so, on MySQL, are the catalogs' versions the answers are held under
+ *   (CachedProductCatalog, CatalogVersions). `epoch` changes when the store returns, so nothing
+ *   cached before or during an outage is served after it: an instance cannot know what it missed.
  * - A request whose read of the tokens was given up (`versionsMissed`) saw no change: the key set is
  *   read again before it is answered, and its partner's answers are read from the database until a
  *   token is seen again.
