@@ -9,11 +9,12 @@
  * warm-up and shutdown are not in the figure. V8 runs single-threaded (its compiler and collector
  * on the main thread, counted as the lookups make them work) with fixed seeds.
  *
- *   npm run bench:instructions -- [--baseline-dir <dir>[,<dir>...]] [--rows memory,production]
+ *   npm run bench:instructions -- [--baseline-dir <dir>[,<dir>...]] [--rows memory,production,mysql]
  *     [--lookups 5000] [--windows 3] [--warm-up 10000] [--runs 2] [--keep <dir>]
  *
  * Rows: `memory` (memory storage), `production` (MySQL + Redis, needs both; skipped with a line
- * without them). A baseline checkout needs its own node_modules. `--keep` keeps callgrind's files
+ * without them), and, when asked for, `mysql` (MySQL storage without Redis, the response cache on:
+ * each request reads its key, and its catalog's version before a held answer, from the database). A baseline checkout needs its own node_modules. `--keep` keeps callgrind's files
  * (callgrind_annotate reads them) in a folder of your choosing.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -232,10 +233,11 @@ async function main(): Promise<void> {
   let redis: BenchRedis | null = null;
   try {
     if (wanted.includes('memory')) rows.push({ name: 'memory', env: serviceEnv });
-    if (wanted.includes('production')) {
-      database = await openMysqlBenchDatabase({ catalog, serviceEnv }, 'production row');
-      redis = database === null ? null : await openBenchRedis('production row');
+    if (wanted.includes('production') || wanted.includes('mysql')) {
+      database = await openMysqlBenchDatabase({ catalog, serviceEnv }, 'MySQL rows');
+      redis = database === null || !wanted.includes('production') ? null : await openBenchRedis('production row');
       if (database !== null && redis !== null) rows.push({ name: 'production', env: { ...database.env, ...redis.env } });
+      if (database !== null && wanted.includes('mysql')) rows.push({ name: 'mysql', env: { ...database.env, CACHE_TTL_MS: '30000' } });
     }
     process.stdout.write(`instructions a lookup, counted by callgrind in windows of ${LOOKUPS} lookups after ${WARM_UP} of warm-up; ` +
       `node ${NODE_FLAGS.join(' ')}; ${catalog.keys.length} keys, ${SKUS_IN_ROTATION} SKUs, ${CONNECTIONS} connections\n\n`);
@@ -243,7 +245,7 @@ async function main(): Promise<void> {
     for (let run = 1; run <= RUNS; run += 1) {
       for (const row of rows) {
         // On memory storage the checkouts' processes run at once: callgrind runs each on one thread, and its count does not
-        // depend on the time taken. The production row's processes run one at a time: their database reads have a deadline of one second.
+        // depend on the time taken. The MySQL rows' processes run one at a time: their database reads have a deadline of one second.
         const counted = row.name === 'memory'
           ? await Promise.all(entries.map((entry) => countWindows(entry, row, catalog, outDir)))
           : await entries.reduce<Promise<Window[][]>>(async (done, entry) => [...(await done), await countWindows(entry, row, catalog, outDir)], Promise.resolve([]));

@@ -32,8 +32,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    // A hung close must not keep the process alive past the grace period.
-    setTimeout(() => process.exit(1), TIMEOUTS.shutdownGraceMs + TIMEOUTS.shutdownHangMarginMs).unref();
+    // A hung close must not keep the process alive past the drain and the grace period.
+    setTimeout(() => process.exit(1), config.listeners.shutdownDrainMs + TIMEOUTS.shutdownGraceMs + TIMEOUTS.shutdownHangMarginMs).unref();
     void service.stop().then(() => {
       logger.info('stopped');
       process.exit(0);

@@ -93,8 +93,38 @@ describe(`the service as a user starts it (npm run ${script})`, function () {
     expect(service.stderr()).to.include('CATALOG_FILE: cannot read catalog file /nonexistent/catalog.json: no such file (ENOENT)');
   });
 
+  it('on SIGTERM, answers /readyz 503 at once and goes on serving, on the connections it holds and on new ones, for SHUTDOWN_DRAIN_MS', async function () {
+    // A drain longer than any test: what it serves is checked while it lasts, whatever the machine's load.
+    const service = start({ SHUTDOWN_DRAIN_MS: '600000' });
+    const [, url] = await service.waitFor(/"url":"(http:\/\/[^"]+)"/);
+    const [, key] = await service.waitFor(/(pcat_live_[A-Za-z0-9]{40})/);
+    const held = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string, agent: Agent | false): Promise<{ status: number; connection: string | undefined }> => new Promise((resolve, reject) => {
+      request(`${url!}${path}`, { agent, headers: { 'X-API-Key': key! } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+      }).on('error', reject).end();
+    });
+    try {
+      expect(await get('/api/v1/public/sku/TENT-2P', held)).to.deep.equal({ status: 200, connection: 'keep-alive' });
+      expect((await get('/readyz', false)).status).to.equal(200);
+      service.child.kill('SIGTERM');
+      await service.waitFor(/not ready; serving on while load balancers take this instance out/);
+      expect((await get('/readyz', false)).status, '/readyz once told to stop').to.equal(503);
+      expect(await get('/api/v1/public/sku/TENT-2P', held), 'a lookup on a connection it held').to.deep.equal({ status: 200, connection: 'keep-alive' });
+      expect((await get('/api/v1/public/sku/TENT-2P', false)).status, 'a lookup on a new connection').to.equal(200);
+      expect((await get('/healthz', false)).status, 'alive all the while').to.equal(200);
+    } finally {
+      held.destroy();
+    }
+    // A second signal ends it at once.
+    service.child.kill('SIGTERM');
+    expect(await service.exited()).to.equal(null);
+  });
+
   it('on SIGTERM, finishes requests in flight and exits 0', async function () {
-    const service = start();
+    // No drain: the requests are still in flight when the listener closes.
+    const service = start({ SHUTDOWN_DRAIN_MS: '0' });
     const [, url] = await service.waitFor(/"url":"(http:\/\/[^"]+)"/);
     const [, key] = await service.waitFor(/(pcat_live_[A-Za-z0-9]{40})/);
     // 20 connections the server has accepted (each has had an answer), so the requests below are on

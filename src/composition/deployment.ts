@@ -30,7 +30,7 @@ import { noMetrics } from '../adapters/service-metrics.js';
 import { TIMEOUTS } from '../adapters/timeouts.js';
 import { HttpWebhookSender } from '../adapters/webhooks/http-webhook-sender.js';
 import type { ApiKeyStore } from '../application/access/api-key-store.js';
-import type { ReadinessProbe } from '../application/common/readiness-probe.js';
+import { StoppingReadiness, type ReadinessProbe } from '../application/common/readiness-probe.js';
 import { CountOverlap } from '../application/access/count-overlap.js';
 import { KeyUsageRecorder } from '../application/access/key-usage.js';
 import type { RateLimiter } from '../application/access/rate-limiter.js';
@@ -62,6 +62,8 @@ export interface Deployment {
   readonly demo?: { readonly key: string; readonly testKey: string; readonly partnerId: string };
   /** Memory storage: reads its catalog file again (SIGHUP). */
   readonly reloadCatalog?: (trigger: string) => Promise<void>;
+  /** From now on `/readyz` answers 503, while every listener goes on serving: the start of a stop. */
+  notReady(): void;
   close(): Promise<void>;
 }
 
@@ -91,8 +93,10 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
   if (rateLimiting.slowCounts !== undefined) metrics?.watchRedisSlowCounts(rateLimiting.slowCounts);
   const serviceMetrics = metrics ?? noMetrics;
   const storage = config.storage.kind === 'mysql' ? await openMysql(config, logger, rateLimiting, metrics, redis, positions) : await openMemory(config.storage, logger);
+  const readiness = new StoppingReadiness(storage.api.readiness);
   const api: Infrastructure = {
     ...storage.api,
+    readiness,
     limiter: rateLimiting.limiter,
     authFailures: new MemoryAuthFailureGuard({ failuresPerWindow: config.rateLimits.authFailuresPerMinute, clock: systemClock, maxEntries: config.rateLimits.maxKeys }),
     logger,
@@ -115,6 +119,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
     ...(metrics === undefined ? {} : { metrics }),
     ...(storage.demo === undefined ? {} : { demo: storage.demo }),
     ...(storage.reloadCatalog === undefined ? {} : { reloadCatalog: storage.reloadCatalog }),
+    notReady: () => readiness.stop(),
     close: async () => {
       await rateLimiting.close();
       await storage.close();

@@ -22,6 +22,7 @@ describe('configuration', function () {
         portal: { port: 3001, host: '127.0.0.1', publicUrl: null, secureCookies: false },
         metrics: { port: 9464, host: '127.0.0.1' },
         trustedProxies: [],
+        shutdownDrainMs: 5_000,
       },
       storage: {
         kind: 'memory', catalogFile: null, databaseUrl: null, poolSize: 10, tls: { enabled: false, caFile: null }, replicas: { urls: [], waitMs: 1_000 }, cursorSecret: null,

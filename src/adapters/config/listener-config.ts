@@ -18,6 +18,11 @@ export interface ListenerSettings {
   readonly metrics: { readonly port: number; readonly host: string };
   /** Addresses and CIDR blocks of the proxies whose X-Forwarded-For names the client. */
   readonly trustedProxies: readonly string[];
+  /**
+   * After SIGTERM or SIGINT, how long the listeners keep serving while `/readyz` answers 503
+   * (SHUTDOWN_DRAIN_MS), so load balancers stop sending here before anything is refused.
+   */
+  readonly shutdownDrainMs: number;
 }
 
 export interface ApiListenerSettings {
@@ -58,8 +63,12 @@ export function listenerSettings(env: Env, storage: StorageKind): ListenerSettin
     portal,
     metrics: { port: integer(env, 'METRICS_PORT', 9464, 0, 65_535), host: text(env, 'METRICS_HOST') ?? '127.0.0.1' },
     trustedProxies: addressList(env, 'TRUSTED_PROXIES'),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', DEFAULT_SHUTDOWN_DRAIN_MS, 0, 600_000),
   };
 }
+
+/** SHUTDOWN_DRAIN_MS's default: a readiness probe every 2 s that fails once takes an instance out within it. */
+export const DEFAULT_SHUTDOWN_DRAIN_MS = 5_000;
 
 /** The portal's listener: off (port 0) with ROLE=api, and required with ROLE=portal. */
 function portalListener(env: Env, role: Role, storage: StorageKind): PortalListenerSettings {
