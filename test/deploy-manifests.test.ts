@@ -425,6 +425,12 @@ describe('the Kubernetes manifests (deploy/kubernetes)', function () {
       expect(settings.get('ROLE')).to.equal('api');
       expect(objects.map((object) => object.kind)).to.not.include.members(['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Job']);
     });
+
+    it('makes a namespace that enforces the restricted Pod Security Standard', function () {
+      const namespaces = rendered.get('demo')!.filter((object) => object.kind === 'Namespace') as { metadata: { labels?: Record<string, string> } }[];
+      expect(namespaces).to.have.length(1);
+      expect(namespaces[0]!.metadata.labels?.['pod-security.kubernetes.io/enforce']).to.equal('restricted');
+    });
   });
 
   describe('overlays/production', function () {
