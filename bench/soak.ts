@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeBenchCatalog } from './bench-catalog.js';
+import { DescriptorSampler } from './soak/soak-descriptors.js';
 import { HEADER, minuteLine, p99Bound, report, scrape, type MinuteFigures } from './soak/soak-figures.js';
 import { SoakOperations } from './soak/soak-operations.js';
 import { PortalAdmin } from './soak/soak-portal.js';
@@ -107,6 +108,8 @@ async function soak(): Promise<boolean> {
     ...env, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', AUTH_FAILURES_PER_MINUTE: '1000000000', MAX_CONNECTIONS_PER_ADDRESS: '100',
   });
   cleanups.push(() => service.stop());
+  const descriptors = new DescriptorSampler(service.pid);
+  cleanups.push(() => descriptors.stop());
   print(`soak: ${minutes} min at ${rate} requests/s; database ${database.name} (${products} products, ${CATALOG_KEYS} keys), redis-server on ${redis.port}, ` +
     `service (src/main.ts under tsx) pid ${service.pid} at ${service.api}, portal ${service.portal}, metrics ${service.metrics}, webhook receiver ${receiver.url}; ` +
     `ready ${((performance.now() - setupStarted) / 1_000).toFixed(1)} s after the database was created`);
@@ -142,6 +145,7 @@ async function soak(): Promise<boolean> {
 
   // A first scrape starts the minutes' windows: the duration histogram's counts and the event-loop delay's.
   let bucketsBefore = (await scrape(service.metrics)).apiBuckets;
+  descriptors.takeLeast();
   print(HEADER);
   startedAt = performance.now();
   traffic.start();
@@ -162,7 +166,7 @@ async function soak(): Promise<boolean> {
     const [from, to] = [startedAt + (minute - 1) * MINUTE_MS, startedAt + minute * MINUTE_MS];
     const blips = operations.blips.filter((b) => b.startedAt < to && (Number.isNaN(b.endedAt) ? performance.now() : b.endedAt) + BLIP_MARGIN_MS > from).map((b) => b.name);
     const line: MinuteFigures = {
-      ...figures, minute, requests: requests.latencies.length, p50Ms: requests.p50, p99Ms: requests.p99, serviceP99Ms, fiveXx: requests.fiveXx, unexpected: requests.unexpected,
+      ...figures, openFds: descriptors.takeLeast(), minute, requests: requests.latencies.length, p50Ms: requests.p50, p99Ms: requests.p99, serviceP99Ms, fiveXx: requests.fiveXx, unexpected: requests.unexpected,
       hooks: received.verified, blips,
     };
     lines.push(line);

@@ -9,6 +9,7 @@ export interface ServiceFigures {
   readonly rssMb: number;
   readonly heapUsedMb: number;
   readonly externalMb: number;
+  /** From the scrape; the soak puts the minute's least count in its line instead (DescriptorSampler). */
   readonly openFds: number;
   readonly loopP99Ms: number;
   readonly poolConnections: number;
@@ -87,7 +88,7 @@ const TRENDED: ReadonlyArray<{ key: keyof ServiceFigures | 'p50Ms' | 'p99Ms'; na
   { key: 'rssMb', name: 'RSS', unit: 'MB', digits: 1 },
   { key: 'heapUsedMb', name: 'heap used', unit: 'MB', digits: 1 },
   { key: 'externalMb', name: 'external', unit: 'MB', digits: 2 },
-  { key: 'openFds', name: 'open descriptors', unit: '', digits: 1 },
+  { key: 'openFds', name: 'open descriptors (least)', unit: '', digits: 1 },
   { key: 'loopP99Ms', name: 'event-loop delay p99', unit: 'ms', digits: 1 },
   { key: 'poolConnections', name: 'pool connections', unit: '', digits: 1 },
   { key: 'cacheEntries', name: 'cache entries', unit: '', digits: 0 },
