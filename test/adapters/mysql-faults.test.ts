@@ -14,6 +14,7 @@ import type { Sku } from '../../src/domain/sku.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/redis-topologies.js';
 
 /** A TCP server on an ephemeral port; `serve` decides what each connection gets. */
 async function listen(serve: (socket: Socket) => void, port = 0): Promise<{ server: Server; port: number; sockets: Set<Socket> }> {
@@ -165,23 +166,36 @@ describe('MySQL pool bounds and statement secrecy', function () {
   });
 
   it('adds up the seconds callers wait for a connection, those still waiting included', async function () {
-    const { db, poolUse } = openMeasuredMysqlDatabase(testDb.url, { connectionLimit: 1, queryTimeoutMs: 10_000 });
+    const { db, poolUse } = openMeasuredMysqlDatabase(testDb.url, { connectionLimit: 1, queryTimeoutMs: 60_000 });
     try {
       expect(poolUse().waitedSeconds).to.equal(0);
-      const busy = sql`select sleep(1)`.execute(db);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The only connection, held until the test lets it go: the two callers below wait for it as long as the test says.
+      let letGo = (): void => undefined;
+      let holding = false;
+      const held = db.connection().execute(async (connection) => {
+        await sql`select 1`.execute(connection);
+        holding = true;
+        await new Promise<void>((resolve) => { letGo = resolve; });
+      });
+      await until('the connection held', () => holding);
+      const queuedAt = performance.now();
       const queued = [1, 2].map(() => sql`select 1`.execute(db));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await until('two callers waiting', () => poolUse().waiting === 2);
+      // Whatever the machine's load: two callers, each waiting since they were queued.
+      const before = performance.now();
       const during = poolUse();
-      expect(during.waiting).to.equal(2);
-      // Two callers, each waiting 200 ms so far.
-      expect(during.waitedSeconds).to.be.within(0.38, 1.5);
-      await Promise.all([busy, ...queued]);
-      const after = poolUse();
-      expect(after.waiting).to.equal(0);
-      // Each waited from 50 ms in until the one-second sleep was answered, and no longer.
-      expect(after.waitedSeconds).to.be.within(1.8, 10);
-      expect(poolUse().waitedSeconds).to.equal(after.waitedSeconds);
+      const after = performance.now();
+      expect(during.waitedSeconds).to.be.within((2 * (before - queuedAt)) / 1_000 - 0.01, (2 * (after - queuedAt)) / 1_000 + 0.01);
+      await until('the wait grown', () => poolUse().waitedSeconds > during.waitedSeconds);
+      const releasedAt = performance.now();
+      letGo();
+      await Promise.all([held, ...queued]);
+      const done = performance.now();
+      const ended = poolUse();
+      expect(ended.waiting).to.equal(0);
+      // Each waited from its queueing until the connection came back, and no longer.
+      expect(ended.waitedSeconds).to.be.within((2 * (releasedAt - queuedAt)) / 1_000 - 0.01, (2 * (done - queuedAt)) / 1_000 + 0.01);
+      expect(poolUse().waitedSeconds).to.equal(ended.waitedSeconds);
     } finally {
       await db.destroy();
     }

@@ -42,9 +42,10 @@ function haproxyConfig(frontPort: number, statsPort: number, backends: readonly 
     '  timeout server 30s',
     // A check answered late by a busy instance is not a failure: only a refusal or a 503 is.
     '  timeout check 5s',
-    // No redispatch: a refused connection is tried again on the same instance only, as most load
-    // balancers do; the drain, not a retry elsewhere, must keep a stopping instance's refusals from clients.
-    '  retries 3',
+    // No retry: a refused connection or a closed one is the client's failure, as with most load
+    // balancers; the drain, not a retry, must keep a stopping instance's refusals from clients.
+    // (With retries, HAProxy tries the same address again a second later, where the new instance may be listening by then.)
+    '  retries 0',
     'frontend api',
     `  bind 127.0.0.1:${frontPort}`,
     '  default_backend instances',
