@@ -27,12 +27,12 @@ export interface RunningService {
   /** Lines for the terminal once everything listens: the demo's key and its admin invitation. */
   readonly greeting: string;
   /**
-   * Answers `/readyz` 503 at once and keeps every listener serving for `drainMs` (SHUTDOWN_DRAIN_MS by
-   * default), so load balancers stop sending here; then closes the listeners within the grace period
+   * Answers `/readyz` 503 at once and keeps every listener serving for SHUTDOWN_DRAIN_MS, so load
+   * balancers stop sending here; then closes the listeners within the grace period
    * (each keep-alive connection's next answer says `Connection: close`, requests in flight finish),
    * finishes deliveries, writes the last key uses, and closes the storage.
    */
-  stop(drainMs?: number): Promise<void>;
+  stop(): Promise<void>;
 }
 
 /** The partner API's request handler over a deployment: what its listener serves, and what HTTP tests serve. */
@@ -75,7 +75,8 @@ export async function startService(deployment: Deployment, logger: Logger): Prom
   ].join('');
   return {
     greeting,
-    stop: async (drainMs = listeners.shutdownDrainMs) => {
+    stop: async () => {
+      const drainMs = listeners.shutdownDrainMs;
       deployment.notReady();
       if (drainMs > 0) {
         logger.info({ drainMs }, 'not ready; serving on while load balancers take this instance out');

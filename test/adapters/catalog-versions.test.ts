@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { CachedProductCatalog } from '../../src/adapters/cache/cached-product-catalog.js';
 import { openMysqlStorage, type MysqlStorage } from '../../src/adapters/mysql/mysql-storage.js';
+import { isStorageUnavailable } from '../../src/application/common/storage-unavailable.js';
 import { ChangesElsewhere } from '../../src/application/instances/changes-elsewhere.js';
 import type { LookupAnswer } from '../../src/domain/lookup-answer.js';
 import { parseSku } from '../../src/domain/sku.js';
@@ -112,5 +113,30 @@ describe('catalog versions in the database (MySQL)', function () {
     const held = statementsRun(proxy!);
     expect(transcriptOf(await cache.findBySku('acme', TENT))).to.equal('Refined while Redis is lost.');
     expect(statementsRun(proxy!) - held, 'statements for a held answer while Redis is lost').to.equal(1);
+  });
+
+  it('serves the answers it holds while neither Redis nor the database can tell a version, and no other', async function () {
+    // A storage of the test's own, behind a proxy of its own: the path is cut for good.
+    const target = new URL(testDb.url);
+    const cut = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const url = new URL(testDb.url);
+    url.port = String(cut.port);
+    const alone = await openMysqlStorage({ url: url.toString() });
+    try {
+      const watch = new ChangesElsewhere();
+      const cache = new CachedProductCatalog(alone.catalog, { ttlMs: AN_HOUR_MS, watch, versions: alone.catalogVersions });
+      watch.sharingLost();
+      expect(transcriptOf(await cache.findBySku('acme', TENT))).to.equal('Transcript of tent-pitch.');
+      cut.blackHole();
+      // The version read fails (its deadline): the answer held under the last version made is served.
+      expect(transcriptOf(await cache.findBySku('acme', TENT)), 'a held answer').to.equal('Transcript of tent-pitch.');
+      // Nothing held for this one: the database's failure is the answer.
+      const error = await cache.findBySku('globex', parseSku('GLOBEX-ONLY')).then(() => undefined, (failure: unknown) => failure);
+      expect(isStorageUnavailable(error), `not held: ${String(error)}`).to.equal(true);
+    } finally {
+      // The black-holed connections never answer a goodbye: the pool is closed without waiting for them.
+      cut.restore();
+      await Promise.race([alone.close(), cut.close()]);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { CatalogVersions } from '../../application/instances/catalog-versions.js';
 import type { Database } from './database.js';
-import { prepareQuery } from './prepared-query.js';
+import { fitToSize, prepareQuery } from './prepared-query.js';
 
 /**
  * How many catalogs the statements take: a turn's list is sent in the smallest that holds it, filled
@@ -58,8 +58,7 @@ export class MysqlCatalogVersions implements CatalogVersions {
   };
 
   private read(ids: readonly string[], gathered: Map<string, Waiting[]>): void {
-    const size = LIST_SIZES.find((candidate) => candidate >= ids.length)!;
-    const padded = ids.length === size ? ids : [...ids, ...Array<string>(size - ids.length).fill(ids.at(-1)!)];
+    const { size, padded } = fitToSize(ids, LIST_SIZES);
     this.statements.get(size)!(...padded).then((rows) => {
       const versions = new Map<string, string>();
       for (const row of rows) versions.set(row.id, String(row.feed_seq));

@@ -7,7 +7,7 @@ import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 import type { Database } from './database.js';
-import { prepareQuery } from './prepared-query.js';
+import { fitToSize, prepareQuery } from './prepared-query.js';
 
 type AnswerRow = { id: number; etag: string | null; body: Buffer | null };
 type SkuRow = AnswerRow & { sku: string };
@@ -103,8 +103,7 @@ export class MysqlProductCatalog implements ProductCatalog {
 /** The rows of up to MAX_BATCH_VALUES values: by the single statement for one value (when given one), else by the smallest list statement that holds them. */
 function readList<V, R>(single: Read<V, R> | undefined, lists: Map<number, Read<V, R>>, partnerId: string, values: readonly V[]): Promise<R[]> {
   if (values.length === 1 && single !== undefined) return single(partnerId, values[0]!);
-  const size = LIST_SIZES.find((candidate) => candidate >= values.length)!;
-  const padded = values.length === size ? values : [...values, ...Array<V>(size - values.length).fill(values.at(-1)!)];
+  const { size, padded } = fitToSize(values, LIST_SIZES);
   return lists.get(size)!(partnerId, ...padded);
 }
 

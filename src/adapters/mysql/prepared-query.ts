@@ -33,3 +33,14 @@ export function prepareQuery<Row, Values extends readonly unknown[]>(
     return (await db.executeQuery<Row>({ ...compiled, parameters })).rows;
   };
 }
+
+/**
+ * A list of values fitted to the smallest of `sizes` (ascending) that holds it, filled up with its own
+ * last value: statements prepared for a few list lengths then serve every length, and a few values
+ * cost a few placeholders. The list must be no longer than the largest size.
+ */
+export function fitToSize<V>(values: readonly V[], sizes: readonly number[]): { readonly size: number; readonly padded: readonly V[] } {
+  const size = sizes.find((candidate) => candidate >= values.length)!;
+  const padded = values.length === size ? values : [...values, ...Array<V>(size - values.length).fill(values.at(-1)!)];
+  return { size, padded };
+}
