@@ -12,7 +12,7 @@ import { reasonOf } from './domain/failure-reason.js';
 async function main(): Promise<void> {
   loadDotEnv();
   const config = readConfig(process.env);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { traceIds: config.tracing !== null });
   warnOfWeakeningSettings(config, logger);
   warnOfCollectorThreadsOnOneCore(logger);
   const { storage } = config;

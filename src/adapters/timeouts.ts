@@ -13,6 +13,8 @@ export const TIMEOUTS = {
    * a busy client sends its next one sooner and is told Connection: close with its answer instead.
    */
   closingIdleConnectionMs: 250,
+  /** At the stop, the spans still queued are exported for at most this long, then dropped and counted. */
+  traceFlushMs: 2_000,
   /** A close that still hangs this long after the grace period ends the process with exit code 1. */
   shutdownHangMarginMs: 5_000,
   /** How long start-up waits for Redis before counting requests in-process until it comes. */

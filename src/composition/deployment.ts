@@ -17,6 +17,7 @@ import { MemoryRateLimiter } from '../adapters/memory/memory-rate-limiter.js';
 import { MemoryWebhookEndpoints } from '../adapters/memory/memory-webhook-endpoints.js';
 import { MemoryWebhookOutbox } from '../adapters/memory/memory-webhook-outbox.js';
 import { processCursorKeys } from '../adapters/memory/process-cursor-keys.js';
+import { startTracing } from '../adapters/tracing/start-tracing.js';
 import { PrometheusMetrics } from '../adapters/metrics/prometheus-metrics.js';
 import type { MysqlTls } from '../adapters/mysql/mysql-database.js';
 import { openMysqlStorage } from '../adapters/mysql/mysql-storage.js';
@@ -80,6 +81,8 @@ interface Storage {
 /** Opens the storage, the rate limiter and the caches the configuration names, and binds them. */
 export async function openDeployment(config: Config, logger: Logger): Promise<Deployment> {
   const metrics = config.listeners.metrics.port === 0 ? undefined : new PrometheusMetrics();
+  // Tracing first, so that whatever opens next can draw its spans; last to stop.
+  const traces = config.tracing === null ? undefined : await startTracing(config.tracing, metrics?.spanCounts);
   const keyUsage = new KeyUsageRecorder(systemClock);
   // MySQL with Redis and a response cache: keys and answers held in memory, kept current by the
   // version tokens read with every count. Without Redis, or with CACHE_TTL_MS=0, every request
@@ -123,6 +126,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<De
     close: async () => {
       await rateLimiting.close();
       await storage.close();
+      await traces?.stop(TIMEOUTS.traceFlushMs);
     },
   };
 }

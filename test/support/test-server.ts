@@ -37,7 +37,7 @@ export const lenientAuthFailureGuard = (): AuthFailureGuard =>
 
 export async function startTestServer(
   infrastructure: Omit<Infrastructure, 'logger' | 'authFailures' | 'cursorKeys'> & Partial<Pick<Infrastructure, 'authFailures' | 'cursorKeys'>>,
-  options: HttpHandlerOptions & Partial<Pick<HttpServerOptions, 'limits' | 'timeouts'>> = {},
+  options: HttpHandlerOptions & Partial<Pick<HttpServerOptions, 'limits' | 'timeouts'>> & { traceIds?: boolean } = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -46,7 +46,7 @@ export async function startTestServer(
       done();
     },
   });
-  const logger = createLogger('info', sink);
+  const logger = createLogger('info', sink, { traceIds: options.traceIds === true });
   // A key of the server's own unless the test brings one: its cursors die with it, as memory storage's do.
   const api: Infrastructure = { authFailures: lenientAuthFailureGuard(), cursorKeys: processCursorKeys(), ...infrastructure, logger };
   // The service's own bindings, from the composition root, over the test's adapters.

@@ -1,5 +1,6 @@
 import type { CatalogVersions } from '../../application/instances/catalog-versions.js';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
+import { traced, tracing } from '../tracing/tracing.js';
 import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
@@ -164,6 +165,7 @@ export class CachedProductCatalog implements ProductCatalog {
   }
 
   private remember(partnerId: string, kind: Kind, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
+    if (tracing() !== undefined) return this.rememberTraced(partnerId, kind, what, load);
     if (this.readsVersions()) return this.rememberAtVersion(partnerId, kind, what, load);
     const prefix = this.prefixOf(partnerId, kind);
     const cached = this.held(prefix, what);
@@ -179,6 +181,20 @@ export class CachedProductCatalog implements ProductCatalog {
     return prefix === null ? load() : this.loadAndKeep(prefix, what, load);
   }
 
+  /** `remember` in a span of its own while tracing is on: the version read, hit or miss (told to the request's span too), and the load. */
+  private rememberTraced(partnerId: string, kind: Kind, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
+    const request = tracing()?.active();
+    return traced('response cache', {}, async (span) => {
+      const prefix = this.readsVersions() ? await this.prefixAtVersion(partnerId, kind) : this.prefixOf(partnerId, kind);
+      const cached = this.held(prefix, what);
+      const outcome = cached === undefined ? 'miss' : 'hit';
+      span?.setAttribute('pcat.cache', outcome);
+      request?.setAttribute('pcat.cache', outcome);
+      if (cached !== undefined) return cached === NO_SUCH_ANSWER ? null : cached;
+      return prefix === null ? load() : this.loadAndKeep(prefix, what, load);
+    });
+  }
+
   /** The answers held, under the same keys as the single lookups'; the rest read in one call of `load`, given their positions. */
   private async rememberMany(
     partnerId: string, kind: Kind, whats: readonly string[], load: (positions: number[]) => Promise<(LookupAnswer | null)[]>,
@@ -191,6 +207,7 @@ export class CachedProductCatalog implements ProductCatalog {
       if (cached === undefined) missing.push(i);
       answers[i] = cached === undefined || cached === NO_SUCH_ANSWER ? null : cached;
     });
+    tracing()?.active()?.setAttributes({ 'pcat.cache.hits': whats.length - missing.length, 'pcat.cache.misses': missing.length });
     if (missing.length === 0) return answers;
     const loaded = await load(missing);
     missing.forEach((position, j) => {

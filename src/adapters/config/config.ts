@@ -4,6 +4,7 @@ import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from '../../domain
 import { listenerSettings, type ListenerSettings } from './listener-config.js';
 import { redisSettings, type RedisSettings } from './redis-config.js';
 import { ConfigError, flag, httpUrl, integer, oneOf, text, type Env } from './setting-values.js';
+import { tracingSettings, type TracingSettings } from './tracing-config.js';
 import { cacheTtlMs, storageSettings, type StorageSettings } from './storage-config.js';
 
 /** The service's settings (docs/decisions.md, configuration), validated, by section. */
@@ -17,6 +18,8 @@ export interface Config {
   readonly webhooks: WebhookSettings;
   readonly openapi: OpenApiSettings;
   readonly logLevel: LogLevel;
+  /** Traces over OTLP (the OTEL_* variables); null while off, as by default. */
+  readonly tracing: TracingSettings | null;
 }
 
 export interface RateLimitSettings {
@@ -79,6 +82,7 @@ export function readConfig(env: Env): Config {
     webhooks: webhookSettings(env),
     openapi: openapiSettings(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    tracing: tracingSettings(env),
   };
 }
 

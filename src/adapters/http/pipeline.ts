@@ -15,10 +15,12 @@ import { ALLOWED_METHODS, DEFAULT_DOCUMENT_INFO, deprecationHeaders, methodNotAl
 import { putRateLimitHeaders, RATE_LIMIT_HEADER_COUNT } from './rate-limit-headers.js';
 import { countRefusal } from './refusal-metrics.js';
 import { requestIdFrom } from './request-id.js';
-import { requestLogOf, type RequestLine } from './request-log.js';
+import { loggablePath, requestLogOf, type RequestLine } from './request-log.js';
 import { SandboxRateLimitAsked } from './sandbox-answers.js';
 import { apiSecurityHeaders, helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
 import { traceIdOf } from './trace-context.js';
+import { SPAN_FAILED, traced, tracing } from '../tracing/tracing.js';
+import type { Span } from '@opentelemetry/api';
 import { TurnWrites } from './turn-writes.js';
 
 /** What the request pipeline needs besides the operations' use cases. */
@@ -77,6 +79,7 @@ export function createPipeline<UseCases>(
   const writes = new TurnWrites<PendingAnswer>((pending) => {
     writeAnswer(pending.res, pending.method, pending.status, pending.headers, pending.body);
     pending.ms = performance.now() - pending.started;
+    if (pending.span !== undefined) endServerSpan(pending.span, pending.status);
     log(pending);
     deps.metrics.observeRequest(pending.label, pending.status, pending.ms / 1000, pending.principal?.mode ?? 'live');
   }, (error, pending) => {
@@ -104,7 +107,20 @@ export function createPipeline<UseCases>(
   return {
     publicBaseUrl,
     documentInfo,
-    async respond(route, request, res) {
+    respond(route, request, res) {
+      const on = tracing();
+      if (on === undefined) return respondWithin(route, request, res, undefined);
+      // A valid traceparent is continued; a malformed one is ignored, as the recommendation says.
+      const traceparent = request.header('traceparent');
+      const span = on.startServer(`${request.method} ${ofRoute(route, request.path).label}`, traceIdOf(traceparent) === undefined ? undefined : traceparent, request.header('tracestate'), {
+        'http.request.method': request.method, 'http.route': ofRoute(route, request.path).label, 'url.path': loggablePath(request.path),
+      });
+      return on.within(span, () => respondWithin(route, request, res, span));
+    },
+  };
+
+  /** The request answered, within its server span while tracing is on. */
+  async function respondWithin(route: Route<UseCases>, request: PipelineRequest, res: ServerResponse, span: Span | undefined): Promise<void> {
       const started = performance.now();
       const requestId = requestIdFrom(request.header('x-request-id'));
       const { label, security: own } = ofRoute(route, request.path);
@@ -118,9 +134,9 @@ export function createPipeline<UseCases>(
           const { operation } = route;
           if (operation.key) {
             // Check order (docs/api.md): the key, then the rate limit, then the operation's own work.
-            principal = await deps.authenticateKey.execute({
-              authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress,
-            });
+            const presented = { authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress };
+            principal = span === undefined ? await deps.authenticateKey.execute(presented) : await traced('key check', {}, () => deps.authenticateKey.execute(presented));
+            span?.setAttributes({ 'pcat.partner.id': principal.partnerId, 'pcat.key.id': principal.keyId, 'pcat.key.mode': principal.mode });
             const mark = operation.readsBeforeCount === true ? deps.overlap?.start(principal) : undefined;
             // Started now, awaited only once the count allows an answer: a refusal drops it unread.
             const early = mark === undefined ? undefined : startEarly(() => operation.answer(deps.useCases, request, principal));
@@ -149,17 +165,21 @@ export function createPipeline<UseCases>(
       }
       // Whom to tell before it goes: every call of a deprecated operation, by the partner its key named.
       if (route.kind === 'operation' && route.operation.deprecation !== undefined) deps.metrics.deprecatedOperationCalled(route.operation.operationId, principal?.partnerId);
+      span?.setAttribute('pcat.request.id', requestId);
+      const ids = span?.spanContext();
       writes.add({
         res, headers: headerList(requestId, own, rateLimit, answer.headers), body: answer.body, started, label,
-        requestId, traceId: traceIdOf(request.header('traceparent')), method: request.method, path: request.path, status: answer.status, ms: 0, principal,
+        requestId, traceId: ids === undefined ? traceIdOf(request.header('traceparent')) : ids.traceId, spanId: ids?.spanId,
+        method: request.method, path: request.path, status: answer.status, ms: 0, principal, span,
       });
-    },
-  };
+  }
 }
 
 /** An answer waiting for the end of its loop turn, with its log line (`ms` set once written) and what it is counted under. */
 interface PendingAnswer extends RequestLine {
   readonly res: ServerResponse;
+  /** The request's server span while tracing is on: ended once the answer is written. */
+  readonly span: Span | undefined;
   readonly method: string;
   readonly headers: string[];
   readonly body: Buffer | undefined;
@@ -168,6 +188,16 @@ interface PendingAnswer extends RequestLine {
   /** The route it is counted under in the metrics. */
   readonly label: string;
   ms: number;
+}
+
+/** A request's server span ended with its answer's status; a 5xx marks it failed. */
+function endServerSpan(span: Span, status: number): void {
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500) {
+    span.setAttribute('error.type', String(status));
+    span.setStatus({ code: SPAN_FAILED });
+  }
+  span.end();
 }
 
 /**

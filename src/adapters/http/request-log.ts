@@ -12,6 +12,8 @@ export function loggablePath(path: string): string {
 export interface RequestLine {
   readonly requestId: string;
   readonly traceId: string | undefined;
+  /** The request's server span while tracing is on. */
+  readonly spanId?: string | undefined;
   readonly method: string | undefined;
   readonly path: string;
   readonly status: number;
@@ -24,9 +26,10 @@ export interface RequestLine {
 export type RequestLog = (line: RequestLine) => void;
 
 /** The fields of the line, in the order they are written. */
-function fieldsOf({ requestId, traceId, method, path, status, ms, principal }: RequestLine): Record<string, unknown> {
+function fieldsOf({ requestId, traceId, spanId, method, path, status, ms, principal }: RequestLine): Record<string, unknown> {
   const fields: Record<string, unknown> = { reqId: requestId, method, path: loggablePath(path), status, ms: roundedMs(ms) };
   if (traceId !== undefined) fields.trace_id = traceId;
+  if (spanId !== undefined) fields.span_id = spanId;
   if (principal !== undefined) {
     fields.partner = principal.partnerId;
     fields.mode = principal.mode;
@@ -37,7 +40,7 @@ function fieldsOf({ requestId, traceId, method, path, status, ms, principal }: R
 
 const roundedMs = (ms: number): number => Math.round(ms * 100) / 100;
 
-const FIELD_NAMES = ['reqId', 'method', 'path', 'status', 'ms', 'trace_id', 'partner', 'mode', 'keyId', 'msg'];
+const FIELD_NAMES = ['reqId', 'method', 'path', 'status', 'ms', 'trace_id', 'span_id', 'partner', 'mode', 'keyId', 'msg'];
 
 /** What a string needs to be written in JSON: nothing, `"` and `\` escaped, or JSON.stringify (a control character). */
 function escaping(value: string): 'none' | 'quotes' | 'control' {
@@ -91,9 +94,9 @@ export function requestLogOf(logger: Logger): RequestLog {
   const end = internals[endSym] as string;
   return (line) => {
     if (!logger.isLevelEnabled('info')) return;
-    const { principal, traceId } = line;
+    const { principal, traceId, spanId } = line;
     const method = line.method === undefined ? '' : `,"method":${quoted(line.method)}`;
-    const trace = traceId === undefined ? '' : `,"trace_id":${quoted(traceId)}`;
+    const trace = traceId === undefined ? '' : `,"trace_id":${quoted(traceId)}${spanId === undefined ? '' : `,"span_id":"${spanId}"`}`;
     const who = principal === undefined ? '' : `,"partner":${quoted(principal.partnerId)},"mode":"${principal.mode}","keyId":${quoted(principal.keyId)}`;
     // Bindings are read per line: a child's may change (setBindings).
     stream.write(`${levelText}${time.call(logger)}${internals[chindingsSym] as string},"reqId":${quoted(line.requestId)}${method},"path":${quoted(loggablePath(line.path))},"status":${line.status},"ms":${roundedMs(line.ms)}${trace}${who},"msg":"request"${end}`);

@@ -1,3 +1,4 @@
+import { tracing } from '../tracing/tracing.js';
 import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
 
 export type { Logger };
@@ -26,15 +27,27 @@ export const LOG_BATCH_BYTES = 32 * 1024;
 /** The longest a line waits for its batch; at exit, whatever is gathered is written at once. */
 export const LOG_FLUSH_MS = 100;
 
-/** One JSON line per event on stdout, written in batches; `destination` lets tests capture the lines. */
-export function createLogger(level: LevelWithSilent, destination?: DestinationStream): Logger {
+/**
+ * One JSON line per event on stdout, written in batches; `destination` lets tests capture the lines.
+ * With `traceIds` (tracing on), a line written inside a span carries its `trace_id` and `span_id`.
+ */
+export function createLogger(level: LevelWithSilent, destination?: DestinationStream, { traceIds = false } = {}): Logger {
   const options = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     base: { service: 'partner-catalog-api' },
     serializers: { err: serializeError },
+    ...(traceIds ? { mixin: traceIdsOfActiveSpan } : {}),
   };
   return pino(options, destination ?? batchedStdout());
+}
+
+/** The active span's ids, for a line's fields (a line's own fields come first). */
+function traceIdsOfActiveSpan(): Record<string, string> {
+  const span = tracing()?.active();
+  if (span === undefined) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }
 
 /**

@@ -86,6 +86,18 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  /** Spans ended while tracing is on that found the export queue full (decisions: traces). */
+  private readonly spansDropped = new Counter({
+    name: `${METRIC_PREFIX}trace_spans_dropped_total`,
+    help: 'Spans this instance ended while tracing was on and dropped unexported: the export queue (OTEL_BSP_MAX_QUEUE_SIZE) was full, the collector being slow or away, or the stop came first.',
+    registers: [this.registry],
+  });
+  private readonly spansExported = new Counter({
+    name: `${METRIC_PREFIX}trace_spans_exported_total`,
+    help: 'Spans handed to the OTLP exporter, by how their export ended: ok, failed (refused or unreachable), timeout (OTEL_BSP_EXPORT_TIMEOUT).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   /** Calls of deprecated operations; only they, and only by partner, so the series stay few. */
   private readonly deprecatedCalls = new Counter({
     name: `${METRIC_PREFIX}deprecated_operation_calls_total`,
@@ -141,6 +153,12 @@ export class PrometheusMetrics implements ServiceMetrics, DeliveryMetrics {
   deprecatedOperationCalled(operationId: string, partnerId: string | undefined): void {
     this.deprecatedCalls.inc({ operation: operationId, partner: partnerId ?? 'none' });
   }
+
+  /** What the traces' export queue tells (SpanQueueCounts). */
+  readonly spanCounts = {
+    dropped: (spans: number): void => this.spansDropped.inc(spans),
+    exported: (spans: number, outcome: 'ok' | 'failed' | 'timeout'): void => this.spansExported.inc({ outcome }, spans),
+  };
 
   rateLimitRejected(kind: RateLimitKind): void {
     this.rateLimitRejections[kind] += 1;

@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import { sql, type Kysely } from 'kysely';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { LookupAnswer } from '../../domain/lookup-answer.js';
@@ -7,6 +8,7 @@ import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 import type { Database } from './database.js';
+import { endSpan, linkableContext, startSharedSpan, tracing } from '../tracing/tracing.js';
 import { fitToSize, prepareQuery } from './prepared-query.js';
 
 type AnswerRow = { id: number; etag: string | null; body: Buffer | null };
@@ -124,6 +126,15 @@ const GATHERED_PER_STATEMENT = 8;
 interface Waiter {
   readonly resolve: (answer: LookupAnswer | null) => void;
   readonly reject: (error: unknown) => void;
+  /** The lookup's request span, while tracing is on and it is recorded: the statement's span links to it. */
+  readonly link: SpanContext | undefined;
+}
+
+/** The spans of the requests a statement answers, to link from its span. */
+function linksOf<V>(values: readonly V[], waiting: Map<V, Waiter[]>): (SpanContext | undefined)[] {
+  const links: (SpanContext | undefined)[] = [];
+  for (const value of values) for (const waiter of waiting.get(value)!) links.push(waiter.link);
+  return links;
 }
 
 /**
@@ -151,7 +162,7 @@ class LookupGathering<V, R extends AnswerRow> {
     return new Promise((resolve, reject) => {
       if (this.reading === 0 && !this.scheduled) {
         // Nothing in flight nor gathered: read at once, as a lookup alone.
-        this.answer(partnerId, [value], new Map([[value, [{ resolve, reject }]]]));
+        this.answer(partnerId, [value], new Map([[value, [{ resolve, reject, link: linkableContext() }]]]));
         return;
       }
       let values = this.gathered.get(partnerId);
@@ -160,8 +171,9 @@ class LookupGathering<V, R extends AnswerRow> {
         this.gathered.set(partnerId, values);
       }
       const waiters = values.get(value);
-      if (waiters === undefined) values.set(value, [{ resolve, reject }]);
-      else waiters.push({ resolve, reject });
+      const waiter = { resolve, reject, link: linkableContext() };
+      if (waiters === undefined) values.set(value, [waiter]);
+      else waiters.push(waiter);
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.readGathered());
@@ -183,7 +195,14 @@ class LookupGathering<V, R extends AnswerRow> {
 
   private answer(partnerId: string, values: readonly V[], waiting: Map<V, Waiter[]>): void {
     this.reading += 1;
-    this.read(partnerId, values).then((rows) => {
+    const on = tracing();
+    const span = on === undefined ? undefined : startSharedSpan('mysql lookup', linksOf(values, waiting), {
+      'db.system.name': 'mysql', 'db.operation.name': 'SELECT', 'db.collection.name': 'products', 'pcat.partner.id': partnerId, 'pcat.values': values.length,
+    });
+    // Within its span, the replica chosen (or the primary, and why) is told to it.
+    const reading = span === undefined ? this.read(partnerId, values) : on!.within(span, () => this.read(partnerId, values));
+    reading.then((rows) => {
+      endSpan(span);
       this.reading -= 1;
       const found = new Map<V, R>();
       for (const row of rows) found.set(this.valueOf(row), row);
@@ -198,6 +217,7 @@ class LookupGathering<V, R extends AnswerRow> {
         for (const waiter of waiting.get(value)!) waiter.resolve(answer);
       }
     }, (error: unknown) => {
+      endSpan(span, error);
       this.reading -= 1;
       for (const value of values) for (const waiter of waiting.get(value)!) waiter.reject(error);
     });

@@ -8,6 +8,7 @@ import type { CatchUp, PoolUse } from './bounded-pool.js';
 import type { Database } from './database.js';
 import { databaseErrorIn } from './database-advice.js';
 import type { DatabaseFailure } from './database-error.js';
+import { tracing } from '../tracing/tracing.js';
 import { isPosition, mergePositions, primaryPosition, waitForPosition } from './gtid-position.js';
 
 /** How many changes' times are kept for the lag: a replica further behind shows a lower lag. */
@@ -190,6 +191,8 @@ export class ReplicaRouter<Ports> {
     if (typeof replica === 'string') return this.onPrimary(use, replica);
     const settled = this.positions.settle(this.readPrimary);
     if (settled !== true && !(await settled)) return this.onPrimary(use, 'no_position');
+    // The read's span (tracing on): on a replica, whose statement waits for the position first.
+    tracing()?.active()?.setAttributes({ 'pcat.db.target': 'replica', 'pcat.db.replica_wait_ms': replica.waitMs });
     try {
       return await use(replica.ports);
     } catch (error) {
@@ -218,6 +221,7 @@ export class ReplicaRouter<Ports> {
 
   private onPrimary<T>(use: (ports: Ports) => Promise<T>, reason: PrimaryReadReason): Promise<T> {
     this.primaryReads[reason] += 1;
+    tracing()?.active()?.setAttributes({ 'pcat.db.target': 'primary', 'pcat.db.primary_reason': reason });
     return use(this.primary.ports);
   }
 

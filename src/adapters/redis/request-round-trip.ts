@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { SpanContext } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
 import { reasonOf } from '../../domain/failure-reason.js';
 import { RATE_LIMIT_WINDOW_MS } from '../../domain/rate-limit.js';
 import { TIMEOUTS } from '../timeouts.js';
+import { endSpan, linkableContext, startSharedSpan, tracing } from '../tracing/tracing.js';
 import { DEFAULT_INSTANCES_KEY, InstancePresence } from './instance-presence.js';
 import { RedisKeySetVersionReader } from './key-set-version-reader.js';
 import { RedisBreaker } from './redis-breaker.js';
@@ -58,7 +60,11 @@ interface GatheredCount {
   /** What Redis adds to the counter: 1, and the requests admitted on this instance's share it brings. */
   readonly increment: number;
   readonly resolve: (value: unknown) => void;
+  /** The counted request's span, while tracing is on and it is recorded: the call's span links to it. */
+  readonly link: SpanContext | undefined;
 }
+
+const linkOf = (count: GatheredCount): SpanContext | undefined => count.link;
 
 export interface RequestRoundTripOptions {
   /** Where Redis is; never logged, since it may carry a password. */
@@ -175,7 +181,7 @@ export class RedisRequestRoundTrip {
   count<T>(counterKey: string, keyId: string, partnerId: string | undefined, taker: CountTaker<T>, increment = 1): Promise<T> {
     if (!this.breaker.inUse()) return Promise.resolve(taker.notCounted(keyId, increment));
     return new Promise<T>((resolve) => {
-      const gathered = this.gathered.push({ counterKey, keyId, partnerId, taker, increment, resolve: resolve as (value: unknown) => void });
+      const gathered = this.gathered.push({ counterKey, keyId, partnerId, taker, increment, resolve: resolve as (value: unknown) => void, link: linkableContext() });
       if (gathered === 1) setImmediate(this.sendGathered);
       else if (gathered === EARLY_CALL_COUNTS && this.callsWaiting === 0 && !this.answeredThisTurn) this.sendGathered();
     });
@@ -212,8 +218,10 @@ export class RedisRequestRoundTrip {
     const args = [this.window, this.presence.toRefresh(), this.window, String(first), String(counts.length), watch === undefined ? '' : this.tokens.next()];
     for (const count of counts) args.push(count.increment === 1 ? '1' : String(count.increment));
     this.callsWaiting += 1;
+    const span = tracing() === undefined ? undefined : startSharedSpan('redis count', counts.map(linkOf), { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'pcat.counts': counts.length, 'pcat.partners': partners.length });
     this.counting.run(keys, args).then(
       (reply) => {
+        endSpan(span);
         this.callsWaiting -= 1;
         if (!this.answeredThisTurn) {
           this.answeredThisTurn = true;
@@ -222,6 +230,7 @@ export class RedisRequestRoundTrip {
         this.deliver(counts, partners, reply);
       },
       (error: unknown) => {
+        endSpan(span, error);
         this.callsWaiting -= 1;
         if (error instanceof SlowReplyError) {
           this.slow += counts.length;

@@ -1,0 +1,46 @@
+import { isSpanContextValid, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
+import { SamplingDecision, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace';
+import type { SamplerName } from '../config/tracing-config.js';
+
+const KEEP: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
+const DROP: SamplingResult = { decision: SamplingDecision.NOT_RECORD };
+
+/**
+ * The sampler of `OTEL_TRACES_SAMPLER`, with what a public API needs on top (decisions: traces):
+ * - A span of this process's follows its parent: a request's steps are kept with the request.
+ * - A caller's span (a valid `traceparent`) is continued, its trace id kept; its `sampled` flag
+ *   decides only under a `parentbased_*` sampler. Otherwise the decision is the operator's ratio
+ *   drawn at random, not from the trace id, which the caller chose: a partner cannot make its
+ *   requests traced by choosing its ids either.
+ * - A shared operation (a turn's one Redis call, its gathered SELECT) is kept when one of the
+ *   requests linked to it is.
+ */
+export class ServiceSampler implements Sampler {
+  private readonly parentBased: boolean;
+  private readonly rootRatio: number;
+
+  constructor(name: SamplerName, ratio: number) {
+    this.parentBased = name.startsWith('parentbased_');
+    const root = this.parentBased ? name.slice('parentbased_'.length) : name;
+    this.rootRatio = root === 'always_on' ? 1 : root === 'always_off' ? 0 : ratio;
+  }
+
+  shouldSample(context: Context, _traceId: string, _name: string, _kind: SpanKind, _attributes: Attributes, links: Link[]): SamplingResult {
+    const parent = trace.getSpanContext(context);
+    if (parent !== undefined && isSpanContextValid(parent)) {
+      const sampled = (parent.traceFlags & TraceFlags.SAMPLED) !== 0;
+      if (parent.isRemote !== true || this.parentBased) return sampled ? KEEP : DROP;
+      return this.draw();
+    }
+    for (const link of links) if ((link.context.traceFlags & TraceFlags.SAMPLED) !== 0) return KEEP;
+    return this.draw();
+  }
+
+  toString(): string {
+    return `ServiceSampler{parentBased=${this.parentBased}, ratio=${this.rootRatio}}`;
+  }
+
+  private draw(): SamplingResult {
+    return this.rootRatio >= 1 || (this.rootRatio > 0 && Math.random() < this.rootRatio) ? KEEP : DROP;
+  }
+}

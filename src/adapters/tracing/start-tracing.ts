@@ -1,0 +1,21 @@
+import type { TracingSettings } from '../config/tracing-config.js';
+import type { SpanQueueCounts } from './span-queue.js';
+import { useTracing, type Tracing } from './tracing.js';
+
+const NOT_COUNTED: SpanQueueCounts = { dropped: () => undefined, exported: () => undefined };
+
+/**
+ * Turns tracing on for the process: the OpenTelemetry SDK is imported here, only now, so a process
+ * with tracing off never loads it. `stop` exports what is queued within its deadline and turns it off.
+ */
+export async function startTracing(settings: TracingSettings, counts: SpanQueueCounts = NOT_COUNTED): Promise<{ stop(deadlineMs: number): Promise<void> }> {
+  const { startOtelTracing } = await import('./otel-tracing.js');
+  const started: Tracing = startOtelTracing(settings, counts);
+  useTracing(started);
+  return {
+    stop: async (deadlineMs) => {
+      useTracing(undefined);
+      await started.shutdown(deadlineMs);
+    },
+  };
+}
