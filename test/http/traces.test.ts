@@ -1,8 +1,13 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { setTimeout } from 'node:timers/promises';
 import type { Deployment } from '../../src/composition/deployment.js';
-import { KEYS } from '../fixtures/catalog-fixture.js';
+import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
 import { fixtureCatalogFile, openTestDeployment } from '../support/deployments.js';
+import { importCatalog } from '../support/import.js';
+import { useTestDatabase } from '../support/mariadb.js';
+import { startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { spansByName, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -131,5 +136,151 @@ describe('traces over OTLP, on memory storage', function () {
     server = undefined;
     deployment = undefined;
     expect(tracedOf(lowIds), 'under a parent-based sampler the caller decides: every one kept').to.equal(100);
+  });
+});
+
+/**
+ * Requests written on connections the service has already served (so it has accepted them and reads
+ * them as soon as bytes come), all in one tick: the service reads them in one turn of its event
+ * loop, as a busy instance does. Each is sent with its own X-Request-Id.
+ */
+async function sendInOneTurn(url: string, requests: readonly { path: string; requestId: string }[]): Promise<number[]> {
+  const { hostname, port } = new URL(url);
+  const request = (path: string, requestId: string, close: boolean): string =>
+    `GET ${path} HTTP/1.1\r\nHost: test\r\nX-API-Key: ${KEYS.acme}\r\nX-Request-Id: ${requestId}\r\nConnection: ${close ? 'close' : 'keep-alive'}\r\n\r\n`;
+  const sockets = await Promise.all(requests.map(({ requestId }) => new Promise<{ socket: Socket; answers: Buffer[] }>((resolve, reject) => {
+    const answers: Buffer[] = [];
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(request('/healthz', `${requestId}-warm`, false)));
+    socket.on('data', (chunk: Buffer) => {
+      answers.push(chunk);
+      // The warm-up's answer is whole (healthz answers a short body with its length): the connection is the service's.
+      if (answers.length === 1) resolve({ socket, answers });
+    });
+    socket.once('error', reject);
+  })));
+  const answered = sockets.map(({ socket, answers }) => new Promise<number>((resolve, reject) => {
+    socket.once('end', () => {
+      const text = Buffer.concat(answers.slice(1)).toString('latin1');
+      resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0));
+    });
+    socket.once('error', reject);
+  }));
+  requests.forEach(({ path, requestId }, i) => sockets[i]!.socket.write(request(path, requestId, true)));
+  return Promise.all(answered);
+}
+
+/** The spans named `name` that link to a span of the trace of `server`. */
+function linkedFrom(spans: readonly ReceivedSpan[], name: string, server: ReceivedSpan): ReceivedSpan[] {
+  return spans.filter((span) => span.name === name && span.links.some((link) => link.traceId === server.traceId));
+}
+
+describe('traces over OTLP, on MySQL storage with and without Redis', function () {
+  this.timeout(60_000);
+  const testDb = useTestDatabase();
+  let receiver: OtlpReceiver;
+  let redis: RedisServerProcess | undefined;
+  let deployment: Deployment | undefined;
+  let server: TestServer | undefined;
+
+  before(async function () {
+    await importCatalog(testDb.db, fixtureCatalog());
+  });
+  beforeEach(async function () {
+    receiver = await startOtlpReceiver();
+  });
+  afterEach(async function () {
+    await server?.close();
+    await deployment?.close();
+    await redis?.kill();
+    server = undefined;
+    deployment = undefined;
+    redis = undefined;
+    await receiver.close();
+  });
+
+  it("draws a lookup's key check, response cache (miss, then hit) and database read, that read linked from the request", async function () {
+    deployment = await openTestDeployment({ STORAGE: 'mysql', DATABASE_URL: testDb.url, ...tracingTo(receiver) });
+    server = await startTestServer(deployment.api, { traceIds: true });
+    const first = await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme, 'X-Request-Id': 'mysql-first' } });
+    expect(first.status).to.equal(200);
+    const spans = await requestSpans(receiver, 'mysql-first', ['key check', 'response cache']);
+    const request = spans.get('GET /api/v1/public/sku/:sku')!;
+    expect(request.attributes['pcat.cache']).to.equal('miss');
+    expect(spans.get('response cache')!.parentSpanId).to.equal(request.spanId);
+    const [read] = await receiver.waitFor((received) => linkedFrom(received, 'mysql lookup', request).length > 0).then((received) => linkedFrom(received, 'mysql lookup', request));
+    expect(read!.parentSpanId, 'a root of its own, linked: it may serve several requests').to.equal('');
+    expect(read!.attributes).to.include({ 'db.system.name': 'mysql', 'db.operation.name': 'SELECT', 'pcat.partner.id': 'acme' });
+    const second = await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme, 'X-Request-Id': 'mysql-second' } });
+    expect(second.status).to.equal(200);
+    expect((await serverSpanOf(receiver, 'mysql-second')).attributes['pcat.cache']).to.equal('hit');
+    expectNoSecret(receiver);
+  });
+
+  it("draws the one Redis call and the one SELECT that served several requests of a turn once each, linked from every request they served", async function () {
+    redis = await startRedisServer();
+    deployment = await openTestDeployment({ STORAGE: 'mysql', DATABASE_URL: testDb.url, RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: '1000', ...tracingTo(receiver) });
+    server = await startTestServer(deployment.api, { traceIds: true });
+    // Warmed: the key set held, Redis connected.
+    while (!(await deployment.api.readiness.isReady())) await setTimeout(20);
+    expect((await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme } })).status).to.equal(200);
+    const requests = ['abc-1', 'ABC-1', 'SHARED-1'].map((sku, i) => ({ path: `/api/v1/public/sku/${sku}`, requestId: `turn-${i}` }));
+    expect(await sendInOneTurn(server.url, requests)).to.deep.equal([200, 200, 200]);
+    const servers = await Promise.all(requests.map(({ requestId }) => serverSpanOf(receiver, requestId)));
+    await receiver.waitFor((received) => servers.every((one) => linkedFrom(received, 'redis count', one).length === 1 && linkedFrom(received, 'mysql lookup', one).length === 1));
+    const spans = receiver.spans();
+    const counts = new Set(servers.map((one) => linkedFrom(spans, 'redis count', one)[0]!));
+    expect(counts.size, 'Redis calls for three requests of one turn').to.equal(1);
+    const [count] = [...counts];
+    expect(count!.attributes).to.include({ 'db.system.name': 'redis', 'pcat.counts': 3 });
+    expect(count!.parentSpanId).to.equal('');
+    // The first read goes at once, alone; the two that came while it was in flight share one statement.
+    const reads = new Set(servers.map((one) => linkedFrom(spans, 'mysql lookup', one)[0]!));
+    expect([...reads].map((read) => read.links.length).sort(), 'requests each SELECT served').to.deep.equal([1, 2]);
+    expectNoSecret(receiver);
+  });
+});
+
+describe('traces over OTLP, towards a collector that is away', function () {
+  this.timeout(30_000);
+
+  it('answers every request while the collector never answers, holds at most the queue and counts what it drops, and stops within its deadline', async function () {
+    const receiver = await startOtlpReceiver();
+    receiver.mode('black-hole');
+    // Metrics are made (METRICS_PORT not 0) though nothing here listens on them.
+    const deployment = await openTestDeployment({
+      CATALOG_FILE: fixtureCatalogFile(), METRICS_PORT: '9', RATE_LIMIT_PER_MINUTE: '100000',
+      ...tracingTo(receiver, { OTEL_BSP_MAX_QUEUE_SIZE: '32', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8', OTEL_BSP_EXPORT_TIMEOUT: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '600000' }),
+    });
+    const server = await startTestServer(deployment.api, { traceIds: true });
+    try {
+      for (let i = 0; i < 100; i += 1) expect((await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme } })).status).to.equal(200);
+      const figure = async (name: string): Promise<string> => (await deployment.metrics!.registry.getSingleMetricAsString(name));
+      // 200 spans ended (each request's and its key check's): 32 held, and the one export sent (8 at most) never answered.
+      const dropped = Number(/^pcat_trace_spans_dropped_total (\d+)$/m.exec(await figure('pcat_trace_spans_dropped_total'))?.[1]);
+      expect(dropped).to.be.within(200 - 32 - 8, 200 - 32 - 1);
+      expect(receiver.spans(), 'nothing was answered').to.have.length(0);
+    } finally {
+      await server.close();
+      // The stop gives the queue its short deadline, then lets it go.
+      await deployment.close();
+      await receiver.close();
+    }
+  });
+
+  it('exports in protobuf by default, as collectors expect', async function () {
+    const receiver = await startOtlpReceiver();
+    const deployment = await openTestDeployment({ CATALOG_FILE: fixtureCatalogFile(), OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20' });
+    const server = await startTestServer(deployment.api);
+    try {
+      const response = await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme, traceparent: `00-${PARTNER_TRACE}-${PARTNER_SPAN}-01` } });
+      const span = await serverSpanOf(receiver, String(response.headers['x-request-id']));
+      expect(span).to.include({ traceId: PARTNER_TRACE, parentSpanId: PARTNER_SPAN, kind: SERVER });
+      expect(span.attributes).to.include({ 'pcat.partner.id': 'acme', 'http.response.status_code': 200 });
+      expect(receiver.exports[0]!.contentType).to.equal('application/x-protobuf');
+    } finally {
+      await server.close();
+      await deployment.close();
+      await receiver.close();
+    }
   });
 });

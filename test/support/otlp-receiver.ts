@@ -161,7 +161,9 @@ const OTLP_TRACES = protobuf.Root.fromJSON({
 }).lookupType('ExportTraceServiceRequest');
 
 function fromProtobuf(body: Buffer): ReceivedSpan[] {
-  const decoded = OTLP_TRACES.toObject(OTLP_TRACES.decode(body), { longs: String, bytes: String, defaults: false, oneofs: false }) as JsonRequest;
+  // protobufjs leaves out empty lists and unset fields.
+  type Decoded = { resourceSpans?: (Omit<JsonRequest['resourceSpans'][number], 'scopeSpans'> & { scopeSpans?: { spans?: (Omit<JsonSpan, 'kind'> & { kind?: number })[] }[] })[] };
+  const decoded = OTLP_TRACES.toObject(OTLP_TRACES.decode(body), { longs: String, bytes: String, defaults: false, oneofs: false }) as Decoded;
   // protobufjs writes bytes in base64 where OTLP's JSON writes ids in hex.
   const hex = (base64: string | undefined): string => Buffer.from(base64 ?? '', 'base64').toString('hex');
   for (const resourceSpans of decoded.resourceSpans ?? []) {
@@ -170,13 +172,13 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
         span.traceId = hex(span.traceId);
         span.spanId = hex(span.spanId);
         span.parentSpanId = hex(span.parentSpanId);
-        span.kind ??= 0;
-        for (const link of span.links ?? []) {
+        span.links ??= [];
+        for (const link of span.links) {
           link.traceId = hex(link.traceId);
           link.spanId = hex(link.spanId);
         }
       }
     }
   }
-  return fromJson({ resourceSpans: decoded.resourceSpans ?? [] });
+  return fromJson({ resourceSpans: (decoded.resourceSpans ?? []).map(({ resource, scopeSpans }) => ({ ...(resource === undefined ? {} : { resource }), scopeSpans: (scopeSpans ?? []).map(({ spans }) => ({ spans: (spans ?? []).map((span) => ({ ...span, kind: span.kind ?? 0 })) })) })) });
 }

@@ -29,6 +29,7 @@ export class SpanQueue implements SpanProcessor {
   private exporting: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
+  private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly exporter: SpanExporter,
@@ -59,8 +60,13 @@ export class SpanQueue implements SpanProcessor {
     }
   }
 
-  /** Exports what is queued, up to `deadlineMs`; what is left then is dropped and counted. */
-  async shutdown(deadlineMs = this.settings.exportTimeoutMs): Promise<void> {
+  /** Exports what is queued, up to `deadlineMs`; what is left then is dropped and counted. Once: later calls share the first. */
+  shutdown(deadlineMs = this.settings.exportTimeoutMs): Promise<void> {
+    this.stopping ??= this.stop(deadlineMs);
+    return this.stopping;
+  }
+
+  private async stop(deadlineMs: number): Promise<void> {
     clearInterval(this.timer);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
@@ -71,6 +77,7 @@ export class SpanQueue implements SpanProcessor {
     this.stopped = true;
     if (this.queue.length > 0) this.counts.dropped(this.queue.length);
     this.queue = [];
+    // An exporter whose request hangs is let go, not waited for.
     await Promise.race([this.exporter.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 100).unref())]);
   }
 
