@@ -6,7 +6,7 @@ import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-t
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import type { TracingSettings } from '../config/tracing-config.js';
+import type { TracingSettings } from './tracing-settings.js';
 import { ServiceSampler } from './service-sampler.js';
 import { SpanQueue, type SpanQueueCounts } from './span-queue.js';
 import type { Tracing } from './tracing.js';

@@ -1,4 +1,4 @@
-import type { TracingSettings } from '../config/tracing-config.js';
+import type { TracingSettings } from './tracing-settings.js';
 import type { SpanQueueCounts } from './span-queue.js';
 import { useTracing, type Tracing } from './tracing.js';
 
