@@ -60,8 +60,8 @@ export function startOtelTracing(settings: TracingSettings, counts: SpanQueueCou
       span.end();
       return undefined;
     },
-    startRoot(name, attributes = {}, links = []) {
-      return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, links: links.map((linked) => ({ context: linked })), root: true }, ROOT_CONTEXT);
+    startRoot(name, attributes = {}, links = [], kind = SpanKind.INTERNAL) {
+      return tracer.startSpan(name, { kind, attributes, links: links.map((linked) => ({ context: linked })), root: true }, ROOT_CONTEXT);
     },
     within(span, run) {
       return context.with(trace.setSpan(activeContext(), span), run);
