@@ -17,10 +17,10 @@ module.exports = {
     },
     {
       name: 'adapters-stay-apart',
-      comment: 'An adapter never imports another adapter; the composition root joins them. src/adapters/listening is no adapter: how each of our listeners opens and closes. Files directly in src/adapters (timeouts, service metrics) are what every adapter shares.',
+      comment: 'An adapter never imports another adapter; the composition root joins them. src/adapters/listening is no adapter: how each of our listeners opens and closes; nor is src/adapters/tracing: the traces of the process, in which every adapter draws its spans. Files directly in src/adapters (timeouts, service metrics) are what every adapter shares.',
       severity: 'error',
       from: { path: '^src/adapters/([^/]+)/' },
-      to: { path: '^src/adapters/([^/]+)/', pathNot: '^src/adapters/($1|listening)/' },
+      to: { path: '^src/adapters/([^/]+)/', pathNot: '^src/adapters/($1|listening|tracing)/' },
     },
     {
       name: 'nothing-imports-the-roots',

@@ -5,6 +5,8 @@ import { databaseAdvice } from './adapters/mysql/database-advice.js';
 import { invitationUrl, portalBaseUrl } from './adapters/portal/portal-paths.js';
 import { rememberedByShape } from './adapters/structured-data/findings-by-shape.js';
 import { checkStructuredData } from './adapters/structured-data/google-rules.js';
+import { tracingSettings } from './adapters/config/tracing-config.js';
+import { startTracing } from './adapters/tracing/start-tracing.js';
 import { openOperatorCommands } from './composition/operator-commands.js';
 
 loadDotEnv();
@@ -19,6 +21,10 @@ process.exitCode = await runCli(process.argv.slice(2), {
     return openOperatorCommands(opened);
   },
   catalogPieces: catalogFilePieces,
+  startTracing: async () => {
+    const settings = tracingSettings(process.env);
+    return settings === null ? undefined : startTracing(settings, undefined, 'partner-catalog-cli');
+  },
   checkStructuredData: rememberedByShape(checkStructuredData),
   invitationUrl: (token) => {
     const { portal } = readConfig(process.env).listeners;

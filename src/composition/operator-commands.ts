@@ -37,7 +37,7 @@ export function openOperatorCommands(config: Config): Promise<OperatorCommands> 
   const { issueKey, revokeKey, listKeys } = container.get(TOKENS.PortalUseCases);
   const commands: OperatorCommands = {
     migrate: () => migrateToLatest(db),
-    importCatalog: (pieces, announce, progress) => container.get(TOKENS.ImportCatalog).execute(pieces, announce, progress),
+    importCatalog: (pieces, announce, progress, trace) => container.get(TOKENS.ImportCatalog).execute(pieces, announce, progress, trace),
     issueKey: async (partnerId, mode, label) => {
       const { issued, announceFailure } = await issueKey.execute({ partnerId, mode, label, actor: null });
       if (announceFailure !== null) {

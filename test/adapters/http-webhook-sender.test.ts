@@ -52,7 +52,8 @@ const sender = (options: Partial<HttpWebhookSenderOptions> = {}): HttpWebhookSen
 const ATTEMPT = {
   headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': '1764064800', 'webhook-signature': 'v1,abc=', 'Content-Type': 'application/json' },
   body: '{"type":"webhook.test","timestamp":"2026-11-25T10:00:00Z","data":{"endpoint_id":"ep_1"}}',
-};
+  subject: { messageId: 'msg_1', type: 'webhook.test', endpointId: 'ep_1', partnerId: 'acme', attempt: 1, traceparent: null },
+} as const;
 
 describe('webhook delivery over HTTP (HttpWebhookSender)', function () {
   this.timeout(15_000);

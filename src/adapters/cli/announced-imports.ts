@@ -14,10 +14,10 @@ import { NotAnnouncedError } from '../../application/instances/not-announced.js'
 export function announceImports(commands: OperatorCommands, versions: ChangeVersions): OperatorCommands {
   return {
     ...commands,
-    importCatalog: (pieces, _announce, progress) => commands.importCatalog(pieces, (changes, summary) => announce('the import', summary, async () => {
+    importCatalog: (pieces, _announce, progress, trace) => commands.importCatalog(pieces, (changes, summary) => announce('the import', summary, async () => {
       // Told what the import did to the keys, an instance that cannot read the database can still apply it.
       await Promise.all([versions.catalogsChanged(changes.catalogs), changes.keys === null ? undefined : versions.keysChanged(changes.keys)]);
-    }), progress),
+    }), progress, trace),
   };
 }
 

@@ -8,6 +8,8 @@ import { parseCommand, USAGE, UsageError, type Command } from './parse-command.j
 import { reasonOf } from '../../domain/failure-reason.js';
 import { NotAnnouncedError } from '../../application/instances/not-announced.js';
 import { progressFor, progressPolicy, type ProgressLine } from './progress.js';
+import { TIMEOUTS } from '../timeouts.js';
+import { tracedImport, type StartedTracing } from './traced-import.js';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
@@ -22,6 +24,11 @@ export interface CliIo {
   invitationUrl(token: string): { url: string; defaultAddress: boolean };
   /** The settings the CLI itself reads (how often progress is printed); none when absent. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Turns tracing on, from the OTEL_* settings, for a command that is traced (the import); undefined
+   * when they leave it off, and then the OpenTelemetry SDK is not even loaded.
+   */
+  startTracing?(): Promise<StartedTracing | undefined>;
   /** A failure in an operator's words, saying what to do (a database that does not exist), or null to print its message. */
   explainFailure?(error: unknown): string | null;
 }
@@ -84,8 +91,8 @@ async function execute(command: Command, io: CliIo, outcome: Outcome): Promise<s
     }
     case 'import': {
       // The file is checked as it is written, in one transaction: a bad file changes nothing.
-      const summary = await committed(outcome, () => withProgress(io, command, (progress) => withCommands(io, (commands) =>
-        changing(command.quiet ? undefined : outcome, commands).importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress))));
+      const summary = await committed(outcome, () => withTracing(io, () => withProgress(io, command, (progress) => tracedImport((trace) => withCommands(io, (commands) =>
+        changing(command.quiet ? undefined : outcome, commands).importCatalog(io.catalogPieces(command.file, { onRead: (bytes) => progress?.bytesRead(bytes) }), undefined, progress, trace))))));
       if (command.json) return json(summary);
       const lines = Object.entries(summary).map(([kind, counts]) =>
         `  ${kind}: ${Object.entries(counts).map(([what, n]) => `${n} ${COUNTED[what] ?? what}`).join(', ')}`);
@@ -227,6 +234,16 @@ async function withProgress<T>(io: CliIo, command: { name: 'import' | 'check'; f
     if (error instanceof NotAnnouncedError) progress?.finish();
     else progress?.fail();
     throw error;
+  }
+}
+
+/** The work with tracing on when the settings turn it on, its spans exported (within TIMEOUTS.traceFlushMs) before it returns. */
+async function withTracing<T>(io: CliIo, work: () => Promise<T>): Promise<T> {
+  const started = await io.startTracing?.();
+  try {
+    return await work();
+  } finally {
+    await started?.stop(TIMEOUTS.traceFlushMs);
   }
 }
 

@@ -4,7 +4,8 @@ import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseRetrySchedule } from '../../domain
 import { listenerSettings, type ListenerSettings } from './listener-config.js';
 import { redisSettings, type RedisSettings } from './redis-config.js';
 import { ConfigError, flag, httpUrl, integer, oneOf, text, type Env } from './setting-values.js';
-import { tracingSettings, type TracingSettings } from './tracing-config.js';
+import type { TracingSettings } from '../tracing/tracing-settings.js';
+import { tracingSettings } from './tracing-config.js';
 import { cacheTtlMs, storageSettings, type StorageSettings } from './storage-config.js';
 
 /** The service's settings (docs/decisions.md, configuration), validated, by section. */

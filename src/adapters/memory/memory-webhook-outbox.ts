@@ -89,7 +89,8 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
       delivery.claim = { token: randomBytes(16).toString('hex'), expiresAt: new Date(now.getTime() + leaseMs) };
       return {
         deliveryId: delivery.id, claimToken: delivery.claim.token, claimExpiresAt: delivery.claim.expiresAt, attempts: delivery.attempts,
-        message: { id: message.id, type: message.type, body: message.body, createdAt: message.createdAt },
+        earlierAttempts: delivery.earlierAttempts,
+        message: { id: message.id, type: message.type, body: message.body, createdAt: message.createdAt, traceparent: message.traceparent ?? null },
         endpoint: { id: endpoint.id, partnerId: endpoint.partnerId, url: endpoint.url, status: endpoint.status, secrets: endpoint.secrets },
       };
     }));

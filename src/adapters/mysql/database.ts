@@ -167,6 +167,8 @@ export interface WebhookMessagesTable {
   type: 'catalog.changed' | 'webhook.test';
   body: string;
   created_at: Date;
+  /** The traceparent of the import that queued it, for its attempts' spans to link to; null when it was not traced. */
+  traceparent: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A message's delivery to one endpoint; a worker holds it by its claim until the claim expires. */

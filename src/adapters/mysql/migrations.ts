@@ -15,6 +15,7 @@ import { attemptsAcrossResends } from './migrations/0013_attempts_across_resends
 import { testKeys } from './migrations/0014_test_keys.js';
 import { keyChangeSequence } from './migrations/0015_key_change_sequence.js';
 import { catalogSourceHash } from './migrations/0016_catalog_source_hash.js';
+import { webhookMessageTraceparent } from './migrations/0017_webhook_message_traceparent.js';
 
 /** Migrations live in code so they run the same under tsx and compiled, with no directory to scan. */
 export const migrationProvider: MigrationProvider = {
@@ -35,5 +36,6 @@ export const migrationProvider: MigrationProvider = {
     '0014_test_keys': testKeys,
     '0015_key_change_sequence': keyChangeSequence,
     '0016_catalog_source_hash': catalogSourceHash,
+    '0017_webhook_message_traceparent': webhookMessageTraceparent,
   }),
 };

@@ -16,7 +16,7 @@ const NO_REFERENCED_ROW = 'ER_NO_REFERENCED_ROW_2';
  */
 export async function insertOutboxMessage(db: Kysely<Database> | Transaction<Database>, message: OutboxMessage): Promise<void> {
   await db.insertInto('webhook_messages').values({
-    id: message.id, partner_id: message.partnerId, type: message.type, body: message.body, created_at: message.createdAt,
+    id: message.id, partner_id: message.partnerId, type: message.type, body: message.body, created_at: message.createdAt, traceparent: message.traceparent ?? null,
   }).execute();
   if (message.endpointIds.length === 0) return;
   await db.insertInto('webhook_deliveries').values(message.endpointIds.map((endpointId) => ({
@@ -111,15 +111,15 @@ export class MysqlWebhookOutbox implements WebhookOutbox {
       .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select([
-        'd.id', 'd.attempts', 'd.claim_expires_at', 'm.id as message_id', 'm.type', 'm.body', 'm.created_at',
+        'd.id', 'd.attempts', 'd.earlier_attempts', 'd.claim_expires_at', 'm.id as message_id', 'm.type', 'm.body', 'm.created_at', 'm.traceparent',
         'e.id as endpoint_id', 'e.partner_id', 'e.url', 'e.status', 'e.secret', 'e.previous_secret', 'e.previous_secret_until',
       ])
       .where('d.claim_token', '=', token)
       .orderBy('d.next_attempt_at').orderBy('d.id')
       .execute();
     return rows.map((row) => ({
-      deliveryId: row.id, claimToken: token, claimExpiresAt: row.claim_expires_at ?? expiresAt, attempts: row.attempts,
-      message: { id: row.message_id, type: row.type, body: row.body, createdAt: row.created_at },
+      deliveryId: row.id, claimToken: token, claimExpiresAt: row.claim_expires_at ?? expiresAt, attempts: row.attempts, earlierAttempts: row.earlier_attempts,
+      message: { id: row.message_id, type: row.type, body: row.body, createdAt: row.created_at, traceparent: row.traceparent },
       endpoint: {
         id: row.endpoint_id, partnerId: row.partner_id, url: row.url, status: row.status,
         secrets: {

@@ -6,7 +6,7 @@ import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-t
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import type { TracingSettings } from '../config/tracing-config.js';
+import type { TracingSettings } from './tracing-settings.js';
 import { ServiceSampler } from './service-sampler.js';
 import { SpanQueue, type SpanQueueCounts } from './span-queue.js';
 import type { Tracing } from './tracing.js';
@@ -60,8 +60,8 @@ export function startOtelTracing(settings: TracingSettings, counts: SpanQueueCou
       span.end();
       return undefined;
     },
-    startRoot(name, attributes = {}, links = []) {
-      return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, links: links.map((linked) => ({ context: linked })), root: true }, ROOT_CONTEXT);
+    startRoot(name, attributes = {}, links = [], kind = SpanKind.INTERNAL) {
+      return tracer.startSpan(name, { kind, attributes, links: links.map((linked) => ({ context: linked })), root: true }, ROOT_CONTEXT);
     },
     within(span, run) {
       return context.with(trace.setSpan(activeContext(), span), run);

@@ -1,6 +1,6 @@
 import { isSpanContextValid, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
 import { SamplingDecision, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace';
-import type { SamplerName } from '../config/tracing-config.js';
+import type { SamplerName } from './tracing-settings.js';
 
 const KEEP: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
 const DROP: SamplingResult = { decision: SamplingDecision.NOT_RECORD };

@@ -3,6 +3,9 @@ import type { Attributes, Span, SpanContext, SpanKind, SpanStatusCode } from '@o
 /** SpanStatusCode.ERROR, without loading the API's module where tracing may be off. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- the enum's value, fixed by the OTLP protocol
 export const SPAN_FAILED = 2 as SpanStatusCode.ERROR;
+/** SpanKind.CLIENT, likewise: a call this process makes to another (a webhook delivery). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- the enum's value, fixed by the OTLP protocol
+export const CLIENT_SPAN = 2 as SpanKind.CLIENT;
 
 /**
  * Traces as the adapters draw them (decisions: traces). Off, there is none (`tracing()` answers
@@ -23,8 +26,11 @@ export interface Tracing {
    * kept whenever one of them is; undefined when none is kept, so nothing is drawn.
    */
   startShared(name: string, links: readonly SpanContext[], attributes?: Attributes): Span | undefined;
-  /** A trace of its own (the CLI's import), kept as the sampler decides a root. */
-  startRoot(name: string, attributes?: Attributes, links?: readonly SpanContext[]): Span;
+  /**
+   * A trace of its own (the CLI's import, a webhook delivery linked to the import that queued it),
+   * kept as the sampler decides a root, or whenever a link's trace is kept.
+   */
+  startRoot(name: string, attributes?: Attributes, links?: readonly SpanContext[], kind?: SpanKind): Span;
   /** Runs `run` with `span` active: the spans it starts are its children, its log lines carry its ids. */
   within<T>(span: Span, run: () => T): T;
   /** The active span, if any. */

@@ -3,6 +3,8 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { AttemptError, AttemptOutcome, WebhookAttempt, WebhookSender } from '../../application/webhooks/webhook-sender.js';
+import { endSpan, tracing } from '../tracing/tracing.js';
+import { endDeliverySpan, startDeliverySpan } from './delivery-span.js';
 
 /** How much of an answer's body is read, for the delivery log; the rest is never read. */
 export const MAX_EXCERPT_BYTES = 1024;
@@ -33,6 +35,7 @@ const USER_AGENT = 'partner-catalog-webhooks/1';
  * every address the name resolves to is checked, the connection goes to the checked address and
  * never resolves the name again (so DNS cannot swap it after the check), redirects are answers, not
  * instructions, the whole attempt has one deadline, and at most 1 KiB of the answer is read.
+ * With tracing on, each attempt is a span whose context the request carries (`delivery-span.ts`).
  */
 export class HttpWebhookSender implements WebhookSender {
   private readonly resolve: (host: string) => Promise<readonly ResolvedAddress[]>;
@@ -42,12 +45,27 @@ export class HttpWebhookSender implements WebhookSender {
   }
 
   async send(attempt: WebhookAttempt): Promise<AttemptOutcome> {
+    const target = URL.canParse(attempt.url) ? new URL(attempt.url) : null;
+    const on = tracing();
+    if (on === undefined) return this.attempt(attempt, target, {});
+    const span = startDeliverySpan(on, attempt.subject, target);
+    try {
+      const outcome = await this.attempt(attempt, target, on.headersOf(span));
+      endDeliverySpan(span, outcome);
+      return outcome;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+  }
+
+  /** The attempt, its request carrying `traceHeaders` (none with tracing off). */
+  private async attempt(attempt: WebhookAttempt, target: URL | null, traceHeaders: Record<string, string>): Promise<AttemptOutcome> {
     const started = performance.now();
     const outcome = (status: number | null, error: AttemptError | null, rest: Partial<Pick<AttemptOutcome, 'retryAfterSeconds' | 'excerpt'>> = {}): AttemptOutcome => ({
       status, error, durationMs: Math.round(performance.now() - started), retryAfterSeconds: rest.retryAfterSeconds ?? null, excerpt: rest.excerpt ?? '',
     });
 
-    const target = URL.canParse(attempt.url) ? new URL(attempt.url) : null;
     if (target === null || !(target.protocol === 'https:' || (this.options.allowHttp && target.protocol === 'http:'))) return outcome(null, 'invalid_url');
     if (target.username !== '' || target.password !== '') return outcome(null, 'invalid_url');
 
@@ -65,7 +83,7 @@ export class HttpWebhookSender implements WebhookSender {
     // Every address, not only the first: the client could otherwise be steered to any of them.
     if (!addresses.every(({ address }) => this.options.allowsAddress(address))) return outcome(null, 'refused_address');
 
-    const answer = await post(target, host, addresses[0]!, attempt, deadline);
+    const answer = await post(target, host, addresses[0]!, { ...attempt.headers, ...traceHeaders }, attempt.body, deadline);
     if (answer.kind === 'failed') return outcome(null, deadline.aborted ? 'timeout' : 'connection_failed');
     return outcome(answer.status, null, { retryAfterSeconds: retryAfterSeconds(answer.retryAfter), excerpt: answer.excerpt });
   }
@@ -89,13 +107,13 @@ type Answer =
   | { readonly kind: 'failed' };
 
 /** POSTs to the one checked address, keeping the URL's name for Host and TLS; settles once, never throws. */
-function post(target: URL, host: string, pinned: ResolvedAddress, attempt: WebhookAttempt, deadline: AbortSignal): Promise<Answer> {
+function post(target: URL, host: string, pinned: ResolvedAddress, headers: Readonly<Record<string, string>>, text: string, deadline: AbortSignal): Promise<Answer> {
   // The client asks this, not DNS, where the name is: always the address that was checked.
   const lookup: LookupFunction = (_name, options, callback) => {
     if (options.all === true) callback(null, [{ address: pinned.address, family: pinned.family }]);
     else callback(null, pinned.address, pinned.family);
   };
-  const body = Buffer.from(attempt.body, 'utf8');
+  const body = Buffer.from(text, 'utf8');
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
@@ -112,7 +130,7 @@ function post(target: URL, host: string, pinned: ResolvedAddress, attempt: Webho
         host,
         port: target.port === '' ? undefined : Number(target.port),
         path: `${target.pathname}${target.search}`,
-        headers: { ...attempt.headers, 'Content-Length': String(body.length), 'User-Agent': USER_AGENT },
+        headers: { ...headers, 'Content-Length': String(body.length), 'User-Agent': USER_AGENT },
         lookup,
         // A connection of its own: a kept-alive socket would skip the address check of the next attempt.
         agent: false,

@@ -4,7 +4,7 @@ import type { CursorKeys } from '../changes/cursor-keys.js';
 import { CatalogChangedMessages } from '../webhooks/catalog-changed-messages.js';
 import type { Clock } from '../common/clock.js';
 import type { CatalogStore } from './catalog-store.js';
-import type { AnnounceImport, ImportProgress, ImportReport } from './operator-commands.js';
+import type { AnnounceImport, ImportPhase, ImportProgress, ImportReport, ImportTrace } from './operator-commands.js';
 import { ImportRun } from './import-run.js';
 
 /**
@@ -39,6 +39,9 @@ import { ImportRun } from './import-run.js';
  * batch or the partners held (HELD_BYTES), and the identities seen, whatever the file's size. A
  * file with any problem is refused with every problem listed by JSON path, and nothing it held is
  * kept.
+ *
+ * Traced (`ImportTrace`), each phase is run inside the trace's, and every webhook message queued
+ * carries the import's trace context.
  */
 export class ImportCatalog {
   constructor(
@@ -50,12 +53,13 @@ export class ImportCatalog {
   ) {}
 
   /** Imports the file; once it has committed, `announce` is told what it changed, for the instances to be told. */
-  async execute(pieces: CatalogPieces, announce?: AnnounceImport, progress?: ImportProgress): Promise<ImportReport> {
+  async execute(pieces: CatalogPieces, announce?: AnnounceImport, progress?: ImportProgress, trace?: ImportTrace): Promise<ImportReport> {
+    const phase = <T>(name: ImportPhase, run: () => Promise<T>): Promise<T> => (trace === undefined ? run() : trace.phase(name, run));
     let committed: ImportRun | undefined;
     // Read before the unit of work starts, so the import holds no second connection for it.
-    const messages = new CatalogChangedMessages(await this.cursorKeys.cursorKey());
+    const messages = new CatalogChangedMessages(await this.cursorKeys.cursorKey(), trace?.traceparent ?? null);
     const demoProducts = await this.demoProducts();
-    const report = await this.store.importing(async (session) => {
+    const report = await phase('unit of work', () => this.store.importing(async (session) => {
       const reader = new CatalogSourceReader();
       const run = new ImportRun(session, new Date(this.clock.now()), messages, demoProducts, progress);
       committed = run;
@@ -66,24 +70,27 @@ export class ImportCatalog {
         if (reader.problems.length > 0) run.stop();
         else for (const unit of units) await run.take(unit);
       };
-      try {
-        if (Symbol.asyncIterator in pieces) {
-          for await (const group of pieces) for (const piece of group) await take(piece);
-        } else {
-          for (const piece of pieces) await take(piece);
+      await phase('read and write', async () => {
+        try {
+          if (Symbol.asyncIterator in pieces) {
+            for await (const group of pieces) for (const piece of group) await take(piece);
+          } else {
+            for (const piece of pieces) await take(piece);
+          }
+        } catch (error) {
+          // The unit of work ends here: no statement of the batch being written may come after its rollback.
+          await run.settled().catch(() => undefined);
+          throw error;
         }
-      } catch (error) {
-        // The unit of work ends here: no statement of the batch being written may come after its rollback.
-        await run.settled().catch(() => undefined);
-        throw error;
-      }
-      progress?.startStage('finishing');
-      await run.settled();
+        progress?.startStage('finishing');
+        await run.settled();
+      });
       const problems = reader.finish();
       if (problems.length > 0) throw new CatalogSourceError(problems);
-      return run.finish();
-    });
-    if (announce !== undefined && committed !== undefined) await this.announce(committed, announce, report);
+      return phase('finish', () => run.finish());
+    }));
+    const run = committed;
+    if (announce !== undefined && run !== undefined) await phase('announce', () => this.announce(run, announce, report));
     return report;
   }
 

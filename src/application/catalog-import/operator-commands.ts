@@ -76,15 +76,30 @@ export interface ImportProgress {
   startStage(stage: 'finishing'): void;
 }
 
+/**
+ * An import's phases, as its trace draws them. The file is read, checked and written together, batch
+ * by batch (one batch written while the next is read), so they are one phase; then what waits for the
+ * file's end (the partners held, the sandboxes, the keys); the unit of work holds both, its commit
+ * included; once committed, the running instances are told.
+ */
+export type ImportPhase = 'unit of work' | 'read and write' | 'finish' | 'announce';
+
+/** How an import is traced, when it is: each phase run inside `phase`, and the context its webhook messages carry. */
+export interface ImportTrace {
+  /** The import's W3C `traceparent`, stored with its webhook messages for their deliveries to link to; null when not traced. */
+  readonly traceparent: string | null;
+  phase<T>(phase: ImportPhase, run: () => Promise<T>): Promise<T>;
+}
+
 /** What the operator commands need of the storage: the CLI drives it, the composition root supplies one. */
 export interface OperatorCommands {
   /** Names of the migrations applied; empty when the schema was current. */
   migrate(): Promise<string[]>;
   /**
    * Imports a catalog read piece by piece (`ImportCatalog`); refuses a bad one with nothing written.
-   * Once it has committed, `announce` is told what it changed; `progress` is told how it goes.
+   * Once it has committed, `announce` is told what it changed; `progress` is told how it goes; `trace` draws it.
    */
-  importCatalog(pieces: CatalogPieces, announce?: AnnounceImport, progress?: ImportProgress): Promise<ImportReport>;
+  importCatalog(pieces: CatalogPieces, announce?: AnnounceImport, progress?: ImportProgress, trace?: ImportTrace): Promise<ImportReport>;
   issueKey(partnerId: string, mode: KeyMode, label: string | null): Promise<IssuedApiKey>;
   revokeKey(keyId: string): Promise<{ id: string; revoked_at: Date }>;
   listKeys(partnerId: string): Promise<ApiKeyListing[]>;

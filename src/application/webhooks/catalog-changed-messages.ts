@@ -18,7 +18,11 @@ export interface ImportMessageSession {
  * endpoint, and nothing is queued.
  */
 export class CatalogChangedMessages {
-  constructor(private readonly cursorKey: CursorKey) {}
+  constructor(
+    private readonly cursorKey: CursorKey,
+    /** The import's trace context, carried by each message for its deliveries' spans to link to; null when the import is not traced. */
+    private readonly traceparent: string | null = null,
+  ) {}
 
   async queue(session: ImportMessageSession, input: {
     readonly partnerId: string;
@@ -33,6 +37,6 @@ export class CatalogChangedMessages {
     if (endpointIds.length === 0) return;
     const cursor = encodeCursor(this.cursorKey, partnerId, input.positionBefore);
     const body = webhookBody(catalogChangedMessage({ at, cursor, changes }));
-    await session.queueWebhookMessages([{ id: newWebhookMessageId(), partnerId, type: 'catalog.changed', body, createdAt: at, endpointIds }]);
+    await session.queueWebhookMessages([{ id: newWebhookMessageId(), partnerId, type: 'catalog.changed', body, createdAt: at, endpointIds, traceparent: this.traceparent }]);
   }
 }

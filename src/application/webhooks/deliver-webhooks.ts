@@ -130,7 +130,13 @@ export class DeliverWebhooks {
         body: delivery.message.body,
         secrets: signingSecrets(delivery.endpoint.secrets, now),
       });
-      const outcome = await this.sender.send({ url: delivery.endpoint.url, headers: { ...headers }, body: delivery.message.body });
+      const { message, endpoint } = delivery;
+      const outcome = await this.sender.send({
+        url: endpoint.url, headers: { ...headers }, body: message.body, subject: {
+          messageId: message.id, type: message.type, endpointId: endpoint.id, partnerId: endpoint.partnerId,
+          attempt: delivery.earlierAttempts + delivery.attempts + 1, traceparent: message.traceparent,
+        },
+      });
       const verdict = verdictOf(outcome.status);
       const next = this.nextAfter(delivery, verdict, outcome);
       const at = new Date(this.clock.now());

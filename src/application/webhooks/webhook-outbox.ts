@@ -12,6 +12,11 @@ export interface OutboxMessage {
   readonly createdAt: Date;
   /** One delivery per endpoint, each due at `createdAt`. */
   readonly endpointIds: readonly string[];
+  /**
+   * The W3C `traceparent` of the traced work that queued it (an import), for each attempt's span to
+   * link to; absent or null when that work was not traced. Opaque here: only the adapters read it.
+   */
+  readonly traceparent?: string | null;
 }
 
 /**
@@ -33,7 +38,9 @@ export interface ClaimedDelivery {
   readonly claimExpiresAt: Date;
   /** Attempts made before this one. */
   readonly attempts: number;
-  readonly message: { readonly id: string; readonly type: WebhookMessage['type']; readonly body: string; readonly createdAt: Date };
+  /** Attempts at the message to the endpoint by its earlier deliveries (a resend's): the delivery log numbers on from them. */
+  readonly earlierAttempts: number;
+  readonly message: { readonly id: string; readonly type: WebhookMessage['type']; readonly body: string; readonly createdAt: Date; readonly traceparent: string | null };
   readonly endpoint: { readonly id: string; readonly partnerId: string; readonly url: string; readonly status: WebhookEndpointStatus; readonly secrets: WebhookSecrets };
 }
 

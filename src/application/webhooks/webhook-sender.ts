@@ -1,9 +1,24 @@
+import type { WebhookMessage } from '../../domain/webhook-messages.js';
+
 /** One attempt at delivering a signed message: where, with which headers, and the body's exact text. */
 export interface WebhookAttempt {
   readonly url: string;
-  /** The signature headers and the content type; the sender adds only the length and its own name. */
+  /** The signature headers and the content type; the sender adds only the length, its own name and the trace context. */
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
+  readonly subject: AttemptSubject;
+}
+
+/** What an attempt is of, for the sender's trace of it (decisions: traces); none of it is sent. */
+export interface AttemptSubject {
+  readonly messageId: string;
+  readonly type: WebhookMessage['type'];
+  readonly endpointId: string;
+  readonly partnerId: string;
+  /** Its number as the delivery log gives it: among every attempt at the message to the endpoint, its resends' included, 1 for the first. */
+  readonly attempt: number;
+  /** The `traceparent` the message was queued under (an import's), for the attempt's span to link to; null when none. */
+  readonly traceparent: string | null;
 }
 
 /** Why an attempt failed before any answer came: for the delivery log, never a secret or an address. */
