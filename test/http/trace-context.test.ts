@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { traceIdOf } from '../../src/adapters/http/trace-context.js';
+import { traceIdOf } from '../../src/adapters/tracing/trace-context.js';
 
 describe('traceparent (W3C Trace Context)', function () {
   const id = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -10,6 +10,10 @@ import { useTestDatabase } from '../support/mariadb.js';
 import { startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { spansByName, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { tracingSettings } from '../../src/adapters/config/tracing-config.js';
+import { startTracing } from '../../src/adapters/tracing/start-tracing.js';
+import { startTestPortal } from '../support/portal-server.js';
+import { memoryPortalWorld } from '../support/portal-world.js';
 
 /*
  * Traces (decisions: traces) exported by the real OpenTelemetry SDK and exporters over OTLP/HTTP to a
@@ -280,6 +284,35 @@ describe('traces over OTLP, towards a collector that is away', function () {
     } finally {
       await server.close();
       await deployment.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('traces over OTLP, of the portal', function () {
+  this.timeout(30_000);
+
+  it("draws each portal request as a server span named by its route template, never its path or its cookie", async function () {
+    const receiver = await startOtlpReceiver();
+    const traces = await startTracing(tracingSettings(tracingTo(receiver))!);
+    const portal = await startTestPortal(await memoryPortalWorld());
+    try {
+      const token = 'invitation-token-that-is-a-secret';
+      const signIn = await fetch(`${portal.url}/portal/login`, { headers: { traceparent: `00-${PARTNER_TRACE}-${PARTNER_SPAN}-01` } });
+      expect(signIn.status).to.equal(200);
+      const invitation = await fetch(`${portal.url}/portal/invite/${token}`, { headers: { Cookie: 'pcat_session=a-session-secret' } });
+      await invitation.arrayBuffer();
+      const spans = await receiver.waitFor((received) => received.filter((span) => span.attributes['pcat.listener'] === 'portal').length >= 2);
+      const [first, second] = spans.filter((span) => span.attributes['pcat.listener'] === 'portal');
+      expect(first).to.include({ name: 'GET /portal/login', kind: SERVER, traceId: PARTNER_TRACE, parentSpanId: PARTNER_SPAN });
+      expect(first!.attributes).to.include({ 'http.route': '/portal/login', 'http.response.status_code': 200 });
+      expect(second!.name).to.match(/^GET \/portal\/invite\/:/);
+      const text = JSON.stringify(spans, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+      expect(text).not.to.include(token);
+      expect(text).not.to.include('a-session-secret');
+    } finally {
+      await portal.close();
+      await traces.stop(2_000);
       await receiver.close();
     }
   });

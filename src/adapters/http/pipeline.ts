@@ -18,7 +18,7 @@ import { requestIdFrom } from './request-id.js';
 import { loggablePath, requestLogOf, type RequestLine } from './request-log.js';
 import { SandboxRateLimitAsked } from './sandbox-answers.js';
 import { apiSecurityHeaders, helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
-import { traceIdOf } from './trace-context.js';
+import { traceIdOf } from '../tracing/trace-context.js';
 import { SPAN_FAILED, traced, tracing } from '../tracing/tracing.js';
 import type { Span } from '@opentelemetry/api';
 import { TurnWrites } from './turn-writes.js';

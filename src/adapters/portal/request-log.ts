@@ -1,6 +1,8 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { traceIdOf } from '../tracing/trace-context.js';
 import { UNMATCHED_ROUTE } from '../service-metrics.js';
+import { SPAN_FAILED, tracing } from '../tracing/tracing.js';
 import type { PortalState } from './portal-state.js';
 
 /** Where portal requests are counted, by route template (never the path: an invitation's token is in it). */
@@ -19,6 +21,36 @@ function pathTemplateOf(ctx: object): string | undefined {
   return typeof path === 'string' ? path : undefined;
 }
 
+/** The route a request is named by once answered: its own, the template of a path matched with another method, or unmatched. */
+function routeOf(ctx: { readonly state: PortalState }): string {
+  return ctx.state.route === UNMATCHED_ROUTE ? pathTemplateOf(ctx) ?? UNMATCHED_ROUTE : ctx.state.route;
+}
+
+/**
+ * A server span per portal request while tracing is on (decisions: traces), named by its route
+ * template once answered: never its path (an invitation's token is in it), a cookie or a form's
+ * fields. First of the middleware, so the log line and every span of the request are within it.
+ */
+export function traceRequests(): Middleware<PortalState> {
+  return async (ctx, next) => {
+    const on = tracing();
+    if (on === undefined) return next();
+    const traceparent = ctx.get('traceparent');
+    const span = on.startServer(`${ctx.method} portal`, traceIdOf(traceparent) === undefined ? undefined : traceparent, ctx.get('tracestate') || undefined, {
+      'http.request.method': ctx.method, 'pcat.listener': 'portal',
+    });
+    try {
+      await on.within(span, next);
+    } finally {
+      const route = routeOf(ctx);
+      span.updateName(`${ctx.method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': ctx.status });
+      if (ctx.status >= 500) span.setStatus({ code: SPAN_FAILED });
+      span.end();
+    }
+  };
+}
+
 /** One log line and one observation per request, once its answer is settled, whatever it is. */
 export function logRequests(logger: Logger, metrics?: PortalRequestObserver): Middleware<PortalState> {
   return async (ctx, next) => {
@@ -27,7 +59,7 @@ export function logRequests(logger: Logger, metrics?: PortalRequestObserver): Mi
     try {
       await next();
     } finally {
-      const route = ctx.state.route === UNMATCHED_ROUTE ? pathTemplateOf(ctx) ?? UNMATCHED_ROUTE : ctx.state.route;
+      const route = routeOf(ctx);
       const ms = performance.now() - started;
       // The route template, never the path: an invitation's token is part of its path.
       logger.info({ portal: true, method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
