@@ -139,6 +139,8 @@ describe('webhook outbox storage', function () {
     it('numbers the attempts of the deliveries queued before it across their resends, marks the resends, and does the same when run again', async function () {
       await emptyDatabase(testDb.db);
       await migrateTo(testDb.db, '0012_feed_before_signing');
+      // Today's outbox reads a message's traceparent, a column of a later migration (which adds it only if it is not there).
+      await sql`alter table webhook_messages add column traceparent varchar(55) null`.execute(testDb.db);
       await importBeforeTestKeys(new MysqlCatalogStore(testDb.db), fixtureDocument());
       const endpoints = new MysqlWebhookEndpoints(testDb.db);
       const outbox = new MysqlWebhookOutbox(testDb.db);

@@ -42,14 +42,15 @@ export function webhookOutboxContract(adapterName: string, factory: WebhookOutbo
     });
 
     it('claims a message\'s deliveries with its exact body and each endpoint\'s URL, status and secrets; a live claim is not claimed again', async function () {
-      const queued = message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id, second.id]);
+      // With the span of the import that wrote it, as a traced import leaves it.
+      const queued = { ...message('msg_aaaaaaaaaaaaaaaaaaaaaa', [first.id, second.id]), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
       await outbox.enqueue(queued);
       expect(await outbox.pendingCount()).to.equal(2);
       expect(await outbox.claimDue(at(-1), 10, LEASE)).to.deep.equal([]);
       const claimed = await outbox.claimDue(at(0), 10, LEASE);
       expect(claimed.map((c) => c.endpoint)).to.have.deep.members([first, second].map((e) => ({ id: e.id, partnerId: e.partnerId, url: e.url, status: e.status, secrets: e.secrets })));
       for (const c of claimed) {
-        expect(c.message).to.deep.equal({ id: queued.id, type: 'webhook.test', body: queued.body, createdAt: T0 });
+        expect(c.message).to.deep.equal({ id: queued.id, type: 'webhook.test', body: queued.body, createdAt: T0, traceparent: queued.traceparent });
         expect(c.attempts).to.equal(0);
         expect(c.claimExpiresAt).to.deep.equal(at(LEASE));
       }

@@ -16,7 +16,9 @@ const NO_REFERENCED_ROW = 'ER_NO_REFERENCED_ROW_2';
  */
 export async function insertOutboxMessage(db: Kysely<Database> | Transaction<Database>, message: OutboxMessage): Promise<void> {
   await db.insertInto('webhook_messages').values({
-    id: message.id, partner_id: message.partnerId, type: message.type, body: message.body, created_at: message.createdAt, traceparent: message.traceparent ?? null,
+    id: message.id, partner_id: message.partnerId, type: message.type, body: message.body, created_at: message.createdAt,
+    // Named only when there is one: the column's default is null, and a schema from before it takes the rest.
+    ...(message.traceparent == null ? {} : { traceparent: message.traceparent }),
   }).execute();
   if (message.endpointIds.length === 0) return;
   await db.insertInto('webhook_deliveries').values(message.endpointIds.map((endpointId) => ({
