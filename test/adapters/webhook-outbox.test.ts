@@ -139,8 +139,10 @@ describe('webhook outbox storage', function () {
     it('numbers the attempts of the deliveries queued before it across their resends, marks the resends, and does the same when run again', async function () {
       await emptyDatabase(testDb.db);
       await migrateTo(testDb.db, '0012_feed_before_signing');
-      // Today's outbox reads a message's traceparent, a column of a later migration (which adds it only if it is not there).
+      // Today's outbox claims read two columns of later migrations, which add them only where they are not
+      // there: a message's traceparent (0017) and a delivery's earlier attempts, 0 until 0013 counts them.
       await sql`alter table webhook_messages add column traceparent varchar(55) null`.execute(testDb.db);
+      await sql`alter table webhook_deliveries add column earlier_attempts int unsigned not null default 0`.execute(testDb.db);
       await importBeforeTestKeys(new MysqlCatalogStore(testDb.db), fixtureDocument());
       const endpoints = new MysqlWebhookEndpoints(testDb.db);
       const outbox = new MysqlWebhookOutbox(testDb.db);
