@@ -33,6 +33,7 @@ describe('configuration', function () {
       webhooks: { allowPrivateTargets: false, timeoutMs: 15_000, concurrency: 16, retrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000], pollMs: 500 },
       openapi: { contact: { name: 'API support', email: null, url: null }, termsUrl: null },
       logLevel: 'info',
+      tracing: null,
     });
   });
 
@@ -132,12 +133,26 @@ describe('configuration', function () {
     [{ OPENAPI_CONTACT_EMAIL: 'API Support <support@example.com>' }, 'OPENAPI_CONTACT_EMAIL: must be an e-mail address'],
     [{ OPENAPI_CONTACT_URL: 'support.example.com' }, 'OPENAPI_CONTACT_URL: must be an absolute http:// or https:// URL; got "support.example.com"'],
     [{ OPENAPI_TERMS_URL: 'ftp://example.com/terms' }, 'OPENAPI_TERMS_URL: must be an absolute http:// or https:// URL'],
+    [{ OTEL_TRACES_EXPORTER: 'jaeger' }, 'OTEL_TRACES_EXPORTER: must be one of otlp, none; got "jaeger"'],
+    [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http/protobuf, http/json; got "grpc"'],
+    [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }, 'OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1 (the share of traces kept); got "1.5"'],
+    [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'ratio' }, 'OTEL_TRACES_SAMPLER: must be one of always_on, always_off, traceidratio,'],
+    [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT: must be an absolute http:// or https:// URL'],
+    [{ OTEL_TRACES_EXPORTER: 'otlp', OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20' }, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must be at most OTEL_BSP_MAX_QUEUE_SIZE (10); got 20'],
   ];
   for (const [env, message] of bad) {
     it(`refuses ${JSON.stringify(env)} naming the variable`, function () {
       expect(errorOf(env).message).to.satisfy((m: string) => m.startsWith(message));
     });
   }
+
+  it('turns traces on with OTEL_TRACES_EXPORTER=otlp alone, and off again with OTEL_SDK_DISABLED=true', function () {
+    expect(readConfig({ OTEL_TRACES_EXPORTER: 'otlp' }).tracing).to.deep.equal({
+      protocol: 'http/protobuf', endpoint: null, tracesEndpoint: null, sampler: 'always_on', ratio: 1, maxQueueSize: 2_048, maxExportBatchSize: 512, scheduleDelayMs: 5_000, exportTimeoutMs: 30_000,
+    });
+    expect(readConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' }).tracing).to.include({ sampler: 'parentbased_traceidratio', ratio: 0.01 });
+    expect(readConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }).tracing).to.equal(null);
+  });
 
   it('bounds the response cache by CACHE_MAX_BYTES, from 1 MiB to 4 GiB', function () {
     expect(readConfig({ CACHE_MAX_BYTES: '1048576' }).cache.maxBytes).to.equal(1_048_576);
