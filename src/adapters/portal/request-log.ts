@@ -34,7 +34,10 @@ function routeOf(ctx: { readonly state: PortalState }): string {
 export function traceRequests(): Middleware<PortalState> {
   return async (ctx, next) => {
     const on = tracing();
-    if (on === undefined) return next();
+    if (on === undefined) {
+      await next();
+      return;
+    }
     const traceparent = ctx.get('traceparent');
     const span = on.startServer(`${ctx.method} portal`, traceIdOf(traceparent) === undefined ? undefined : traceparent, ctx.get('tracestate') || undefined, {
       'http.request.method': ctx.method, 'pcat.listener': 'portal',
