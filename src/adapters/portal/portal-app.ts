@@ -14,6 +14,7 @@ import type { PortalParts, PortalUseCases } from './portal-parts.js';
 import { PORTAL_PATHS } from './portal-paths.js';
 import { requireSession } from './portal-session.js';
 import type { PortalState } from './portal-state.js';
+import { tracing } from '../tracing/tracing.js';
 import { logRequests, traceRequests, type PortalRequestObserver } from './request-log.js';
 import { securityHeaders } from './security-headers.js';
 import { addSignInRoutes } from './sign-in-routes.js';
@@ -52,7 +53,8 @@ export function createPortalApp(useCases: PortalUseCases, options: PortalOptions
   addWebhookRoutes(router, parts);
   addAuditLogRoutes(router, parts);
 
-  app.use(traceRequests());
+  // Tracing is started before the listeners: with it off, the portal's requests pass no middleware of its.
+  if (tracing() !== undefined) app.use(traceRequests());
   app.use(logRequests(options.logger, options.metrics));
   app.use(securityHeaders(options.secureCookies));
   app.use(answerErrors(options.logger));
