@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import { promisify } from 'node:util';
 import { setTimeout } from 'node:timers/promises';
 import type { Deployment } from '../../src/composition/deployment.js';
 import { fixtureCatalog, KEYS } from '../fixtures/catalog-fixture.js';
@@ -21,6 +23,7 @@ import { memoryPortalWorld } from '../support/portal-world.js';
  */
 
 const SKU_PATH = '/api/v1/public/sku/TENT-2P';
+const run = promisify(execFile);
 const SERVER = 2;
 const PARTNER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARTNER_SPAN = '00f067aa0ba902b7';
@@ -217,6 +220,15 @@ describe('traces over OTLP, on MySQL storage with and without Redis', function (
     const second = await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme, 'X-Request-Id': 'mysql-second' } });
     expect(second.status).to.equal(200);
     expect((await serverSpanOf(receiver, 'mysql-second')).attributes['pcat.cache']).to.equal('hit');
+    // A batch: its hits and misses on the request's span, its own read below it; a page of the changes feed, its read below it.
+    expect((await server.request('/api/v1/public/products?sku=TENT-2P,abc-1,NOPE', { headers: { 'X-API-Key': KEYS.acme, 'X-Request-Id': 'mysql-batch' } })).status).to.equal(200);
+    const batch = await requestSpans(receiver, 'mysql-batch', ['mysql lookup batch']);
+    expect(batch.get('GET /api/v1/public/products')!.attributes).to.include({ 'pcat.cache.hits': 1, 'pcat.cache.misses': 2 });
+    expect(batch.get('mysql lookup batch')!.attributes).to.include({ 'pcat.values': 2 });
+    expect(batch.get('mysql lookup batch')!.parentSpanId).to.equal(batch.get('GET /api/v1/public/products')!.spanId);
+    expect((await server.request('/api/v1/public/changes?limit=2', { headers: { 'X-API-Key': KEYS.acme, 'X-Request-Id': 'mysql-changes' } })).status).to.equal(200);
+    const changes = await requestSpans(receiver, 'mysql-changes', ['mysql changes page']);
+    expect(changes.get('mysql changes page')!.attributes, 'a page of 2 asks for one more row: is there a next page').to.include({ 'pcat.feed.rows_asked': 3, 'pcat.feed.entries': 3 });
     expectNoSecret(receiver);
   });
 
@@ -284,6 +296,27 @@ describe('traces over OTLP, towards a collector that is away', function () {
     } finally {
       await server.close();
       await deployment.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('traces off', function () {
+  this.timeout(60_000);
+
+  it('loads no module of the tracing SDK nor of its exporters: only OTEL_TRACES_EXPORTER=otlp does', async function () {
+    const probe = async (settings: Record<string, string>): Promise<{ status: number; sdkModules: number }> => {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/sdk-loaded-probe.ts', JSON.stringify(settings)], { timeout: 50_000 });
+      return JSON.parse(stdout.trim().split('\n').at(-1)!) as { status: number; sdkModules: number };
+    };
+    const receiver = await startOtlpReceiver();
+    try {
+      expect(await probe({})).to.deep.equal({ status: 200, sdkModules: 0 });
+      expect(await probe({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).to.deep.equal({ status: 200, sdkModules: 0 });
+      const on = await probe(tracingTo(receiver));
+      expect(on.status).to.equal(200);
+      expect(on.sdkModules, 'the probe sees the SDK when it is loaded').to.be.above(0);
+    } finally {
       await receiver.close();
     }
   });

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { ChangesFeed, FeedPage } from '../../application/changes/changes-feed.js';
+import { traced, tracing } from '../tracing/tracing.js';
 import type { Database } from './database.js';
 
 /**
@@ -14,6 +15,15 @@ export class MysqlChangesFeed implements ChangesFeed {
   constructor(private readonly db: Kysely<Database>) {}
 
   read(partnerId: string, afterSeq: number, limit: number): Promise<FeedPage> {
+    if (tracing() === undefined) return this.readPage(partnerId, afterSeq, limit);
+    return traced('mysql changes page', { 'db.system.name': 'mysql', 'db.operation.name': 'SELECT', 'pcat.partner.id': partnerId, 'pcat.feed.rows_asked': limit }, async (span) => {
+      const page = await this.readPage(partnerId, afterSeq, limit);
+      span?.setAttribute('pcat.feed.entries', page.entries.length);
+      return page;
+    });
+  }
+
+  private readPage(partnerId: string, afterSeq: number, limit: number): Promise<FeedPage> {
     return this.db.transaction().setAccessMode('read only').execute(async (trx) => {
       const partner = await trx.selectFrom('partners').select('feed_horizon').where('id', '=', partnerId).executeTakeFirst();
       const { rows } = await feedPageQuery(partnerId, afterSeq, limit).execute(trx);

@@ -8,7 +8,7 @@ import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 import type { Database } from './database.js';
-import { endSpan, linkableContext, startSharedSpan, tracing } from '../tracing/tracing.js';
+import { endSpan, linkableContext, startSharedSpan, traced, tracing } from '../tracing/tracing.js';
 import { fitToSize, prepareQuery } from './prepared-query.js';
 
 type AnswerRow = { id: number; etag: string | null; body: Buffer | null };
@@ -89,16 +89,20 @@ export class MysqlProductCatalog implements ProductCatalog {
     return this.idLookups.find(partnerId, id);
   }
 
-  async findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
-    const rows = new Map<string, AnswerRow>();
-    for (const chunk of chunks(skus)) for (const row of await readList(undefined, this.bySkus, partnerId, chunk)) rows.set(row.sku, row);
-    return skus.map((sku) => answerOf(rows.get(sku)));
+  findManyBySku(partnerId: string, skus: readonly Sku[]): Promise<(LookupAnswer | null)[]> {
+    return batchRead(partnerId, skus.length, async () => {
+      const rows = new Map<string, AnswerRow>();
+      for (const chunk of chunks(skus)) for (const row of await readList(undefined, this.bySkus, partnerId, chunk)) rows.set(row.sku, row);
+      return skus.map((sku) => answerOf(rows.get(sku)));
+    });
   }
 
-  async findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
-    const rows = new Map<number, AnswerRow>();
-    for (const chunk of chunks(ids)) for (const row of await readList(undefined, this.byIds, partnerId, chunk)) rows.set(row.id, row);
-    return ids.map((id) => answerOf(rows.get(id)));
+  findManyById(partnerId: string, ids: readonly ProductId[]): Promise<(LookupAnswer | null)[]> {
+    return batchRead(partnerId, ids.length, async () => {
+      const rows = new Map<number, AnswerRow>();
+      for (const chunk of chunks(ids)) for (const row of await readList(undefined, this.byIds, partnerId, chunk)) rows.set(row.id, row);
+      return ids.map((id) => answerOf(rows.get(id)));
+    });
   }
 }
 
@@ -107,6 +111,12 @@ function readList<V, R>(single: Read<V, R> | undefined, lists: Map<number, Read<
   if (values.length === 1 && single !== undefined) return single(partnerId, values[0]!);
   const { size, padded } = fitToSize(values, LIST_SIZES);
   return lists.get(size)!(partnerId, ...padded);
+}
+
+/** A batch lookup's reads: its own, in a span of the request's while tracing is on (a batch shares no statement). */
+function batchRead<T>(partnerId: string, values: number, read: () => Promise<T>): Promise<T> {
+  if (tracing() === undefined) return read();
+  return traced('mysql lookup batch', { 'db.system.name': 'mysql', 'db.operation.name': 'SELECT', 'db.collection.name': 'products', 'pcat.partner.id': partnerId, 'pcat.values': values }, read);
 }
 
 /** The values in lists of at most MAX_BATCH_VALUES. */
