@@ -12,6 +12,7 @@ import { useTestDatabase } from '../support/mariadb.js';
 import { startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { spansByName, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { renderWaterfall } from '../support/waterfall.js';
 import { tracingSettings } from '../../src/adapters/config/tracing-config.js';
 import { startTracing } from '../../src/adapters/tracing/start-tracing.js';
 import { startTestPortal } from '../support/portal-server.js';
@@ -252,6 +253,14 @@ describe('traces over OTLP, on MySQL storage with and without Redis', function (
     // The first read goes at once, alone; the two that came while it was in flight share one statement.
     const reads = new Set(servers.map((one) => linkedFrom(spans, 'mysql lookup', one)[0]!));
     expect([...reads].map((read) => read.links.length).sort(), 'requests each SELECT served').to.deep.equal([1, 2]);
+    // The picture of docs/observability.md: a request whose read shared its statement with another's.
+    const shared = servers.find((one) => linkedFrom(spans, 'mysql lookup', one)[0]!.links.length === 2)!;
+    await receiver.waitFor((received) => received.some((span) => span.traceId === shared.traceId && span.name === 'response cache'));
+    const picture = renderWaterfall(receiver.spans(), shared);
+    if (process.env.PRINT_TRACE === '1') process.stdout.write(`${picture}\n`);
+    expect(picture.split('\n').map((line) => line.split('|')[0]!.trim())).to.have.members([
+      'GET /api/v1/public/sku/:sku', 'key check', 'response cache', '⇠ linked: redis count (3 requests)', '⇠ linked: mysql lookup (2 requests)',
+    ]);
     expectNoSecret(receiver);
   });
 });
