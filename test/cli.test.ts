@@ -110,7 +110,7 @@ describe(`operator CLI (npm run ${script})`, function () {
     it('migrates, and a second run applies nothing', async function () {
       const first = await cli(['migrate', '--json'], env);
       expect(first.code).to.equal(0);
-      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers', '0008_service_secrets', '0009_admin_records_retention', '0010_webhook_endpoints', '0011_webhook_outbox', '0012_feed_before_signing', '0013_attempts_across_resends', '0014_test_keys', '0015_key_change_sequence', '0016_catalog_source_hash'] });
+      expect(first.json()).to.deep.equal({ applied: ['0001_initial_schema', '0002_product_lookup_document', '0003_video_search_fields', '0004_identities_and_hashes_only', '0005_changes_feed', '0006_partner_portal', '0007_feed_on_answers', '0008_service_secrets', '0009_admin_records_retention', '0010_webhook_endpoints', '0011_webhook_outbox', '0012_feed_before_signing', '0013_attempts_across_resends', '0014_test_keys', '0015_key_change_sequence', '0016_catalog_source_hash', '0017_webhook_message_traceparent'] });
       expect((await cli(['migrate', '--json'], env)).json()).to.deep.equal({ applied: [] });
     });
 
