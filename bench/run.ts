@@ -49,6 +49,7 @@ import { parseArgs } from 'node:util';
 import { chooseAttacks, runAttacks } from './attacks.js';
 import { writeBenchCatalog } from './bench-catalog.js';
 import { runBatchRows } from './batch-rows.js';
+import { startOtlpSink, tracedEnv } from './otlp-sink.js';
 import { runColdRows } from './cold-rows.js';
 import { drive, LOAD_CONNECTIONS, loadGenerator, type Load } from './load.js';
 import { median } from './percentile.js';
@@ -86,6 +87,8 @@ const MEMORY_ROW = 'service, memory storage';
 const HEADERS_ROW = 'bare node:http, pre-built bytes with the service\'s headers';
 /** The memory row without metrics: against it, what counting requests costs on the lookup path. */
 const METRICS_OFF_ROW = 'service, memory storage, metrics off';
+/** The memory row with traces on, kept at `ratio`, exported to a sink of the bench's own (docs/observability.md). */
+const TRACES_ROW = (ratio: number): string => `service, memory storage, traces at ${ratio * 100} %`;
 /** The memory row run from a --baseline-dir checkout. */
 const baselineRow = (dir: string): string => `service, memory storage, baseline ${basename(resolve(dir))}`;
 const BASELINE_DIRS = values['baseline-dir']?.split(',').filter((dir) => dir !== '') ?? [];
@@ -115,8 +118,9 @@ async function main(): Promise<void> {
     MAX_CONNECTIONS_PER_ADDRESS: String(2 * LOAD_CONNECTIONS),
   };
   const serviceScript = resolve(values['service-dir'], 'src/main.ts');
+  const otlpSink = await startOtlpSink();
   const context: BenchContext = {
-    dir, catalog, generator, bodyFile: join(dir, 'body.json'), headersFile: join(dir, 'headers.json'), serviceEnv, serviceScript,
+    dir, catalog, generator, bodyFile: join(dir, 'body.json'), headersFile: join(dir, 'headers.json'), serviceEnv, serviceScript, otlpSink,
   };
 
   // The bare servers write the bytes the service itself answers for the first SKU, one of them with its headers too.
@@ -124,6 +128,10 @@ async function main(): Promise<void> {
 
   const only = values.only?.split(',').filter((text) => text !== '');
   await runTable(context, only);
+  if (otlpSink.received.exports > 0) {
+    process.stdout.write(`bench: the traced rows exported ${otlpSink.received.exports} times, ${(otlpSink.received.bytes / 1e6).toFixed(1)} MB of spans in all\n`);
+  }
+  await otlpSink.close();
   if (only === undefined || only.includes('cold')) {
     const cpuProfDir = values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']);
     await runColdRows(context, { rounds, durationS, products: Number(values['cold-products']), keys: Number(values.keys), cpuProfDir,
@@ -156,6 +164,8 @@ async function runTable(context: BenchContext, only: string[] | undefined): Prom
     { name: 'koa + router + security headers, cached bytes', script: 'bench/koa-ceiling.ts', env: {} },
     { name: MEMORY_ROW, script: context.serviceScript, env: context.serviceEnv },
     { name: METRICS_OFF_ROW, script: context.serviceScript, env: { ...context.serviceEnv, METRICS_PORT: '0' } },
+    { name: TRACES_ROW(0.01), script: context.serviceScript, env: { ...context.serviceEnv, ...tracedEnv(context.otlpSink, 0.01) } },
+    { name: TRACES_ROW(1), script: context.serviceScript, env: { ...context.serviceEnv, ...tracedEnv(context.otlpSink, 1) } },
     ...BASELINE_DIRS.map((dir) => ({ name: baselineRow(dir), script: resolve(dir, 'src/main.ts'), env: context.serviceEnv })),
     ...(only === undefined || only.some((text) => /mysql/i.test(text)) ? await mysqlTargets(context, BASELINE_DIRS) : []),
   ];

@@ -1,3 +1,4 @@
+import type { OtlpSink } from './otlp-sink.js';
 import type { BenchCatalog } from './bench-catalog.js';
 
 /** One row of the table: a server script started fresh for every run. */
@@ -21,4 +22,6 @@ export interface BenchContext {
   readonly serviceEnv: Record<string, string>;
   /** The service's entry point (`src/main.ts`, or another checkout's with --service-dir). */
   readonly serviceScript: string;
+  /** Where the traced rows export their spans. */
+  readonly otlpSink: OtlpSink;
 }

@@ -9,6 +9,7 @@ import { ImportCatalog } from '../src/application/catalog-import/import-catalog.
 import { systemClock } from '../src/application/common/clock.js';
 import { openBenchRedis } from './bench-redis.js';
 import { openBenchTopologies } from './bench-topologies.js';
+import { tracedEnv } from './otlp-sink.js';
 import type { BenchContext, Target } from './target.js';
 import { demoProducts } from '../src/adapters/catalog-file/catalog-file.js';
 
@@ -82,6 +83,8 @@ export async function mysqlTargets(context: BenchContext, baselineDirs: readonly
     { name: 'service, MySQL, response cache off', script: context.serviceScript, env: { ...env, CACHE_TTL_MS: '0' }, cleanup: () => database.drop() },
     ...(redis === null ? [] : [
       ...baselineDirs.map((dir) => ({ name: productionBaselineRow(dir), script: resolve(dir, 'src/main.ts'), env: { ...env, ...redis.env } })),
+      { name: `${PRODUCTION_ROW}, traces at 1 %`, script: context.serviceScript, env: { ...env, ...redis.env, ...tracedEnv(context.otlpSink, 0.01) } },
+      { name: `${PRODUCTION_ROW}, traces at 100 %`, script: context.serviceScript, env: { ...env, ...redis.env, ...tracedEnv(context.otlpSink, 1) } },
       { name: PRODUCTION_ROW, script: context.serviceScript, env: { ...env, ...redis.env }, cleanup: () => redis.cleanup() },
     ]),
     ...topologies.map((topology) => ({ name: topologyRow(topology.name), script: context.serviceScript, env: { ...env, ...topology.env }, cleanup: () => topology.cleanup() })),
