@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { setTimeout } from 'node:timers/promises';
 import type { Deployment } from '../../src/composition/deployment.js';
@@ -15,6 +16,8 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 import { renderWaterfall } from '../support/waterfall.js';
 import { tracingSettings } from '../../src/adapters/config/tracing-config.js';
 import { startTracing } from '../../src/adapters/tracing/start-tracing.js';
+import { tracing } from '../../src/adapters/tracing/tracing.js';
+import { createLogger } from '../../src/adapters/logging/logger.js';
 import { startTestPortal } from '../support/portal-server.js';
 import { memoryPortalWorld } from '../support/portal-world.js';
 
@@ -305,6 +308,34 @@ describe('traces over OTLP, towards a collector that is away', function () {
     } finally {
       await server.close();
       await deployment.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('log lines inside a span', function () {
+  it("carry the span's trace_id and span_id while traces are on, and nothing of them outside a span or with traces off", async function () {
+    const receiver = await startOtlpReceiver();
+    const traces = await startTracing(tracingSettings(tracingTo(receiver))!);
+    try {
+      const lines: Record<string, unknown>[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+          done();
+        },
+      });
+      const logger = createLogger('info', sink, { traceIds: true });
+      const on = tracing()!;
+      const span = on.startChild('some work');
+      on.within(span, () => logger.info({ step: 1 }, 'inside'));
+      span.end();
+      logger.info({ step: 2 }, 'outside');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(lines[0]).to.include({ msg: 'inside', trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId });
+      expect(lines[1]).not.to.have.property('trace_id');
+    } finally {
+      await traces.stop(2_000);
       await receiver.close();
     }
   });
