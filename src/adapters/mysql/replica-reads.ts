@@ -8,7 +8,7 @@ import type { CatchUp, PoolUse } from './bounded-pool.js';
 import type { Database } from './database.js';
 import { databaseErrorIn } from './database-advice.js';
 import type { DatabaseFailure } from './database-error.js';
-import { tracing } from '../tracing/tracing.js';
+import { traced, tracing } from '../tracing/tracing.js';
 import { isPosition, mergePositions, primaryPosition, waitForPosition } from './gtid-position.js';
 
 /** How many changes' times are kept for the lag: a replica further behind shows a lower lag. */
@@ -190,7 +190,8 @@ export class ReplicaRouter<Ports> {
     const replica = this.pick();
     if (typeof replica === 'string') return this.onPrimary(use, replica);
     const settled = this.positions.settle(this.readPrimary);
-    if (settled !== true && !(await settled)) return this.onPrimary(use, 'no_position');
+    // While tracing is on, a wait for the primary's position is a span of the read's.
+    if (settled !== true && !(await (tracing() === undefined ? settled : traced('primary position read', {}, () => settled)))) return this.onPrimary(use, 'no_position');
     // The read's span (tracing on): on a replica, whose statement waits for the position first.
     tracing()?.active()?.setAttributes({ 'pcat.db.target': 'replica', 'pcat.db.replica_wait_ms': replica.waitMs });
     try {
