@@ -85,6 +85,7 @@ export function createPipeline<UseCases>(
   }, (error, pending) => {
     // An answer that could not be written ends its connection; one already written is left to finish.
     if (!pending.res.writableEnded) pending.res.destroy();
+    pending.span?.end();
     failures.unexpected(error, pending.requestId);
   });
   // What each operation's answers carry and are counted under, worked out once.
@@ -112,8 +113,9 @@ export function createPipeline<UseCases>(
       if (on === undefined) return respondWithin(route, request, res, undefined);
       // A valid traceparent is continued; a malformed one is ignored, as the recommendation says.
       const traceparent = request.header('traceparent');
-      const span = on.startServer(`${request.method} ${ofRoute(route, request.path).label}`, traceIdOf(traceparent) === undefined ? undefined : traceparent, request.header('tracestate'), {
-        'http.request.method': request.method, 'http.route': ofRoute(route, request.path).label, 'url.path': loggablePath(request.path),
+      const { label } = ofRoute(route, request.path);
+      const span = on.startServer(`${request.method} ${label}`, traceIdOf(traceparent) === undefined ? undefined : traceparent, request.header('tracestate'), {
+        'http.request.method': request.method, 'http.route': label, 'url.path': loggablePath(request.path),
       });
       return on.within(span, () => respondWithin(route, request, res, span));
     },
@@ -121,57 +123,57 @@ export function createPipeline<UseCases>(
 
   /** The request answered, within its server span while tracing is on. */
   async function respondWithin(route: Route<UseCases>, request: PipelineRequest, res: ServerResponse, span: Span | undefined): Promise<void> {
-      const started = performance.now();
-      const requestId = requestIdFrom(request.header('x-request-id'));
-      const { label, security: own } = ofRoute(route, request.path);
-      let principal: Principal | undefined;
-      let rateLimit: RateLimitStatus | undefined;
-      let answer: Answer | undefined;
-      try {
-        if (route.kind !== 'operation') {
-          answer = unmatched(route, request);
-        } else {
-          const { operation } = route;
-          if (operation.key) {
-            // Check order (docs/api.md): the key, then the rate limit, then the operation's own work.
-            const presented = { authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress };
-            principal = span === undefined ? await deps.authenticateKey.execute(presented) : await traced('key check', {}, () => deps.authenticateKey.execute(presented));
-            span?.setAttributes({ 'pcat.partner.id': principal.partnerId, 'pcat.key.id': principal.keyId, 'pcat.key.mode': principal.mode });
-            const mark = operation.readsBeforeCount === true ? deps.overlap?.start(principal) : undefined;
-            // Started now, awaited only once the count allows an answer: a refusal drops it unread.
-            const early = mark === undefined ? undefined : startEarly(() => operation.answer(deps.useCases, request, principal));
-            // Every answer after the key was counted, a refusal too, says how much of the window is left.
-            rateLimit = await deps.enforceRateLimit.execute(principal);
-            if (early !== undefined && deps.overlap!.stands(principal, mark!)) answer = await early;
-          }
-          if (answer === undefined) {
-            const answered = operation.answer(deps.useCases, request, principal);
-            answer = answered instanceof Promise ? await answered : answered;
-          }
+    const started = performance.now();
+    const requestId = requestIdFrom(request.header('x-request-id'));
+    const { label, security: own } = ofRoute(route, request.path);
+    let principal: Principal | undefined;
+    let rateLimit: RateLimitStatus | undefined;
+    let answer: Answer | undefined;
+    try {
+      if (route.kind !== 'operation') {
+        answer = unmatched(route, request);
+      } else {
+        const { operation } = route;
+        if (operation.key) {
+          // Check order (docs/api.md): the key, then the rate limit, then the operation's own work.
+          const presented = { authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress };
+          principal = span === undefined ? await deps.authenticateKey.execute(presented) : await traced('key check', {}, () => deps.authenticateKey.execute(presented));
+          span?.setAttributes({ 'pcat.partner.id': principal.partnerId, 'pcat.key.id': principal.keyId, 'pcat.key.mode': principal.mode });
+          const mark = operation.readsBeforeCount === true ? deps.overlap?.start(principal) : undefined;
+          // Started now, awaited only once the count allows an answer: a refusal drops it unread.
+          const early = mark === undefined ? undefined : startEarly(() => operation.answer(deps.useCases, request, principal));
+          // Every answer after the key was counted, a refusal too, says how much of the window is left.
+          rateLimit = await deps.enforceRateLimit.execute(principal);
+          if (early !== undefined && deps.overlap!.stands(principal, mark!)) answer = await early;
         }
-      } catch (thrown) {
-        // Counted as what it is: a refusal a test key asked for is no rejection by the limit.
-        countRefusal(deps.metrics, thrown);
-        let error = thrown;
-        if (error instanceof SandboxRateLimitAsked && rateLimit !== undefined) {
-          // Refused as the count refuses a spent window, with the key's own window's figures, which ride with the refusal.
-          error = new RateLimitExceeded({ ...rateLimit, allowed: false, remaining: 0 });
-          rateLimit = undefined;
+        if (answer === undefined) {
+          const answered = operation.answer(deps.useCases, request, principal);
+          answer = answered instanceof Promise ? await answered : answered;
         }
-        const problem = errorAnswerFor(error);
-        if (!problem.expected) failures.unexpected(error, requestId);
-        if (problem.delayMs > 0) await setTimeout(problem.delayMs);
-        answer = problem.answer;
       }
-      // Whom to tell before it goes: every call of a deprecated operation, by the partner its key named.
-      if (route.kind === 'operation' && route.operation.deprecation !== undefined) deps.metrics.deprecatedOperationCalled(route.operation.operationId, principal?.partnerId);
-      span?.setAttribute('pcat.request.id', requestId);
-      const ids = span?.spanContext();
-      writes.add({
-        res, headers: headerList(requestId, own, rateLimit, answer.headers), body: answer.body, started, label,
-        requestId, traceId: ids === undefined ? traceIdOf(request.header('traceparent')) : ids.traceId, spanId: ids?.spanId,
-        method: request.method, path: request.path, status: answer.status, ms: 0, principal, span,
-      });
+    } catch (thrown) {
+      // Counted as what it is: a refusal a test key asked for is no rejection by the limit.
+      countRefusal(deps.metrics, thrown);
+      let error = thrown;
+      if (error instanceof SandboxRateLimitAsked && rateLimit !== undefined) {
+        // Refused as the count refuses a spent window, with the key's own window's figures, which ride with the refusal.
+        error = new RateLimitExceeded({ ...rateLimit, allowed: false, remaining: 0 });
+        rateLimit = undefined;
+      }
+      const problem = errorAnswerFor(error);
+      if (!problem.expected) failures.unexpected(error, requestId);
+      if (problem.delayMs > 0) await setTimeout(problem.delayMs);
+      answer = problem.answer;
+    }
+    // Whom to tell before it goes: every call of a deprecated operation, by the partner its key named.
+    if (route.kind === 'operation' && route.operation.deprecation !== undefined) deps.metrics.deprecatedOperationCalled(route.operation.operationId, principal?.partnerId);
+    span?.setAttribute('pcat.request.id', requestId);
+    const ids = span?.spanContext();
+    writes.add({
+      res, headers: headerList(requestId, own, rateLimit, answer.headers), body: answer.body, started, label,
+      requestId, traceId: ids === undefined ? traceIdOf(request.header('traceparent')) : ids.traceId, spanId: ids?.spanId,
+      method: request.method, path: request.path, status: answer.status, ms: 0, principal, span,
+    });
   }
 }
 
