@@ -295,6 +295,29 @@ describe('traces over OTLP, towards a collector that is away', function () {
     }
   });
 
+  it('answers every request while the collector refuses connections, and counts the exports that failed', async function () {
+    // A port nothing listens on any more: every export is refused.
+    const gone = await startOtlpReceiver();
+    await gone.close();
+    const deployment = await openTestDeployment({
+      CATALOG_FILE: fixtureCatalogFile(), METRICS_PORT: '9', ...tracingTo(gone, { OTEL_BSP_EXPORT_TIMEOUT: '1000' }),
+    });
+    const server = await startTestServer(deployment.api);
+    try {
+      for (let i = 0; i < 20; i += 1) expect((await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme } })).status).to.equal(200);
+      const unexported = async (): Promise<number> => {
+        const text = await deployment.metrics!.registry.getSingleMetricAsString('pcat_trace_spans_exported_total');
+        return [...text.matchAll(/^pcat_trace_spans_exported_total\{outcome="(?:failed|timeout)"\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+      };
+      // Waits for the state: the first exports given up (refused, retried, then failed or past their deadline).
+      while ((await unexported()) === 0) await setTimeout(50);
+      expect(await unexported()).to.be.above(0);
+    } finally {
+      await server.close();
+      await deployment.close();
+    }
+  });
+
   it('exports in protobuf by default, as collectors expect', async function () {
     const receiver = await startOtlpReceiver();
     const deployment = await openTestDeployment({ CATALOG_FILE: fixtureCatalogFile(), OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20' });
