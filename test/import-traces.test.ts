@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOKENS } from '../src/composition/container.js';
 import type { Deployment } from '../src/composition/deployment.js';
-import type { Catalog } from '../src/domain/catalog.js';
-import { fixtureCatalog } from './fixtures/catalog-fixture.js';
+import { fixtureCatalog, retitled } from './fixtures/catalog-fixture.js';
 import { cli } from './support/cli-process.js';
 import { openTestDeployment } from './support/deployments.js';
 import { catalogDocument, importCatalog } from './support/import.js';
@@ -21,17 +20,6 @@ import { spansByName, startOtlpReceiver, type OtlpReceiver } from './support/otl
 
 const TITLE = 'A title only the catalog file holds';
 const PHASES = ['catalog import: unit of work', 'catalog import: read and write', 'catalog import: finish'];
-
-/** The fixture with acme's first product retitled: an import of it changes exactly one product. */
-function retitled(title: string): Catalog {
-  const catalog = fixtureCatalog();
-  return {
-    ...catalog,
-    partners: catalog.partners.map((partner) => partner.id !== 'acme' ? partner : {
-      ...partner, products: partner.products.map((product, i) => i === 0 ? { ...product, title } : product),
-    }),
-  };
-}
 
 describe('an import traced by the CLI, and the deliveries it causes (MySQL)', function () {
   this.timeout(120_000);

@@ -8,9 +8,8 @@ import { Webhook } from 'standardwebhooks';
 import { MysqlWebhookEndpoints } from '../src/adapters/mysql/mysql-webhook-endpoints.js';
 import { MysqlWebhookOutbox } from '../src/adapters/mysql/mysql-webhook-outbox.js';
 import { generateWebhookSecret } from '../src/domain/webhook-secret.js';
-import type { Catalog } from '../src/domain/catalog.js';
 import type { CatalogChangedMessage } from '../src/domain/webhook-messages.js';
-import { fixtureCatalog } from './fixtures/catalog-fixture.js';
+import { fixtureCatalog, retitled } from './fixtures/catalog-fixture.js';
 import { cli } from './support/cli-process.js';
 import { catalogDocument, importCatalog } from './support/import.js';
 import { useTestDatabase } from './support/mariadb.js';
@@ -20,17 +19,6 @@ import { startTcpProxy } from './support/tcp-proxy.js';
 interface Arrival {
   readonly headers: Record<string, string>;
   readonly body: string;
-}
-
-/** The fixture with acme's first product retitled: an import of it changes exactly one product. */
-function retitled(title: string): Catalog {
-  const catalog = fixtureCatalog();
-  return {
-    ...catalog,
-    partners: catalog.partners.map((partner) => partner.id !== 'acme' ? partner : {
-      ...partner, products: partner.products.map((product, i) => i === 0 ? { ...product, title } : product),
-    }),
-  };
 }
 
 // The service as deployed on MySQL, in processes of its own, and the operator's CLI: what a partner's
