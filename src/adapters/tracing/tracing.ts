@@ -65,12 +65,12 @@ export async function traced<T>(name: string, attributes: Attributes, run: (span
   if (on === undefined || on.active()?.isRecording() !== true) return run(undefined);
   const span = on.startChild(name, attributes);
   try {
-    return await on.within(span, () => run(span));
+    const result = await on.within(span, () => run(span));
+    endSpan(span);
+    return result;
   } catch (error) {
-    span.setStatus({ code: SPAN_FAILED, message: error instanceof Error ? error.name : 'error' });
+    endSpan(span, error);
     throw error;
-  } finally {
-    span.end();
   }
 }
 
