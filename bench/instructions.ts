@@ -14,7 +14,9 @@
  *
  * Rows: `memory` (memory storage), `production` (MySQL + Redis, needs both; skipped with a line
  * without them), and, when asked for, `mysql` (MySQL storage without Redis, the response cache on:
- * each request reads its key, and its catalog's version before a held answer, from the database). A baseline checkout needs its own node_modules. `--keep` keeps callgrind's files
+ * each request reads its key, and its catalog's version before a held answer, from the database),
+ * and `memory-traces-1`, `memory-traces-100`, `production-traces-1`: the row with traces on, 1 % or
+ * 100 % of requests sampled, exported over OTLP to a sink of the bench's own. A baseline checkout needs its own node_modules. `--keep` keeps callgrind's files
  * (callgrind_annotate reads them) in a folder of your choosing.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -25,6 +27,7 @@ import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeBenchCatalog, type BenchCatalog } from './bench-catalog.js';
 import { openBenchRedis, type BenchRedis } from './bench-redis.js';
+import { startOtlpSink, tracedEnv, type OtlpSink } from './otlp-sink.js';
 import { freePort } from './server-process.js';
 import { openMysqlBenchDatabase, type MysqlBenchDatabase } from './targets-mysql.js';
 
@@ -231,12 +234,20 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   let database: MysqlBenchDatabase | null = null;
   let redis: BenchRedis | null = null;
+  const sink: OtlpSink | null = wanted.some((name) => name.includes('-traces-')) ? await startOtlpSink() : null;
+  const traced = (ratio: number): Record<string, string> => tracedEnv(sink!, ratio);
   try {
     if (wanted.includes('memory')) rows.push({ name: 'memory', env: serviceEnv });
-    if (wanted.includes('production') || wanted.includes('mysql')) {
+    if (wanted.includes('memory-traces-1')) rows.push({ name: 'memory-traces-1', env: { ...serviceEnv, ...traced(0.01) } });
+    if (wanted.includes('memory-traces-100')) rows.push({ name: 'memory-traces-100', env: { ...serviceEnv, ...traced(1) } });
+    const production = wanted.includes('production') || wanted.includes('production-traces-1');
+    if (production || wanted.includes('mysql')) {
       database = await openMysqlBenchDatabase({ catalog, serviceEnv }, 'MySQL rows');
-      redis = database === null || !wanted.includes('production') ? null : await openBenchRedis('production row');
-      if (database !== null && redis !== null) rows.push({ name: 'production', env: { ...database.env, ...redis.env } });
+      redis = database === null || !production ? null : await openBenchRedis('production row');
+      if (database !== null && redis !== null && wanted.includes('production')) rows.push({ name: 'production', env: { ...database.env, ...redis.env } });
+      if (database !== null && redis !== null && wanted.includes('production-traces-1')) {
+        rows.push({ name: 'production-traces-1', env: { ...database.env, ...redis.env, ...traced(0.01) } });
+      }
       if (database !== null && wanted.includes('mysql')) rows.push({ name: 'mysql', env: { ...database.env, CACHE_TTL_MS: '30000' } });
     }
     process.stdout.write(`instructions a lookup, counted by callgrind in windows of ${LOOKUPS} lookups after ${WARM_UP} of warm-up; ` +
@@ -246,7 +257,7 @@ async function main(): Promise<void> {
       for (const row of rows) {
         // On memory storage the checkouts' processes run at once: callgrind runs each on one thread, and its count does not
         // depend on the time taken. The MySQL rows' processes run one at a time: their database reads have a deadline of one second.
-        const counted = row.name === 'memory'
+        const counted = row.name.startsWith('memory')
           ? await Promise.all(entries.map((entry) => countWindows(entry, row, catalog, outDir)))
           : await entries.reduce<Promise<Window[][]>>(async (done, entry) => [...(await done), await countWindows(entry, row, catalog, outDir)], Promise.resolve([]));
         counted.forEach((windows, i) => {
@@ -271,6 +282,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    await sink?.close();
     await redis?.cleanup();
     await database?.drop();
     if (values.keep === undefined) rmSync(work, { recursive: true, force: true });

@@ -145,7 +145,7 @@ async function openMysql(
   });
   if (storage.replicas !== undefined) metrics?.watchReplicas(storage.replicas);
   // The first start of a deployment makes its cursor key; a database down now makes it on the first page instead.
-  await storage.cursorKeys.cursorKey().catch((error: unknown) => {
+  await Promise.resolve(storage.cursorKeys.cursorKey()).catch((error: unknown) => {
     logger.warn({ reason: reasonOf(error) }, 'changes feed: cursor key not read at start; the first page will read it');
   });
   metrics?.watchDatabasePool(storage.poolUse);

@@ -16,7 +16,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 import { renderWaterfall } from '../support/waterfall.js';
 import { tracingSettings } from '../../src/adapters/config/tracing-config.js';
 import { startTracing } from '../../src/adapters/tracing/start-tracing.js';
-import { tracing } from '../../src/adapters/tracing/tracing.js';
+import { runIn, tracing } from '../../src/adapters/tracing/tracing.js';
 import { createLogger } from '../../src/adapters/logging/logger.js';
 import { startTestPortal } from '../support/portal-server.js';
 import { memoryPortalWorld } from '../support/portal-world.js';
@@ -337,7 +337,7 @@ describe('traces over OTLP, towards a collector that is away', function () {
 });
 
 describe('log lines inside a span', function () {
-  it("carry the span's trace_id and span_id while traces are on, and nothing of them outside a span or with traces off", async function () {
+  it("carry the span's trace_id and span_id while traces are on, and nothing of them outside a traced step or with traces off", async function () {
     const receiver = await startOtlpReceiver();
     const traces = await startTracing(tracingSettings(tracingTo(receiver))!);
     try {
@@ -350,8 +350,8 @@ describe('log lines inside a span', function () {
       });
       const logger = createLogger('info', sink, { traceIds: true });
       const on = tracing()!;
-      const span = on.startChild('some work');
-      on.within(span, () => logger.info({ step: 1 }, 'inside'));
+      const span = on.startRoot('some work');
+      runIn(span, () => logger.info({ step: 1 }, 'inside'));
       span.end();
       logger.info({ step: 2 }, 'outside');
       await new Promise((resolve) => setImmediate(resolve));

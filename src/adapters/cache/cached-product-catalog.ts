@@ -1,6 +1,6 @@
 import type { CatalogVersions } from '../../application/instances/catalog-versions.js';
 import type { ChangesElsewhere } from '../../application/instances/changes-elsewhere.js';
-import { traced, tracing } from '../tracing/tracing.js';
+import { activeSpan, runIn, traced } from '../tracing/tracing.js';
 import { isStorageUnavailable } from '../../application/common/storage-unavailable.js';
 import type { ProductCatalog } from '../../application/lookup/product-catalog.js';
 import { noMetrics, type ResponseCacheMetrics } from '../service-metrics.js';
@@ -165,7 +165,7 @@ export class CachedProductCatalog implements ProductCatalog {
   }
 
   private remember(partnerId: string, kind: Kind, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
-    if (tracing() !== undefined) return this.rememberTraced(partnerId, kind, what, load);
+    if (activeSpan() !== undefined) return this.rememberTraced(partnerId, kind, what, load);
     if (this.readsVersions()) return this.rememberAtVersion(partnerId, kind, what, load);
     const prefix = this.prefixOf(partnerId, kind);
     const cached = this.held(prefix, what);
@@ -181,9 +181,12 @@ export class CachedProductCatalog implements ProductCatalog {
     return prefix === null ? load() : this.loadAndKeep(prefix, what, load);
   }
 
-  /** `remember` in a span of its own while tracing is on: the version read, hit or miss (told to the request's span too), and the load. */
+  /**
+   * `remember` for a traced request, in a span of its own: the version read, hit or miss (told to the
+   * request's span too), and the load, started within the span after the version's await.
+   */
   private rememberTraced(partnerId: string, kind: Kind, what: string, load: () => Promise<LookupAnswer | null>): Promise<LookupAnswer | null> {
-    const request = tracing()?.active();
+    const request = activeSpan();
     return traced('response cache', {}, async (span) => {
       const prefix = this.readsVersions() ? await this.prefixAtVersion(partnerId, kind) : this.prefixOf(partnerId, kind);
       const cached = this.held(prefix, what);
@@ -191,7 +194,7 @@ export class CachedProductCatalog implements ProductCatalog {
       span?.setAttribute('pcat.cache', outcome);
       request?.setAttribute('pcat.cache', outcome);
       if (cached !== undefined) return cached === NO_SUCH_ANSWER ? null : cached;
-      return prefix === null ? load() : this.loadAndKeep(prefix, what, load);
+      return runIn(span, () => (prefix === null ? load() : this.loadAndKeep(prefix, what, load)));
     });
   }
 
@@ -199,6 +202,8 @@ export class CachedProductCatalog implements ProductCatalog {
   private async rememberMany(
     partnerId: string, kind: Kind, whats: readonly string[], load: (positions: number[]) => Promise<(LookupAnswer | null)[]>,
   ): Promise<(LookupAnswer | null)[]> {
+    // A traced request's span, taken before the version's await: the hits and misses are told to it.
+    const request = activeSpan();
     const prefix = this.readsVersions() ? await this.prefixAtVersion(partnerId, kind) : this.prefixOf(partnerId, kind);
     const answers: (LookupAnswer | null)[] = [];
     const missing: number[] = [];
@@ -207,9 +212,9 @@ export class CachedProductCatalog implements ProductCatalog {
       if (cached === undefined) missing.push(i);
       answers[i] = cached === undefined || cached === NO_SUCH_ANSWER ? null : cached;
     });
-    tracing()?.active()?.setAttributes({ 'pcat.cache.hits': whats.length - missing.length, 'pcat.cache.misses': missing.length });
+    request?.setAttributes({ 'pcat.cache.hits': whats.length - missing.length, 'pcat.cache.misses': missing.length });
     if (missing.length === 0) return answers;
-    const loaded = await load(missing);
+    const loaded = await (request === undefined ? load(missing) : runIn(request, () => load(missing)));
     missing.forEach((position, j) => {
       const answer = loaded[j] ?? null;
       answers[position] = answer;

@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { ImportReport, ImportTrace } from '../../application/catalog-import/operator-commands.js';
 import { NotAnnouncedError } from '../../application/instances/not-announced.js';
-import { endSpan, traced, tracing } from '../tracing/tracing.js';
+import { endSpan, tracedUnder, tracing } from '../tracing/tracing.js';
 
 /** Tracing turned on for one command, and how it is turned off: what is queued exported within the deadline. */
 export interface StartedTracing {
@@ -18,13 +18,24 @@ export async function tracedImport(work: (trace: ImportTrace | undefined) => Pro
   const on = tracing();
   if (on === undefined) return work(undefined);
   const root = on.startRoot('catalog import');
+  const open = [root];
   const trace: ImportTrace = {
     // An import not kept by the sampler leaves nothing for a delivery to link to.
     traceparent: root.isRecording() ? on.headersOf(root).traceparent ?? null : null,
-    phase: (phase, run) => traced(`catalog import: ${phase}`, {}, () => run()),
+    // Each phase below the one running (an import runs its phases one within another, never side
+    // by side), kept here: no context carries spans through the import's awaits.
+    phase: (phase, run) => tracedUnder(open.at(-1), `catalog import: ${phase}`, {}, async (span) => {
+      if (span === undefined) return run();
+      open.push(span);
+      try {
+        return await run();
+      } finally {
+        open.splice(open.lastIndexOf(span), 1);
+      }
+    }),
   };
   try {
-    const report = await on.within(root, () => work(trace));
+    const report = await work(trace);
     root.setAttributes(countsOf(report));
     endSpan(root);
     return report;

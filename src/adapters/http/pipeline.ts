@@ -19,7 +19,7 @@ import { loggablePath, requestLogOf, type RequestLine } from './request-log.js';
 import { SandboxRateLimitAsked } from './sandbox-answers.js';
 import { apiSecurityHeaders, helmetHeaders, DOCS_HELMET_OPTIONS } from './security-headers.js';
 import { traceIdOf } from '../tracing/trace-context.js';
-import { SPAN_FAILED, traced, tracing } from '../tracing/tracing.js';
+import { runIn, SPAN_FAILED, tracedUnder, tracing } from '../tracing/tracing.js';
 import type { Span } from '@opentelemetry/api';
 import { TurnWrites } from './turn-writes.js';
 
@@ -113,15 +113,21 @@ export function createPipeline<UseCases>(
       if (on === undefined) return respondWithin(route, request, res, undefined);
       // A valid traceparent is continued; a malformed one is ignored, as the recommendation says.
       const traceparent = request.header('traceparent');
+      const parent = on.sampleServer(traceIdOf(traceparent) === undefined ? undefined : traceparent, request.header('tracestate'));
+      // A request the sampler does not keep has no span: it is answered as with tracing off.
+      if (parent === undefined) return respondWithin(route, request, res, undefined);
       const { label } = ofRoute(route, request.path);
-      const span = on.startServer(`${request.method} ${label}`, traceIdOf(traceparent) === undefined ? undefined : traceparent, request.header('tracestate'), {
+      const span = on.startServer(`${request.method} ${label}`, parent, {
         'http.request.method': request.method, 'http.route': label, 'url.path': loggablePath(request.path),
       });
-      return on.within(span, () => respondWithin(route, request, res, span));
+      return respondWithin(route, request, res, span);
     },
   };
 
-  /** The request answered, within its server span while tracing is on. */
+  /**
+   * The request answered; with a span (a traced request), each step runs in it (`runIn`), so what
+   * the step starts or gathers (the count, the cache, the read) is drawn below it or linked to it.
+   */
   async function respondWithin(route: Route<UseCases>, request: PipelineRequest, res: ServerResponse, span: Span | undefined): Promise<void> {
     const started = performance.now();
     const requestId = requestIdFrom(request.header('x-request-id'));
@@ -137,17 +143,18 @@ export function createPipeline<UseCases>(
         if (operation.key) {
           // Check order (docs/api.md): the key, then the rate limit, then the operation's own work.
           const presented = { authorization: request.header('authorization'), apiKey: request.header('x-api-key'), clientAddress: request.clientAddress };
-          principal = span === undefined ? await deps.authenticateKey.execute(presented) : await traced('key check', {}, () => deps.authenticateKey.execute(presented));
+          principal = span === undefined ? await deps.authenticateKey.execute(presented) : await tracedUnder(span, 'key check', {}, () => deps.authenticateKey.execute(presented));
           span?.setAttributes({ 'pcat.partner.id': principal.partnerId, 'pcat.key.id': principal.keyId, 'pcat.key.mode': principal.mode });
           const mark = operation.readsBeforeCount === true ? deps.overlap?.start(principal) : undefined;
           // Started now, awaited only once the count allows an answer: a refusal drops it unread.
-          const early = mark === undefined ? undefined : startEarly(() => operation.answer(deps.useCases, request, principal));
+          const early = mark === undefined ? undefined : startEarly(() => runIn(span, () => operation.answer(deps.useCases, request, principal)));
           // Every answer after the key was counted, a refusal too, says how much of the window is left.
-          rateLimit = await deps.enforceRateLimit.execute(principal);
+          const counted = principal;
+          rateLimit = await (span === undefined ? deps.enforceRateLimit.execute(counted) : runIn(span, () => deps.enforceRateLimit.execute(counted)));
           if (early !== undefined && deps.overlap!.stands(principal, mark!)) answer = await early;
         }
         if (answer === undefined) {
-          const answered = operation.answer(deps.useCases, request, principal);
+          const answered = span === undefined ? operation.answer(deps.useCases, request, principal) : runIn(span, () => operation.answer(deps.useCases, request, principal));
           answer = answered instanceof Promise ? await answered : answered;
         }
       }

@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Principal } from '../../domain/api-key.js';
+import { traceIdsOfActiveSpan } from '../logging/logger.js';
 
 const KEY_LIKE = /(pcat_(?:live|test)_)[A-Za-z0-9]*/g;
 
@@ -68,8 +69,10 @@ function quoted(value: string): string {
  * The request log of a logger: the line `logger.info(fields, 'request')` would write, byte for byte,
  * but made by one template instead of pino's walk over a fields object (that walk, the object and
  * its escaping took a tenth of the memory path's CPU samples). It is written only where pino would
- * do nothing more to it: no mixin, log formatter, write hook, nested key, message prefix, serializer
- * or redaction of its fields, and a destination that needs no metadata; elsewhere pino writes it.
+ * do nothing more to it: no mixin (but the trace ids' one, which adds nothing to a line written
+ * outside a traced step, as request lines are: a traced request's line names its span itself), log
+ * formatter, write hook, nested key, message prefix, serializer or redaction of its fields, and a
+ * destination that needs no metadata; elsewhere pino writes it.
  */
 export function requestLogOf(logger: Logger): RequestLog {
   const {
@@ -84,7 +87,8 @@ export function requestLogOf(logger: Logger): RequestLog {
   const stringifiers = (internals[stringifiersSym] ?? {}) as Record<string | symbol, unknown>;
   const level = logger.levels.values.info;
   const levelText = (internals[lsCacheSym] as Record<number, string> | undefined)?.[level!];
-  const plain = internals[mixinSym] == null && formatters?.log == null && hooks?.streamWrite == null && hooks?.logMethod == null && internals[nestedKeySym] == null
+  const mixin = internals[mixinSym];
+  const plain = (mixin == null || mixin === traceIdsOfActiveSpan) && formatters?.log == null && hooks?.streamWrite == null && hooks?.logMethod == null && internals[nestedKeySym] == null
     && internals[messageKeySym] === 'msg' && (logger as unknown as { msgPrefix?: string }).msgPrefix === undefined
     && stream[needsMetadataGsym] !== true && stringifiers[wildcardFirstSym] == null && typeof levelText === 'string'
     && FIELD_NAMES.every((name) => serializers[name] == null && stringifiers[name] == null);

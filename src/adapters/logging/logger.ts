@@ -1,4 +1,4 @@
-import { tracing } from '../tracing/tracing.js';
+import { activeSpan } from '../tracing/tracing.js';
 import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
 
 export type { Logger };
@@ -29,7 +29,8 @@ export const LOG_FLUSH_MS = 100;
 
 /**
  * One JSON line per event on stdout, written in batches; `destination` lets tests capture the lines.
- * With `traceIds` (tracing on), a line written inside a span carries its `trace_id` and `span_id`.
+ * With `traceIds` (tracing on), a line written within a traced step (`runIn`) carries its span's
+ * `trace_id` and `span_id`; a request's own line carries its ids however it is written.
  */
 export function createLogger(level: LevelWithSilent, destination?: DestinationStream, { traceIds = false } = {}): Logger {
   const options = {
@@ -42,9 +43,12 @@ export function createLogger(level: LevelWithSilent, destination?: DestinationSt
   return pino(options, destination ?? batchedStdout());
 }
 
-/** The active span's ids, for a line's fields (a line's own fields come first). */
-function traceIdsOfActiveSpan(): Record<string, string> {
-  const span = tracing()?.active();
+/**
+ * The active span's ids, for a line's fields (a line's own fields come first). The request log's
+ * own writer skips it: a request line names its span itself.
+ */
+export function traceIdsOfActiveSpan(): Record<string, string> {
+  const span = activeSpan();
   if (span === undefined) return {};
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };

@@ -18,5 +18,5 @@ export function processCursorKeys(options: { secret?: string | null; clock?: Clo
     signingSince: new Date((options.clock ?? systemClock).now()),
     unsignedIssuedTo: new Set(),
   };
-  return { cursorKey: () => Promise.resolve(key) };
+  return { cursorKey: () => key };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { ChangesFeed, FeedPage } from '../../application/changes/changes-feed.js';
-import { traced, tracing } from '../tracing/tracing.js';
+import { activeSpan, traced } from '../tracing/tracing.js';
 import type { Database } from './database.js';
 
 /**
@@ -15,7 +15,7 @@ export class MysqlChangesFeed implements ChangesFeed {
   constructor(private readonly db: Kysely<Database>) {}
 
   read(partnerId: string, afterSeq: number, limit: number): Promise<FeedPage> {
-    if (tracing() === undefined) return this.readPage(partnerId, afterSeq, limit);
+    if (activeSpan() === undefined) return this.readPage(partnerId, afterSeq, limit);
     return traced('mysql changes page', { 'db.system.name': 'mysql', 'db.operation.name': 'SELECT', 'pcat.partner.id': partnerId, 'pcat.feed.rows_asked': limit }, async (span) => {
       const page = await this.readPage(partnerId, afterSeq, limit);
       span?.setAttribute('pcat.feed.entries', page.entries.length);

@@ -24,14 +24,19 @@ const SECRET_BYTES = 32;
  */
 export class MysqlCursorKeys implements CursorKeys {
   private key: Promise<CursorKey> | undefined;
+  private had: CursorKey | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly options: { secret?: string | null; clock?: Clock; read?: ReadWhere } = {},
   ) {}
 
-  cursorKey(): Promise<CursorKey> {
-    this.key ??= this.readOrCreate().catch((error: unknown) => {
+  cursorKey(): CursorKey | Promise<CursorKey> {
+    if (this.had !== undefined) return this.had;
+    this.key ??= this.readOrCreate().then((key) => {
+      this.had = key;
+      return key;
+    }, (error: unknown) => {
       this.key = undefined;
       throw error;
     });

@@ -8,7 +8,7 @@ import type { LookupResult } from '../../domain/lookup-result.js';
 import type { ProductId } from '../../domain/product-id.js';
 import type { Sku } from '../../domain/sku.js';
 import type { Database } from './database.js';
-import { endSpan, linkableContext, startSharedSpan, traced, tracing } from '../tracing/tracing.js';
+import { activeSpan, endSpan, linkableContext, runIn, startSharedSpan, traced, tracing } from '../tracing/tracing.js';
 import { fitToSize, prepareQuery } from './prepared-query.js';
 
 type AnswerRow = { id: number; etag: string | null; body: Buffer | null };
@@ -113,9 +113,9 @@ function readList<V, R>(single: Read<V, R> | undefined, lists: Map<number, Read<
   return lists.get(size)!(partnerId, ...padded);
 }
 
-/** A batch lookup's reads: its own, in a span of the request's while tracing is on (a batch shares no statement). */
+/** A batch lookup's reads: its own, in a span of the request's when it is traced (a batch shares no statement). */
 function batchRead<T>(partnerId: string, values: number, read: () => Promise<T>): Promise<T> {
-  if (tracing() === undefined) return read();
+  if (activeSpan() === undefined) return read();
   return traced('mysql lookup batch', { 'db.system.name': 'mysql', 'db.operation.name': 'SELECT', 'db.collection.name': 'products', 'pcat.partner.id': partnerId, 'pcat.values': values }, read);
 }
 
@@ -205,12 +205,11 @@ class LookupGathering<V, R extends AnswerRow> {
 
   private answer(partnerId: string, values: readonly V[], waiting: Map<V, Waiter[]>): void {
     this.reading += 1;
-    const on = tracing();
-    const span = on === undefined ? undefined : startSharedSpan('mysql lookup', linksOf(values, waiting), {
+    const span = tracing() === undefined ? undefined : startSharedSpan('mysql lookup', linksOf(values, waiting), {
       'db.system.name': 'mysql', 'db.operation.name': 'SELECT', 'db.collection.name': 'products', 'pcat.partner.id': partnerId, 'pcat.values': values.length,
     });
     // Within its span, the replica chosen (or the primary, and why) is told to it.
-    const reading = span === undefined ? this.read(partnerId, values) : on!.within(span, () => this.read(partnerId, values));
+    const reading = span === undefined ? this.read(partnerId, values) : runIn(span, () => this.read(partnerId, values));
     reading.then((rows) => {
       endSpan(span);
       this.reading -= 1;

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Span } from '@opentelemetry/api';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { ChangePositions } from '../../application/instances/change-versions.js';
@@ -8,7 +9,7 @@ import type { CatchUp, PoolUse } from './bounded-pool.js';
 import type { Database } from './database.js';
 import { databaseErrorIn } from './database-advice.js';
 import type { DatabaseFailure } from './database-error.js';
-import { traced, tracing } from '../tracing/tracing.js';
+import { activeSpan, runIn, tracedUnder } from '../tracing/tracing.js';
 import { isPosition, mergePositions, primaryPosition, waitForPosition } from './gtid-position.js';
 
 /** How many changes' times are kept for the lag: a replica further behind shows a lower lag. */
@@ -187,22 +188,24 @@ export class ReplicaRouter<Ports> {
 
   /** The read, on a replica that can take it, else on the primary. */
   async read<T>(use: (ports: Ports) => Promise<T>): Promise<T> {
+    // The read's span when traced, taken before any await: told where the read went, and why.
+    const span = activeSpan();
     const replica = this.pick();
-    if (typeof replica === 'string') return this.onPrimary(use, replica);
+    if (typeof replica === 'string') return this.onPrimary(use, replica, span);
     const settled = this.positions.settle(this.readPrimary);
-    // While tracing is on, a wait for the primary's position is a span of the read's.
-    if (settled !== true && !(await (tracing() === undefined ? settled : traced('primary position read', {}, () => settled)))) return this.onPrimary(use, 'no_position');
-    // The read's span (tracing on): on a replica, whose statement waits for the position first.
-    tracing()?.active()?.setAttributes({ 'pcat.db.target': 'replica', 'pcat.db.replica_wait_ms': replica.waitMs });
+    // A traced read's wait for the primary's position is a span of the read's.
+    if (settled !== true && !(await (span === undefined ? settled : tracedUnder(span, 'primary position read', {}, () => settled)))) return this.onPrimary(use, 'no_position', span);
+    // On a replica, whose statement waits for the position first.
+    span?.setAttributes({ 'pcat.db.target': 'replica', 'pcat.db.replica_wait_ms': replica.waitMs });
     try {
-      return await use(replica.ports);
+      return await (span === undefined ? use(replica.ports) : runIn(span, () => use(replica.ports)));
     } catch (error) {
       const failure = databaseErrorIn(error);
       if (failure === null || failure.failure === 'pool closed') throw error;
       // What the replica could not read, the primary can; a statement the replica refused goes there too.
       if (failure.failure === 'replica behind') this.takeOut(replica, 'lagging');
       else if (OUT_OF_REACH.has(failure.failure)) this.takeOut(replica, 'unreachable', reasonOf(failure));
-      return this.onPrimary(use, failure.failure === 'replica behind' ? 'lagging' : 'unreachable');
+      return this.onPrimary(use, failure.failure === 'replica behind' ? 'lagging' : 'unreachable', span);
     }
   }
 
@@ -220,10 +223,11 @@ export class ReplicaRouter<Ports> {
     return replicas.some((replica) => replica.state === 'lagging') ? 'lagging' : 'unreachable';
   }
 
-  private onPrimary<T>(use: (ports: Ports) => Promise<T>, reason: PrimaryReadReason): Promise<T> {
+  private onPrimary<T>(use: (ports: Ports) => Promise<T>, reason: PrimaryReadReason, span: Span | undefined): Promise<T> {
     this.primaryReads[reason] += 1;
-    tracing()?.active()?.setAttributes({ 'pcat.db.target': 'primary', 'pcat.db.primary_reason': reason });
-    return use(this.primary.ports);
+    if (span === undefined) return use(this.primary.ports);
+    span.setAttributes({ 'pcat.db.target': 'primary', 'pcat.db.primary_reason': reason });
+    return runIn(span, () => use(this.primary.ports));
   }
 
   private takeOut(replica: Replica<Ports>, state: 'lagging' | 'unreachable', reason?: string): void {

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Span } from '@opentelemetry/api';
 import type { ParameterizedContext } from 'koa';
 import type { AdminSession } from '../../domain/admin.js';
 
@@ -6,6 +7,8 @@ import type { AdminSession } from '../../domain/admin.js';
 export interface PortalState {
   /** The route template the request log and metrics name it by, never its path. */
   route: string;
+  /** The request's server span, when it is traced: its log line names it. */
+  span?: Span;
   /** The live session the cookie names, and the cookie's value, on the routes that resolve one. */
   session?: AdminSession;
   sessionId?: string;

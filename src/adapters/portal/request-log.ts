@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { traceIdOf } from '../tracing/trace-context.js';
 import { UNMATCHED_ROUTE } from '../service-metrics.js';
-import { SPAN_FAILED, tracing } from '../tracing/tracing.js';
+import { runIn, SPAN_FAILED, tracing } from '../tracing/tracing.js';
 import type { PortalState } from './portal-state.js';
 
 /** Where portal requests are counted, by route template (never the path: an invitation's token is in it). */
@@ -29,7 +29,7 @@ function routeOf(ctx: { readonly state: PortalState }): string {
 /**
  * A server span per portal request while tracing is on (decisions: traces), named by its route
  * template once answered: never its path (an invitation's token is in it), a cookie or a form's
- * fields. First of the middleware, so the log line and every span of the request are within it.
+ * fields. First of the middleware, so the log line (which names it: `ctx.state.span`) is within it.
  */
 export function traceRequests(): Middleware<PortalState> {
   return async (ctx, next) => {
@@ -39,11 +39,15 @@ export function traceRequests(): Middleware<PortalState> {
       return;
     }
     const traceparent = ctx.get('traceparent');
-    const span = on.startServer(`${ctx.method} portal`, traceIdOf(traceparent) === undefined ? undefined : traceparent, ctx.get('tracestate') || undefined, {
-      'http.request.method': ctx.method, 'pcat.listener': 'portal',
-    });
+    const parent = on.sampleServer(traceIdOf(traceparent) === undefined ? undefined : traceparent, ctx.get('tracestate') || undefined);
+    if (parent === undefined) {
+      await next();
+      return;
+    }
+    const span = on.startServer(`${ctx.method} portal`, parent, { 'http.request.method': ctx.method, 'pcat.listener': 'portal' });
+    ctx.state.span = span;
     try {
-      await on.within(span, next);
+      await runIn(span, next);
     } finally {
       const route = routeOf(ctx);
       span.updateName(`${ctx.method} ${route}`);
@@ -65,7 +69,9 @@ export function logRequests(logger: Logger, metrics?: PortalRequestObserver): Mi
       const route = routeOf(ctx);
       const ms = performance.now() - started;
       // The route template, never the path: an invitation's token is part of its path.
-      logger.info({ portal: true, method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
+      const ids = ctx.state.span?.spanContext();
+      const trace = ids === undefined ? {} : { trace_id: ids.traceId, span_id: ids.spanId };
+      logger.info({ portal: true, method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 100) / 100, ...trace }, 'request');
       metrics?.observeRequest(route, ctx.status, ms / 1000);
     }
   };

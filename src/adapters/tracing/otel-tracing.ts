@@ -1,5 +1,4 @@
-import { context, ROOT_CONTEXT, SpanKind, trace, type Context, type Span, type SpanContext, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { ROOT_CONTEXT, SpanKind, trace, type Context, type SpanContext, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -9,7 +8,7 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from './tracing-settings.js';
 import { ServiceSampler } from './service-sampler.js';
 import { SpanQueue, type SpanQueueCounts } from './span-queue.js';
-import type { Tracing } from './tracing.js';
+import type { ServerParent, Tracing } from './tracing.js';
 
 const HEADERS: TextMapGetter<Record<string, string | undefined>> & TextMapSetter<Record<string, string>> = {
   get: (carrier, key) => carrier[key],
@@ -27,8 +26,8 @@ function tracesUrl(settings: TracingSettings): string | undefined {
 
 /**
  * Tracing with the OpenTelemetry SDK: spans kept by the service's sampler, queued (bounded) and
- * exported over OTLP/HTTP, context carried through async work by AsyncLocalStorage. This module is
- * imported only when tracing is on (`await import`), so with it off the SDK is never loaded.
+ * exported over OTLP/HTTP. No context manager: the adapters hand spans on themselves (`runIn`). This
+ * module is imported only when tracing is on (`await import`), so with it off the SDK is never loaded.
  */
 export function startOtelTracing(settings: TracingSettings, counts: SpanQueueCounts, serviceName = 'partner-catalog-api'): Tracing {
   const url = tracesUrl(settings);
@@ -37,21 +36,23 @@ export function startOtelTracing(settings: TracingSettings, counts: SpanQueueCou
   const queue = new SpanQueue(exporter, settings, counts);
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES come over the service's own name.
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }).merge(detectResources({ detectors: [envDetector] }));
-  const provider = new TracerProvider({ resource, sampler: new ServiceSampler(settings.sampler, settings.ratio), spanProcessors: [queue] });
+  const sampler = new ServiceSampler(settings.sampler, settings.ratio);
+  const provider = new TracerProvider({ resource, sampler, spanProcessors: [queue] });
   const tracer = provider.getTracer('partner-catalog-api');
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
   const propagator = new W3CTraceContextPropagator();
-  const activeContext = (): Context => context.active();
 
   return {
-    startServer(name, traceparent, tracestate, attributes) {
+    sampleServer(traceparent, tracestate) {
+      if (traceparent === undefined) return sampler.keepsRequest(undefined) ? ROOT_CONTEXT as unknown as ServerParent : undefined;
       const carrier: Record<string, string | undefined> = { traceparent, tracestate };
-      const parent = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, carrier, HEADERS);
-      return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+      const parent = propagator.extract(ROOT_CONTEXT, carrier, HEADERS);
+      return sampler.keepsRequest(trace.getSpanContext(parent)) ? parent as unknown as ServerParent : undefined;
     },
-    startChild(name, attributes = {}, kind = SpanKind.INTERNAL) {
-      return tracer.startSpan(name, { kind, attributes }, activeContext());
+    startServer(name, parent, attributes) {
+      return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent as unknown as Context);
+    },
+    startChild(name, parent, attributes = {}, kind = SpanKind.INTERNAL) {
+      return tracer.startSpan(name, { kind, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
     },
     startShared(name, links, attributes = {}) {
       if (links.length === 0) return undefined;
@@ -62,12 +63,6 @@ export function startOtelTracing(settings: TracingSettings, counts: SpanQueueCou
     },
     startRoot(name, attributes = {}, links = [], kind = SpanKind.INTERNAL) {
       return tracer.startSpan(name, { kind, attributes, links: links.map((linked) => ({ context: linked })), root: true }, ROOT_CONTEXT);
-    },
-    within(span, run) {
-      return context.with(trace.setSpan(activeContext(), span), run);
-    },
-    active(): Span | undefined {
-      return trace.getSpan(activeContext());
     },
     headersOf(span) {
       const carrier: Record<string, string> = {};
@@ -81,7 +76,6 @@ export function startOtelTracing(settings: TracingSettings, counts: SpanQueueCou
     async shutdown(deadlineMs) {
       await queue.shutdown(deadlineMs);
       await provider.shutdown().catch(() => undefined);
-      context.disable();
     },
   };
 }

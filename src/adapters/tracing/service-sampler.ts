@@ -1,4 +1,4 @@
-import { isSpanContextValid, trace, TraceFlags, type Attributes, type Context, type Link, type SpanKind } from '@opentelemetry/api';
+import { isSpanContextValid, SpanKind, trace, TraceFlags, type Attributes, type Context, type Link, type SpanContext } from '@opentelemetry/api';
 import { SamplingDecision, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace';
 import type { SamplerName } from './tracing-settings.js';
 
@@ -14,6 +14,8 @@ const DROP: SamplingResult = { decision: SamplingDecision.NOT_RECORD };
  *   requests traced by choosing its ids either.
  * - A shared operation (a turn's one Redis call, its gathered SELECT) is kept when one of the
  *   requests linked to it is.
+ * A request is decided before anything of its span is made (`keepsRequest`), so one not kept costs
+ * no span; its server span, started only once kept, is kept here.
  */
 export class ServiceSampler implements Sampler {
   private readonly parentBased: boolean;
@@ -25,7 +27,15 @@ export class ServiceSampler implements Sampler {
     this.rootRatio = root === 'always_on' ? 1 : root === 'always_off' ? 0 : ratio;
   }
 
-  shouldSample(context: Context, _traceId: string, _name: string, _kind: SpanKind, _attributes: Attributes, links: Link[]): SamplingResult {
+  /** Whether a request whose caller's span is `parent` (none: a root) is traced. */
+  keepsRequest(parent: SpanContext | undefined): boolean {
+    if (parent !== undefined && isSpanContextValid(parent) && this.parentBased) return (parent.traceFlags & TraceFlags.SAMPLED) !== 0;
+    return this.draws();
+  }
+
+  shouldSample(context: Context, _traceId: string, _name: string, kind: SpanKind, _attributes: Attributes, links: Link[]): SamplingResult {
+    // A request's server span is started only once `keepsRequest` kept it.
+    if (kind === SpanKind.SERVER) return KEEP;
     const parent = trace.getSpanContext(context);
     if (parent !== undefined && isSpanContextValid(parent)) {
       const sampled = (parent.traceFlags & TraceFlags.SAMPLED) !== 0;
@@ -41,6 +51,10 @@ export class ServiceSampler implements Sampler {
   }
 
   private draw(): SamplingResult {
-    return this.rootRatio >= 1 || (this.rootRatio > 0 && Math.random() < this.rootRatio) ? KEEP : DROP;
+    return this.draws() ? KEEP : DROP;
+  }
+
+  private draws(): boolean {
+    return this.rootRatio >= 1 || (this.rootRatio > 0 && Math.random() < this.rootRatio);
   }
 }

@@ -7,6 +7,11 @@ export const SPAN_FAILED = 2 as SpanStatusCode.ERROR;
 // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- the enum's value, fixed by the OTLP protocol
 export const CLIENT_SPAN = 2 as SpanKind.CLIENT;
 
+/** Where a request's server span starts from: the caller's span, or none. Opaque outside the SDK's module. */
+export interface ServerParent {
+  readonly brand: 'ServerParent';
+}
+
 /**
  * Traces as the adapters draw them (decisions: traces). Off, there is none (`tracing()` answers
  * undefined) and nothing on the request path does any tracing work: the SDK is not even loaded.
@@ -14,12 +19,23 @@ export const CLIENT_SPAN = 2 as SpanKind.CLIENT;
  * works: the spans are drawn by the adapters that do the work (the pipeline, the count, the cache,
  * the database), and threading a tracer through every constructor between them would add a
  * parameter to twenty rooms for what the process has once.
+ *
+ * No context manager carries spans through async work (AsyncLocalStorage's promise hooks cost every
+ * request on Node 20, sampled or not): a recorded span is put in place with `runIn` for the
+ * synchronous part of a step, and an adapter that goes on after an await takes it at its entry
+ * (`activeSpan()`) and puts it back itself. A request the sampler does not keep has no span at all,
+ * so it runs as with tracing off.
  */
 export interface Tracing {
-  /** A request's server span: a child of the caller's span when `traceparent` is valid, else a root. */
-  startServer(name: string, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes): Span;
-  /** A span of the active one's (or a root, with none active). */
-  startChild(name: string, attributes?: Attributes, kind?: SpanKind): Span;
+  /**
+   * Whether a request is traced: where its server span starts from (`traceparent` when valid, else
+   * a root), or undefined when the sampler does not keep it, and then it has no span at all.
+   */
+  sampleServer(traceparent: string | undefined, tracestate: string | undefined): ServerParent | undefined;
+  /** A request's server span, once `sampleServer` kept it. */
+  startServer(name: string, parent: ServerParent, attributes: Attributes): Span;
+  /** A span of `parent`'s. */
+  startChild(name: string, parent: Span, attributes?: Attributes, kind?: SpanKind): Span;
   /**
    * A root span for one operation that serves many requests (a turn's one Redis call, its gathered
    * SELECT), linked from each of their spans rather than parented under whichever came first, and
@@ -31,10 +47,6 @@ export interface Tracing {
    * kept as the sampler decides a root, or whenever a link's trace is kept.
    */
   startRoot(name: string, attributes?: Attributes, links?: readonly SpanContext[], kind?: SpanKind): Span;
-  /** Runs `run` with `span` active: the spans it starts are its children, its log lines carry its ids. */
-  within<T>(span: Span, run: () => T): T;
-  /** The active span, if any. */
-  active(): Span | undefined;
   /** The W3C Trace Context headers that make a receiver's spans children of `span`. */
   headersOf(span: Span): Record<string, string>;
   /** A span context from a `traceparent` written earlier (a delivery's import), or undefined. */
@@ -44,6 +56,8 @@ export interface Tracing {
 }
 
 let current: Tracing | undefined;
+/** The recorded span whose step is running synchronously now (`runIn`), if any. */
+let running: Span | undefined;
 
 /** This process's tracing, or undefined while it is off. */
 export function tracing(): Tracing | undefined {
@@ -53,19 +67,48 @@ export function tracing(): Tracing | undefined {
 /** Puts the process's tracing in place (undefined: off again). */
 export function useTracing(chosen: Tracing | undefined): void {
   current = chosen;
+  running = undefined;
 }
 
 /**
- * Runs `run` inside a child span of the active span when that one is recorded, or simply runs it:
- * an unsampled request's steps make no spans of their own. The span ends when `run` settles, marked
- * as an error when it fails.
+ * The recorded span of the step running now: what a step takes at its entry, before its first
+ * await, to draw its own span below it or link to it. Undefined outside a recorded span.
  */
-export async function traced<T>(name: string, attributes: Attributes, run: (span: Span | undefined) => Promise<T>): Promise<T> {
-  const on = current;
-  if (on === undefined || on.active()?.isRecording() !== true) return run(undefined);
-  const span = on.startChild(name, attributes);
+export function activeSpan(): Span | undefined {
+  return running;
+}
+
+/**
+ * Runs `run` with `span` as the active span for its synchronous part: what `run` calls before its
+ * first await sees it. A recorded span only: an unrecorded one (or none) leaves the active span as it is.
+ */
+export function runIn<T>(span: Span | undefined, run: () => T): T {
+  if (span === undefined || !span.isRecording()) return run();
+  const outer = running;
+  running = span;
   try {
-    const result = await on.within(span, () => run(span));
+    return run();
+  } finally {
+    running = outer;
+  }
+}
+
+/**
+ * Runs `run` inside a child span of the active span when there is one (a recorded span), or simply
+ * runs it: an unsampled request's steps make no spans of their own. The span ends when `run`
+ * settles, marked as an error when it fails. `run` gets the span, to put it back after an await.
+ */
+export function traced<T>(name: string, attributes: Attributes, run: (span: Span | undefined) => Promise<T>): Promise<T> {
+  return tracedUnder(running, name, attributes, run);
+}
+
+/** `traced`, below `parent` (when recorded) rather than below the active span. */
+export async function tracedUnder<T>(parent: Span | undefined, name: string, attributes: Attributes, run: (span: Span | undefined) => Promise<T>): Promise<T> {
+  const on = current;
+  if (on === undefined || parent === undefined || !parent.isRecording()) return run(undefined);
+  const span = on.startChild(name, parent, attributes);
+  try {
+    const result = await runIn(span, () => run(span));
     endSpan(span);
     return result;
   } catch (error) {
@@ -74,10 +117,9 @@ export async function traced<T>(name: string, attributes: Attributes, run: (span
   }
 }
 
-/** The active span's context when it is recorded: what a shared operation links from. */
+/** The active span's context: what a shared operation links from. */
 export function linkableContext(): SpanContext | undefined {
-  const span = current?.active();
-  return span !== undefined && span.isRecording() ? span.spanContext() : undefined;
+  return running?.spanContext();
 }
 
 /**
@@ -87,8 +129,9 @@ export function linkableContext(): SpanContext | undefined {
 export function startSharedSpan(name: string, links: readonly (SpanContext | undefined)[], attributes: Attributes): Span | undefined {
   const on = current;
   if (on === undefined) return undefined;
-  const recorded = links.filter((link): link is SpanContext => link !== undefined);
-  return recorded.length === 0 ? undefined : on.startShared(name, recorded, attributes);
+  // Most turns serve no recorded request: they allocate nothing here.
+  if (!links.some((link) => link !== undefined)) return undefined;
+  return on.startShared(name, links.filter((link): link is SpanContext => link !== undefined), attributes);
 }
 
 /** Ends a span, as failed when `error` is given (its name only: a message may hold what no span may). */

@@ -25,7 +25,8 @@ export class ReadChanges {
 
   async execute(input: { partnerId: string; cursor: string | undefined; limit: string | undefined }): Promise<ChangesPage> {
     const limit = parseChangesLimit(input.limit);
-    const key = await this.keys.cursorKey();
+    const had = this.keys.cursorKey();
+    const key = had instanceof Promise ? await had : had;
     const after = input.cursor === undefined ? 0 : decodeCursor(key, input.partnerId, input.cursor, this.clock.now());
     const page = await this.feed.read(input.partnerId, after, limit + 1);
     if (after > 0 && after < page.horizon) {
