@@ -12,7 +12,7 @@ import { importCatalog } from '../support/import.js';
 import { useTestDatabase } from '../support/mariadb.js';
 import { startRedisServer, type RedisServerProcess } from '../support/redis.js';
 import { spansByName, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import { memoryInfrastructure, startTestServer, type TestServer } from '../support/test-server.js';
 import { renderWaterfall } from '../support/waterfall.js';
 import { tracingSettings } from '../../src/adapters/config/tracing-config.js';
 import { startTracing } from '../../src/adapters/tracing/start-tracing.js';
@@ -358,6 +358,32 @@ describe('log lines inside a span', function () {
       expect(lines[0]).to.include({ msg: 'inside', trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId });
       expect(lines[1]).not.to.have.property('trace_id');
     } finally {
+      await traces.stop(2_000);
+      await receiver.close();
+    }
+  });
+});
+
+describe('the error line of a traced request', function () {
+  it("carries the request span's ids, though written after the step that failed had awaited", async function () {
+    const receiver = await startOtlpReceiver();
+    const traces = await startTracing(tracingSettings(tracingTo(receiver))!);
+    const infrastructure = await memoryInfrastructure();
+    const failing = new Error('ER_BAD_FIELD: the storage failed');
+    const server = await startTestServer({ ...infrastructure, catalog: { ...infrastructure.catalog, findBySku: async () => {
+      await setTimeout(1);
+      throw failing;
+    } } }, { traceIds: true });
+    try {
+      const response = await server.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme, 'X-Request-Id': 'failing' } });
+      expect(response.status).to.equal(500);
+      const span = await serverSpanOf(receiver, 'failing');
+      const lines = server.logs.map((text) => JSON.parse(text) as Record<string, unknown>);
+      const errorLine = lines.find((line) => JSON.stringify(line).includes('ER_BAD_FIELD'));
+      expect(errorLine, 'the failure is logged').not.to.equal(undefined);
+      expect(errorLine).to.include({ trace_id: span.traceId, span_id: span.spanId });
+    } finally {
+      await server.close();
       await traces.stop(2_000);
       await receiver.close();
     }

@@ -85,8 +85,8 @@ export function createPipeline<UseCases>(
   }, (error, pending) => {
     // An answer that could not be written ends its connection; one already written is left to finish.
     if (!pending.res.writableEnded) pending.res.destroy();
+    runIn(pending.span, () => failures.unexpected(error, pending.requestId));
     pending.span?.end();
-    failures.unexpected(error, pending.requestId);
   });
   // What each operation's answers carry and are counted under, worked out once.
   // A deprecated operation's announcement rides with its security headers: made once, written on every answer.
@@ -168,7 +168,8 @@ export function createPipeline<UseCases>(
         rateLimit = undefined;
       }
       const problem = errorAnswerFor(error);
-      if (!problem.expected) failures.unexpected(error, requestId);
+      // Written within the request's span (when traced), so the line carries its ids.
+      if (!problem.expected) runIn(span, () => failures.unexpected(error, requestId));
       if (problem.delayMs > 0) await setTimeout(problem.delayMs);
       answer = problem.answer;
     }
