@@ -117,6 +117,27 @@ describe('traces over OTLP, on memory storage', function () {
     }
   });
 
+  it("carries a partner's tracestate on within the W3C recommendation's bounds (512 characters, valid members), whatever it sends, answering every request", async function () {
+    const api = await start();
+    const traceparent = `00-${PARTNER_TRACE}-${PARTNER_SPAN}-01`;
+    const many = Array.from({ length: 20 }, (_, i) => `k${i}=${'v'.repeat(30)}`).join(',');
+    const cases: [string, (kept: string) => boolean][] = [
+      ['partner=1,other=two', (kept) => kept === 'partner=1,other=two'],
+      [`big=${'x'.repeat(9_000)}`, (kept) => kept === ''],
+      // Members up to 512 characters, the rest dropped.
+      [many, (kept) => kept.length > 0 && kept.length <= 512 && many.startsWith(kept)],
+      ['=,;;,ok', (kept) => kept === ''],
+      ['UPPER=1,good=1', (kept) => kept === 'good=1'],
+    ];
+    for (const [tracestate, keeps] of cases) {
+      const response = await api.request(SKU_PATH, { headers: { 'X-API-Key': KEYS.acme, traceparent, tracestate } });
+      expect(response.status, tracestate.slice(0, 40)).to.equal(200);
+      const span = await serverSpanOf(receiver, String(response.headers['x-request-id']));
+      expect(span.traceId, 'the traceparent continued whatever the tracestate').to.equal(PARTNER_TRACE);
+      expect(keeps(span.traceState), `${tracestate.slice(0, 40)} kept as ${span.traceState.slice(0, 40)}`).to.equal(true);
+    }
+  });
+
   it("lets no partner decide what is traced with its sampled flag or its trace ids, unless the operator's sampler is parent-based", async function () {
     // The SDK's own ratio sampler keeps a trace whose id ends low: a partner choosing such ids would be traced every time.
     const lowIds = Array.from({ length: 100 }, (_, i) => `${i.toString(16).padStart(24, '0')}00000000`.replace(/^0/, '1'));

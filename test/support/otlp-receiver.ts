@@ -8,6 +8,8 @@ export interface ReceivedSpan {
   readonly spanId: string;
   /** Empty for a root. */
   readonly parentSpanId: string;
+  /** The W3C tracestate the span carries: a caller's, when it continued one; else empty. */
+  readonly traceState: string;
   readonly name: string;
   /** OTLP's numbering: 1 internal, 2 server, 3 client. */
   readonly kind: number;
@@ -104,7 +106,7 @@ export function spansByName(spans: readonly ReceivedSpan[], traceId: string): Ma
 type JsonValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
 type JsonAttribute = { key: string; value: JsonValue };
 interface JsonSpan {
-  traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: JsonAttribute[];
+  traceId: string; spanId: string; parentSpanId?: string; traceState?: string; name: string; kind: number; attributes?: JsonAttribute[];
   links?: { traceId: string; spanId: string }[]; status?: { code?: number }; startTimeUnixNano: string | number; endTimeUnixNano: string | number;
 }
 interface JsonRequest { resourceSpans: { resource?: { attributes?: JsonAttribute[] }; scopeSpans: { spans: JsonSpan[] }[] }[] }
@@ -125,6 +127,7 @@ function fromJson(request: JsonRequest): ReceivedSpan[] {
     traceId: span.traceId,
     spanId: span.spanId,
     parentSpanId: span.parentSpanId ?? '',
+    traceState: span.traceState ?? '',
     name: span.name,
     kind: span.kind,
     attributes: attributesOf(span.attributes),
@@ -149,7 +152,7 @@ const OTLP_TRACES = protobuf.Root.fromJSON({
     Status: { fields: { code: { type: 'int32', id: 3 } } },
     Span: {
       fields: {
-        traceId: { type: 'bytes', id: 1 }, spanId: { type: 'bytes', id: 2 }, parentSpanId: { type: 'bytes', id: 4 }, name: { type: 'string', id: 5 },
+        traceId: { type: 'bytes', id: 1 }, spanId: { type: 'bytes', id: 2 }, traceState: { type: 'string', id: 3 }, parentSpanId: { type: 'bytes', id: 4 }, name: { type: 'string', id: 5 },
         kind: { type: 'int32', id: 6 }, startTimeUnixNano: { type: 'fixed64', id: 7 }, endTimeUnixNano: { type: 'fixed64', id: 8 },
         attributes: { rule: 'repeated', type: 'KeyValue', id: 9 }, links: { rule: 'repeated', type: 'Link', id: 13 }, status: { type: 'Status', id: 15 },
       },
