@@ -15,8 +15,8 @@
  * Rows: `memory` (memory storage), `production` (MySQL + Redis, needs both; skipped with a line
  * without them), and, when asked for, `mysql` (MySQL storage without Redis, the response cache on:
  * each request reads its key, and its catalog's version before a held answer, from the database),
- * and `memory-traces-1`, `memory-traces-100`, `production-traces-1`: the row with traces on, 1 % or
- * 100 % of requests sampled, exported over OTLP to a sink of the bench's own. A baseline checkout needs its own node_modules. `--keep` keeps callgrind's files
+ * and `memory-traces-0`, `memory-traces-1`, `memory-traces-100`, `production-traces-1`: the row
+ * with traces on, none, 1 % or 100 % of requests sampled, exported over OTLP to a sink of the bench's own. A baseline checkout needs its own node_modules. `--keep` keeps callgrind's files
  * (callgrind_annotate reads them) in a folder of your choosing.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -238,6 +238,7 @@ async function main(): Promise<void> {
   const traced = (ratio: number): Record<string, string> => tracedEnv(sink!, ratio);
   try {
     if (wanted.includes('memory')) rows.push({ name: 'memory', env: serviceEnv });
+    if (wanted.includes('memory-traces-0')) rows.push({ name: 'memory-traces-0', env: { ...serviceEnv, ...traced(0) } });
     if (wanted.includes('memory-traces-1')) rows.push({ name: 'memory-traces-1', env: { ...serviceEnv, ...traced(0.01) } });
     if (wanted.includes('memory-traces-100')) rows.push({ name: 'memory-traces-100', env: { ...serviceEnv, ...traced(1) } });
     const production = wanted.includes('production') || wanted.includes('production-traces-1');

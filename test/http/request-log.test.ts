@@ -65,15 +65,20 @@ describe('the request log line', function () {
     }
   });
 
-  it('is written without pino\'s field walk on createLogger\'s logger, and not at all below info', function () {
-    const { stream, writes } = sink();
-    const logger = createLogger('info', stream);
-    logger.info = () => {
-      throw new Error('the line went through pino');
-    };
-    requestLogOf(logger)(base);
-    expect(writes).to.have.length(1);
-    expect(JSON.parse(writes[0]!)).to.include({ level: 30, service: 'partner-catalog-api', reqId: base.requestId, partner: 'acme', mode: 'live', keyId: 'key_7', msg: 'request' });
+  it('is written without pino\'s field walk on createLogger\'s logger, its trace-ids mixin on or off, and not at all below info', function () {
+    for (const traceIds of [false, true]) {
+      const { stream, writes } = sink();
+      const logger = createLogger('info', stream, { traceIds });
+      logger.info = () => {
+        throw new Error('the line went through pino');
+      };
+      requestLogOf(logger)({ ...base, traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' });
+      expect(writes, `traceIds ${traceIds}`).to.have.length(1);
+      expect(JSON.parse(writes[0]!)).to.include({
+        level: 30, service: 'partner-catalog-api', reqId: base.requestId, partner: 'acme', mode: 'live', keyId: 'key_7', msg: 'request',
+        trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7',
+      });
+    }
 
     const quiet = sink();
     const warnOnly = createLogger('warn', quiet.stream);

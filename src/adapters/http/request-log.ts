@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Principal } from '../../domain/api-key.js';
-import { traceIdsOfActiveSpan } from '../logging/logger.js';
+import { traceIdsOfActiveSpan } from '../tracing/tracing.js';
 
 const KEY_LIKE = /(pcat_(?:live|test)_)[A-Za-z0-9]*/g;
 

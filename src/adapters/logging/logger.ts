@@ -1,4 +1,4 @@
-import { activeSpan } from '../tracing/tracing.js';
+import { traceIdsOfActiveSpan } from '../tracing/tracing.js';
 import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
 
 export type { Logger };
@@ -41,17 +41,6 @@ export function createLogger(level: LevelWithSilent, destination?: DestinationSt
     ...(traceIds ? { mixin: traceIdsOfActiveSpan } : {}),
   };
   return pino(options, destination ?? batchedStdout());
-}
-
-/**
- * The active span's ids, for a line's fields (a line's own fields come first). The request log's
- * own writer skips it: a request line names its span itself.
- */
-export function traceIdsOfActiveSpan(): Record<string, string> {
-  const span = activeSpan();
-  if (span === undefined) return {};
-  const { traceId, spanId } = span.spanContext();
-  return { trace_id: traceId, span_id: spanId };
 }
 
 /**

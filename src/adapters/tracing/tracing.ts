@@ -117,6 +117,16 @@ export async function tracedUnder<T>(parent: Span | undefined, name: string, att
   }
 }
 
+/**
+ * The active span's ids, as a log line's fields (pino's mixin while tracing is on: a line's own
+ * fields come first). The request log's own writer skips it: a request line names its span itself.
+ */
+export function traceIdsOfActiveSpan(): Record<string, string> {
+  if (running === undefined) return {};
+  const { traceId, spanId } = running.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
 /** The active span's context: what a shared operation links from. */
 export function linkableContext(): SpanContext | undefined {
   return running?.spanContext();
