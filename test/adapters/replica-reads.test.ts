@@ -15,6 +15,10 @@ import { startReplicatedMariadb, type ReplicatedMariadb } from '../support/maria
 import { until } from '../support/redis-topologies.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { principalOf } from '../../src/domain/api-key.js';
+import { tracingSettings } from '../../src/adapters/config/tracing-config.js';
+import { startTracing } from '../../src/adapters/tracing/start-tracing.js';
+import { runIn, tracing } from '../../src/adapters/tracing/tracing.js';
+import { startOtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 
 const DATABASE = 'catalog';
 /** Short, so a replica held behind costs the test little; long enough for a caught-up one on a loaded machine. */
@@ -168,6 +172,49 @@ describe('Reads from a replica (DATABASE_REPLICA_URLS), on a real MariaDB primar
     positions.unknown();
     expect(await opened.keys.isLive(ACME_PROD)).to.equal(false);
     expect(routerOf(opened).primaryReads).to.deep.equal({ no_position: 1, lagging: 1, unreachable: 0 });
+  });
+
+  it('tells a traced step where its read went: the replica and its wait, or the primary and why, with the wait for the primary\'s position a span of its own', async function () {
+    const receiver = await startOtlpReceiver();
+    const traces = await startTracing(tracingSettings({
+      OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '20',
+    })!);
+    try {
+      const opened = await open();
+      const on = tracing()!;
+      /** A lookup in a step of its own, as a traced request's cache step makes it: that step's span's id. */
+      const tracedLookup = async (name: string): Promise<string> => {
+        const step = on.startRoot(name);
+        try {
+          await runIn(step, () => opened.catalog.findBySku('acme', parseSku('TENT-2P')));
+        } finally {
+          step.end();
+        }
+        return step.spanContext().spanId;
+      };
+      const onReplica = await tracedLookup('on the replica');
+      await pair.stopApplying();
+      await revokeOnPrimary();
+      const lagging = await tracedLookup('while the replica lags');
+      await pair.resumeApplying();
+      await until('the replica taking reads again', () => routerOf(opened).replicas[0]!.state === 'usable');
+      positions.unknown();
+      const unknown = await tracedLookup('after a change may have gone unseen');
+      const spans = await receiver.waitFor((received) => [onReplica, lagging, unknown].every((id) => received.some((span) => span.spanId === id)));
+      const step = (id: string): ReceivedSpan => spans.find((span) => span.spanId === id)!;
+      expect(step(onReplica).attributes).to.include({ 'pcat.db.target': 'replica', 'pcat.db.replica_wait_ms': WAIT_MS });
+      expect(step(lagging).attributes).to.include({ 'pcat.db.target': 'primary', 'pcat.db.primary_reason': 'lagging' });
+      expect(step(unknown).attributes).to.include({ 'pcat.db.target': 'replica' });
+      const positionRead = spans.find((span) => span.name === 'primary position read');
+      expect(positionRead?.parentSpanId, 'the wait for the primary\'s position, below the step').to.equal(unknown);
+      // Each lookup's statement: a span of its own, linked from the step that asked.
+      for (const id of [onReplica, lagging, unknown]) {
+        expect(spans.some((span) => span.name === 'mysql lookup' && span.links.some((link) => link.spanId === id)), `the statement linked from ${id}`).to.equal(true);
+      }
+    } finally {
+      await traces.stop(2_000);
+      await receiver.close();
+    }
   });
 
   it('sends reads to the primary while the replica is out of reach, and to the replica again once it answers', async function () {
