@@ -133,16 +133,11 @@ const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[
 /** Prints each figure's slope over the last two thirds and the verdict; whether the run was flat. */
 export function report(minutes: readonly MinuteFigures[], print: (line: string) => void): boolean {
   const tail = minutes.slice(Math.floor(minutes.length / 3));
-  // The blips' own minutes are left out, as from the p99 and the 5xx below: a figure that steps at a
-  // blip (the response cache refilled after Redis came back writes pages of its ring it had not, up
-  // to CACHE_MAX_BYTES) and stays level after is no growth, but its one minute before the step, first
-  // of the last two thirds, tilted the least-squares line by half a per cent an hour.
-  const steady = tail.some((m) => m.blips.length === 0) ? tail.filter((m) => m.blips.length === 0) : tail;
   print('');
-  print(`slopes over the last two thirds (minutes ${tail[0]?.minute ?? '-'} to ${tail.at(-1)?.minute ?? '-'}, least squares, per hour; blip minutes left out):`);
+  print(`slopes over the last two thirds (minutes ${tail[0]?.minute ?? '-'} to ${tail.at(-1)?.minute ?? '-'}, least squares, per hour):`);
   const percentPerHour = new Map<string, number>();
   for (const { key, name, unit, digits } of TRENDED) {
-    const points = steady.map((m) => [m.minute / 60, m[key]] as const);
+    const points = tail.map((m) => [m.minute / 60, m[key]] as const);
     const perHour = slope(points);
     const level = mean(points.map(([, y]) => y).filter((y) => !Number.isNaN(y)));
     const percent = (100 * perHour) / level;
