@@ -113,7 +113,8 @@ export function createPipeline<UseCases>(
       if (on === undefined) return respondWithin(route, request, res, undefined);
       // A valid traceparent is continued; a malformed one is ignored, as the recommendation says.
       const traceparent = request.header('traceparent');
-      const parent = on.sampleServer(traceIdOf(traceparent) === undefined ? undefined : traceparent, request.header('tracestate'));
+      const continued = traceIdOf(traceparent) === undefined ? undefined : traceparent;
+      const parent = on.sampleServer(continued, continued === undefined ? undefined : request.header('tracestate'));
       // A request the sampler does not keep has no span: it is answered as with tracing off.
       if (parent === undefined) return respondWithin(route, request, res, undefined);
       const { label } = ofRoute(route, request.path);

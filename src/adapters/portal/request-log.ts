@@ -39,7 +39,8 @@ export function traceRequests(): Middleware<PortalState> {
       return;
     }
     const traceparent = ctx.get('traceparent');
-    const parent = on.sampleServer(traceIdOf(traceparent) === undefined ? undefined : traceparent, ctx.get('tracestate') || undefined);
+    const continued = traceIdOf(traceparent) === undefined ? undefined : traceparent;
+    const parent = on.sampleServer(continued, continued === undefined ? undefined : ctx.get('tracestate') || undefined);
     if (parent === undefined) {
       await next();
       return;

@@ -37,11 +37,8 @@ export class ServiceSampler implements Sampler {
     // A request's server span is started only once `keepsRequest` kept it.
     if (kind === SpanKind.SERVER) return KEEP;
     const parent = trace.getSpanContext(context);
-    if (parent !== undefined && isSpanContextValid(parent)) {
-      const sampled = (parent.traceFlags & TraceFlags.SAMPLED) !== 0;
-      if (parent.isRemote !== true || this.parentBased) return sampled ? KEEP : DROP;
-      return this.draw();
-    }
+    // Below a span of this process's (a caller's span is decided in `keepsRequest`): kept with it.
+    if (parent !== undefined && isSpanContextValid(parent)) return (parent.traceFlags & TraceFlags.SAMPLED) !== 0 ? KEEP : DROP;
     for (const link of links) if ((link.context.traceFlags & TraceFlags.SAMPLED) !== 0) return KEEP;
     return this.draw();
   }
